@@ -1,0 +1,26 @@
+# Two commands for a newcomer: `make demo` and `make test`. Both set themselves up.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[viz,test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m carom.cli demo
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) out
+	find . -name __pycache__ -prune -exec rm -rf {} +

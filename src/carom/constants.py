@@ -1,0 +1,63 @@
+"""Every tolerance carom uses, in one place, each with the reason for its value.
+
+Units are metres, kilograms, seconds and radians. The values follow the scale of Box2D's defaults: carom is
+tuned for moving objects between 0.1 m and 10 m.
+"""
+
+#: Collision and constraint tolerance. Contacts are allowed to overlap this much so that resting contacts
+#: stay touching from step to step (no jitter between "touching" and "apart"). 0.5 cm is invisible at 1 m.
+LINEAR_SLOP = 0.005
+
+#: Points closer than this are one point: used by the hull and polygon validation so that nearly equal
+#: vertices do not produce edges of length ~0 whose normals are noise.
+WELDING_TOLERANCE = 0.5 * LINEAR_SLOP
+
+#: A vertex this close to the line through its neighbours is collinear and removed by the hull; a polygon
+#: whose points are all within it of one line has no area and is rejected.
+COLLINEAR_TOLERANCE = 0.5 * LINEAR_SLOP
+
+#: Contacts are created this far before shapes touch, so the solver can stop an approaching body in one
+#: step without overlap (speculative contacts). 4 slops, as in Box2D v3.
+SPECULATIVE_DISTANCE = 4.0 * LINEAR_SLOP
+
+#: Fat AABB margin of the broad phase: a proxy moves inside its enlarged box without touching the tree.
+AABB_MARGIN = 0.1
+
+#: Largest rotation in one substep (radians); bounds the angular velocity so rotation stays resolvable.
+MAX_ROTATION = 0.25 * 3.141592653589793
+
+#: Largest speed (m/s). Bodies faster than this are clamped (documented, not rejected). 4 m per step at 60 Hz
+#: per metre of body would tunnel without continuous collision; 400 m/s keeps everything finite.
+MAX_TRANSLATION_SPEED = 400.0
+
+#: Coordinates beyond this are rejected: a float64 still has sub-micrometre resolution at 1e7 m, but
+#: contact tolerances of millimetres stop being meaningful well before 1e9.
+WORLD_LIMIT = 1.0e7
+
+#: Time-of-impact target separation: conservative advancement stops this close (before contact) so the
+#: body that is put back at the reported time is never overlapping.
+TOI_TARGET = 0.25 * LINEAR_SLOP
+
+#: Time-of-impact and GJK iteration caps (each iteration of GJK adds a support point; 2D needs few).
+TOI_MAX_ITERATIONS = 64
+GJK_MAX_ITERATIONS = 32
+EPA_MAX_ITERATIONS = 64
+
+#: EPA stops when a new support point improves the face distance by less than this (relative to scale).
+EPA_TOLERANCE = 1.0e-12
+
+#: Approach speed (m/s) below which restitution is ignored: resting contacts do not bounce forever.
+RESTITUTION_THRESHOLD = 1.0
+
+#: Speed (m/s) above which a contact reports a "hit" event.
+HIT_EVENT_THRESHOLD = 1.0
+
+#: Bodies slower than this (m/s, and rad/s times extent) for SLEEP_TIME seconds fall asleep.
+SLEEP_LINEAR_TOLERANCE = 0.05
+SLEEP_TIME = 0.5
+
+#: Contact softness of the soft-step solver (Box2D v3): stiffness as a frequency and a damping ratio.
+CONTACT_HERTZ = 30.0
+CONTACT_DAMPING_RATIO = 10.0
+#: Largest speed at which overlap is pushed apart (m/s), so deep overlaps resolve without explosions.
+CONTACT_PUSH_MAX_VELOCITY = 3.0

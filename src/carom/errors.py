@@ -1,0 +1,28 @@
+"""carom's exceptions.
+
+Every bad input raises a subclass of :class:`CaromError` whose message names the offending value, and the
+object it was given to is left exactly as it was (validation happens before any state changes).
+"""
+
+
+class CaromError(Exception):
+    """Base class of every error carom raises on purpose."""
+
+
+class GeometryError(CaromError, ValueError):
+    """A shape, outline or geometric argument is invalid (NaN, non-positive size, degenerate polygon, ...).
+
+    Also a ``ValueError`` so that generic code catching bad values keeps working.
+    """
+
+
+class WorldLockedError(CaromError, RuntimeError):
+    """The world was changed while it was stepping (bodies and shapes may change only between steps)."""
+
+
+class StaleHandleError(CaromError, LookupError):
+    """A handle refers to a body or shape that has been removed; it never aliases a newer object."""
+
+
+class SimulationError(CaromError, ValueError):
+    """A world or body argument is invalid (bad dt, NaN velocity, negative damping, zero-mass dynamic body)."""

@@ -1,0 +1,303 @@
+"""Shapes and transforms: thin Python objects over the arrays the kernels read.
+
+Every shape is one convex point set with a rounding radius, the representation Box2D v3 uses:
+
+==========  =====  ==========================================  ===========
+class       kind   core vertices                               radius
+==========  =====  ==========================================  ===========
+Circle      0      1 (the centre)                              r > 0
+Capsule     1      2 (the segment ends)                        r > 0
+Segment     2      2                                           0
+Polygon     3      n ≥ 3, counter-clockwise, strictly convex   r ≥ 0
+==========  =====  ==========================================  ===========
+
+A shape is the Minkowski sum of its core with a disk of its radius. Each core edge i runs from vertex i to
+vertex i+1 and has the outward unit normal ``(e.y, -e.x)/|e|``; a 2-vertex core is a degenerate polygon with
+the two opposite edges p1→p2 and p2→p1, so segments and capsules go through the same SAT and GJK code as
+polygons. Shapes are immutable values: a world copies them into its shape table.
+"""
+import math
+
+import numpy as np
+
+from ..constants import WELDING_TOLERANCE, COLLINEAR_TOLERANCE, WORLD_LIMIT
+from ..errors import GeometryError
+from .hull import convex_hull, as_points
+
+CIRCLE, CAPSULE, SEGMENT, POLYGON = 0, 1, 2, 3
+KIND_NAMES = ("circle", "capsule", "segment", "polygon")
+
+
+def _finite(value, name) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as exc:
+        raise GeometryError(f"{name} must be a number, got {value!r}") from exc
+    if not math.isfinite(v):
+        raise GeometryError(f"{name} = {v} is not finite")
+    return v
+
+
+def _point(value, name) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise GeometryError(f"{name} must be a point (x, y), got {value!r}") from exc
+    if arr.shape != (2,):
+        raise GeometryError(f"{name} must be a point (x, y), got {value!r}")
+    if not np.isfinite(arr).all():
+        raise GeometryError(f"{name} = {tuple(arr)} is not finite")
+    if np.abs(arr).max() > WORLD_LIMIT:
+        raise GeometryError(f"{name} = {tuple(arr)} is beyond the world limit {WORLD_LIMIT:g} m")
+    return arr
+
+
+def edge_normals(vertices: np.ndarray) -> np.ndarray:
+    """Outward unit normals of the edges i → i+1 of a counter-clockwise core (n ≥ 2)."""
+    e = np.roll(vertices, -1, axis=0) - vertices
+    n = np.stack([e[:, 1], -e[:, 0]], axis=1)
+    return n / np.linalg.norm(n, axis=1, keepdims=True)
+
+
+class Transform:
+    """A rigid placement: ``position`` (x, y) and ``angle`` in radians (counter-clockwise)."""
+
+    __slots__ = ("position", "angle")
+
+    def __init__(self, position=(0.0, 0.0), angle=0.0):
+        self.position = _point(position, "Transform position")
+        self.angle = _finite(angle, "Transform angle")
+
+    @property
+    def cos(self):
+        return math.cos(self.angle)
+
+    @property
+    def sin(self):
+        return math.sin(self.angle)
+
+    def as_tuple(self):
+        """The kernel form (x, y, cos, sin)."""
+        return (float(self.position[0]), float(self.position[1]), math.cos(self.angle), math.sin(self.angle))
+
+    def apply(self, points) -> np.ndarray:
+        """Local points → world points."""
+        p = np.asarray(points, dtype=np.float64)
+        c, s = self.cos, self.sin
+        rot = np.array([[c, -s], [s, c]])
+        return p @ rot.T + self.position
+
+    def __repr__(self):
+        return f"Transform(position=({self.position[0]:g}, {self.position[1]:g}), angle={self.angle:g})"
+
+    def __eq__(self, other):
+        return (isinstance(other, Transform) and np.array_equal(self.position, other.position)
+                and self.angle == other.angle)
+
+
+def as_transform(xf) -> Transform:
+    """Accept a Transform, None (identity), a position (x, y) or a tuple (x, y, angle)."""
+    if isinstance(xf, Transform):
+        return xf
+    if xf is None:
+        return Transform()
+    try:
+        seq = tuple(xf)
+    except TypeError as exc:
+        raise GeometryError(f"expected a Transform, (x, y) or (x, y, angle), got {xf!r}") from exc
+    if len(seq) == 2:
+        return Transform(seq)
+    if len(seq) == 3:
+        return Transform(seq[:2], seq[2])
+    raise GeometryError(f"expected a Transform, (x, y) or (x, y, angle), got {xf!r}")
+
+
+class Shape:
+    """Base of all shapes: ``kind``, ``radius``, core ``vertices`` and edge ``normals`` (local frame)."""
+
+    kind: int
+    __slots__ = ("radius", "_vertices", "_normals")
+
+    def __init__(self, vertices: np.ndarray, radius: float):
+        self._vertices = np.ascontiguousarray(vertices, dtype=np.float64)
+        self._vertices.setflags(write=False)
+        if self._vertices.shape[0] >= 2:
+            self._normals = np.ascontiguousarray(edge_normals(self._vertices))
+        else:
+            self._normals = np.zeros((1, 2))
+        self._normals.setflags(write=False)
+        self.radius = float(radius)
+
+    @property
+    def vertices(self) -> np.ndarray:
+        """Core vertices in the shape's frame, (n, 2), counter-clockwise (read-only)."""
+        return self._vertices
+
+    @property
+    def normals(self) -> np.ndarray:
+        """Outward unit normal of each core edge i → i+1, (n, 2) (read-only; zero row for a circle)."""
+        return self._normals
+
+    @property
+    def kind_name(self) -> str:
+        return KIND_NAMES[self.kind]
+
+    def mass_properties(self, density=1.0):
+        """Mass, centroid and rotational inertia about the centroid for a uniform ``density`` (kg/m²)."""
+        from .mass import mass_properties
+        return mass_properties(self, density)
+
+    def aabb(self, transform=None):
+        """Tight world bounding box ``(lower, upper)`` of the shape placed by ``transform``."""
+        from .aabb import shape_aabb
+        return shape_aabb(self, as_transform(transform))
+
+    def __eq__(self, other):
+        return (type(self) is type(other) and self.radius == other.radius
+                and np.array_equal(self._vertices, other._vertices))
+
+    def __hash__(self):
+        return hash((self.kind, self.radius, self._vertices.tobytes()))
+
+    def __getstate__(self):
+        return (np.array(self._vertices), self.radius)
+
+    def __setstate__(self, state):
+        Shape.__init__(self, state[0], state[1])
+
+
+class Circle(Shape):
+    """A disk of ``radius`` around ``center`` (local)."""
+
+    kind = CIRCLE
+    __slots__ = ()
+
+    def __init__(self, radius, center=(0.0, 0.0)):
+        r = _finite(radius, "Circle radius")
+        if r <= 0.0:
+            raise GeometryError(f"Circle radius must be > 0, got {r}")
+        super().__init__(_point(center, "Circle center").reshape(1, 2), r)
+
+    @property
+    def center(self):
+        return self._vertices[0].copy()
+
+    def __repr__(self):
+        c = self._vertices[0]
+        return f"Circle({self.radius:g}, center=({c[0]:g}, {c[1]:g}))"
+
+
+def _two_points(p1, p2, what):
+    a = _point(p1, f"{what} p1")
+    b = _point(p2, f"{what} p2")
+    length = float(np.hypot(*(b - a)))
+    if length < WELDING_TOLERANCE:
+        raise GeometryError(f"{what} has zero length: p1 = {tuple(a)}, p2 = {tuple(b)} "
+                            f"(|p2 - p1| = {length:g} < welding tolerance {WELDING_TOLERANCE:g})")
+    return np.stack([a, b])
+
+
+class Capsule(Shape):
+    """The segment p1–p2 swept by a disk of ``radius`` > 0 (a stadium)."""
+
+    kind = CAPSULE
+    __slots__ = ()
+
+    def __init__(self, p1, p2, radius):
+        r = _finite(radius, "Capsule radius")
+        if r <= 0.0:
+            raise GeometryError(f"Capsule radius must be > 0, got {r}")
+        super().__init__(_two_points(p1, p2, "Capsule"), r)
+
+    @property
+    def p1(self):
+        return self._vertices[0].copy()
+
+    @property
+    def p2(self):
+        return self._vertices[1].copy()
+
+    def __repr__(self):
+        a, b = self._vertices
+        return f"Capsule(({a[0]:g}, {a[1]:g}), ({b[0]:g}, {b[1]:g}), {self.radius:g})"
+
+
+class Segment(Shape):
+    """A line segment of zero thickness (ground lines, walls); it has no area and so no mass."""
+
+    kind = SEGMENT
+    __slots__ = ()
+
+    def __init__(self, p1, p2):
+        super().__init__(_two_points(p1, p2, "Segment"), 0.0)
+
+    @property
+    def p1(self):
+        return self._vertices[0].copy()
+
+    @property
+    def p2(self):
+        return self._vertices[1].copy()
+
+    def __repr__(self):
+        a, b = self._vertices
+        return f"Segment(({a[0]:g}, {a[1]:g}), ({b[0]:g}, {b[1]:g}))"
+
+
+class Polygon(Shape):
+    """A convex polygon, optionally rounded by ``radius`` ≥ 0.
+
+    ``points`` may be in any order and may contain interior points: the polygon is their convex hull,
+    stored counter-clockwise. Fewer than 3 distinct points (closer ones are welded), collinear points or a
+    zero area raise :class:`GeometryError`.
+    """
+
+    kind = POLYGON
+    __slots__ = ()
+
+    def __init__(self, points, radius=0.0):
+        r = _finite(radius, "Polygon radius")
+        if r < 0.0:
+            raise GeometryError(f"Polygon radius must be >= 0, got {r}")
+        arr = as_points(points, "Polygon points")
+        if arr.shape[0] > 0 and np.abs(arr).max() > WORLD_LIMIT:
+            raise GeometryError(f"Polygon points beyond the world limit {WORLD_LIMIT:g} m")
+        if arr.shape[0] < 3:
+            raise GeometryError(f"Polygon needs at least 3 points, got {arr.shape[0]}: {arr.tolist()}")
+        hull = convex_hull(arr)
+        if hull.shape[0] < 3:
+            distinct = "fewer than 3 distinct points" if hull.shape[0] < 2 else "collinear points (zero area)"
+            raise GeometryError(f"Polygon has {distinct} after welding within {WELDING_TOLERANCE:g} m "
+                                f"and dropping points within {COLLINEAR_TOLERANCE:g} m of a line: "
+                                f"{arr.tolist()}")
+        super().__init__(hull, r)
+
+    @classmethod
+    def _from_hull(cls, hull, radius=0.0):
+        """Trusted constructor for vertices already counter-clockwise and strictly convex."""
+        obj = cls.__new__(cls)
+        Shape.__init__(obj, hull, radius)
+        return obj
+
+    def __repr__(self):
+        pts = ", ".join(f"({x:g}, {y:g})" for x, y in self._vertices)
+        extra = f", radius={self.radius:g}" if self.radius else ""
+        return f"Polygon([{pts}]{extra})"
+
+
+def box(half_width, half_height, center=(0.0, 0.0), angle=0.0, radius=0.0) -> Polygon:
+    """A rectangle of the given half extents, centred at ``center`` and rotated by ``angle``."""
+    hw = _finite(half_width, "box half_width")
+    hh = _finite(half_height, "box half_height")
+    if hw <= 0.0:
+        raise GeometryError(f"box half_width must be > 0, got {hw}")
+    if hh <= 0.0:
+        raise GeometryError(f"box half_height must be > 0, got {hh}")
+    c = _point(center, "box center")
+    a = _finite(angle, "box angle")
+    local = np.array([[-hw, -hh], [hw, -hh], [hw, hh], [-hw, hh]])
+    cs, sn = math.cos(a), math.sin(a)
+    pts = local @ np.array([[cs, -sn], [sn, cs]]).T + c
+    if min(hw, hh) < WELDING_TOLERANCE:
+        return Polygon(pts, radius)          # let validation report it
+    return Polygon._from_hull(pts, radius)
