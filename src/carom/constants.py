@@ -61,3 +61,7 @@ CONTACT_HERTZ = 30.0
 CONTACT_DAMPING_RATIO = 10.0
 #: Largest speed at which overlap is pushed apart (m/s), so deep overlaps resolve without explosions.
 CONTACT_PUSH_MAX_VELOCITY = 3.0
+
+#: A dynamic-tree leaf is stretched this many displacements ahead of a moving proxy (Box2D's value), so a
+#: body moving steadily stays inside its fat box for a few steps before the tree has to be touched.
+AABB_DISPLACEMENT_MULTIPLIER = 4.0

@@ -1,0 +1,27 @@
+"""Axis-aligned bounding boxes of placed shapes: the core's extreme vertices, grown by the radius."""
+import numpy as np
+
+from .._jit import njit
+
+
+@njit
+def core_aabb(verts, radius, x, y, c, s):
+    """(lower_x, lower_y, upper_x, upper_y) of a core placed at (x, y, c, s), expanded by ``radius``."""
+    lx = np.inf
+    ly = np.inf
+    ux = -np.inf
+    uy = -np.inf
+    for i in range(verts.shape[0]):
+        px = c * verts[i, 0] - s * verts[i, 1] + x
+        py = s * verts[i, 0] + c * verts[i, 1] + y
+        lx = min(lx, px)
+        ly = min(ly, py)
+        ux = max(ux, px)
+        uy = max(uy, py)
+    return lx - radius, ly - radius, ux + radius, uy + radius
+
+
+def shape_aabb(shape, transform):
+    x, y, c, s = transform.as_tuple()
+    lx, ly, ux, uy = core_aabb(shape.vertices, shape.radius, x, y, c, s)
+    return np.array([lx, ly]), np.array([ux, uy])

@@ -1,0 +1,395 @@
+"""Broad phases: candidate pairs among many axis-aligned boxes without testing every pair.
+
+Four structures share one interface (:class:`BroadPhase`):
+
+* :class:`BruteForce` — every pair, O(n²): the oracle the others are tested against.
+* :class:`SweepAndPrune` — boxes sorted by their lower bound on the axis along which box centres spread
+  most (largest variance). Between calls the order is kept and repaired by insertion sort, which is
+  O(n + swaps) for coherent motion; the axis switches (with a full merge sort) when the other axis'
+  variance becomes clearly larger. The sweep meets, for each box, only the boxes that start before it
+  ends on that axis. Static proxies share the sorted list; static–static pairs are skipped in the sweep.
+* :class:`DynamicTree` — a binary tree of fattened boxes (Box2D's dynamic tree): each leaf holds the real
+  box plus a margin, stretched in the direction of motion by a multiple of the last displacement, so a
+  proxy moving a little stays inside its leaf and the tree is not touched. Leaves are inserted where the
+  perimeter (the 2D surface area) of the tree grows least, rebalanced by AVL rotations, and stored in a
+  node pool with a free list. Static and moving proxies live in two trees: only moving proxies query
+  (both trees), so static–static pairs cost nothing.
+* :class:`UniformGrid` — square cells of side ``cell_size`` (given, or the median box size), hashed by
+  integer cell coordinates so the world needs no bounds. Moving proxies are hashed every call, static
+  proxies into a table rebuilt only when a static proxy changes. A pair is reported only in the cell that
+  holds the lower corner of the two boxes' intersection, so it comes out once. Boxes covering more than
+  ``max_cells`` cells are "oversize" and tested against everything.
+
+Semantics (identical for all four): a pair ``(i, j)``, ``i < j``, is reported when the *real* boxes given
+to ``insert``/``move``/``update`` overlap as closed intervals (touching counts) and not both proxies are
+static. Fat boxes are only an internal filter. ``pairs()`` is a ``(K, 2)`` int64 array, rows sorted.
+``query`` returns the ids whose box overlaps the query box, ascending. ``raycast(origin, translation)``
+returns the ids whose box the closed segment ``origin → origin + translation`` crosses, ordered by the
+entry fraction (0 for a box containing the origin), equal fractions by id. Proxy ids are small ints,
+reused last-removed-first after ``remove``. Bad input raises :class:`~carom.errors.GeometryError`
+(NaN/inf, ``lower > upper``, wrong shape) or :class:`~carom.errors.CaromError` (unknown id), naming the
+value, before anything changes.
+
+Kernels (``carom.geometry._broadphase_kernels``, all plain ``njit``, for a compiled world step). Proxy
+storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FREE = 0``, ``MOVING = 1``,
+``STATIC = 2``, and ``n`` the high-water mark of ids. Every ``*_pairs`` returns a sorted ``(K, 2)`` int64.
+
+* ``set_boxes(lower, upper, ids, lowers, uppers)`` — bulk update for BruteForce, SAP and grid.
+* ``brute_pairs(lower, upper, flags, n)``; ``brute_query(lower, upper, flags, n, qlx, qly, qux, quy)``;
+  ``brute_raycast(lower, upper, flags, n, ox, oy, dx, dy)``.
+* ``sap_pairs(lower, upper, flags, n, order, meta)`` — ``order: int64 (cap,)`` proxy ids of the sorted
+  list, ``meta: int64 [count, axis]``; sorts in place, then sweeps.
+* ``Tree`` — namedtuple ``(lo, hi, parent, child1, child2, height, proxy, meta)`` of one node pool,
+  ``meta = [root, free_head, leaf_count]``. ``tree_update(moving, static, lower, upper, flags, leaf_of,
+  ids, lowers, uppers, margin, multiplier)``; ``tree_pairs(moving, static, lower, upper, flags, n)``;
+  ``tree_query(moving, static, lower, upper, qlx, qly, qux, quy)``; ``tree_raycast(moving, static, lower,
+  upper, ox, oy, dx, dy)``; ``tree_create_leaf(t, proxy, lx, ly, ux, uy, margin) -> leaf``;
+  ``tree_destroy_leaf(t, leaf)`` (the pool must have 2 free nodes before creating a leaf: ``tree_grow``).
+* ``grid_choose_cell(lower, upper, flags, n) -> cell``; ``grid_build(lower, upper, flags, n, want, cell,
+  max_cells) -> (kx, ky, used, start, items)``; ``grid_pairs(lower, upper, flags, n, cell, max_cells,
+  *static_table)`` with ``static_table = grid_build(..., STATIC, ...)``.
+"""
+import numbers
+
+import numpy as np
+
+from ..constants import AABB_MARGIN, AABB_DISPLACEMENT_MULTIPLIER
+from ..errors import CaromError, GeometryError
+from . import _broadphase_kernels as K
+
+__all__ = ["BroadPhase", "BruteForce", "SweepAndPrune", "DynamicTree", "UniformGrid"]
+
+
+def _point(value, what):
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise GeometryError(f"{what} must be a pair of numbers, got {value!r}") from None
+    if a.shape != (2,):
+        raise GeometryError(f"{what} must be a pair of numbers, got {value!r}")
+    if not np.all(np.isfinite(a)):
+        raise GeometryError(f"{what} must be finite, got {value!r}")
+    return a
+
+
+def _box(lower, upper):
+    lo = _point(lower, "box lower corner")
+    hi = _point(upper, "box upper corner")
+    if lo[0] > hi[0] or lo[1] > hi[1]:
+        raise GeometryError(f"box lower corner {lower!r} exceeds upper corner {upper!r}")
+    return lo, hi
+
+
+def _boxes(lowers, uppers, m):
+    out = []
+    for name, value in (("lowers", lowers), ("uppers", uppers)):
+        try:
+            a = np.ascontiguousarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise GeometryError(f"{name} must be an (m, 2) array of numbers, got {value!r}") from None
+        if a.shape != (m, 2):
+            raise GeometryError(f"{name} must have shape ({m}, 2) to match the ids, got shape {a.shape}")
+        bad = ~np.isfinite(a)
+        if bad.any():
+            r = int(np.argwhere(bad)[0][0])
+            raise GeometryError(f"{name}[{r}] must be finite, got {a[r].tolist()}")
+        out.append(a)
+    lo, hi = out
+    bad = (lo > hi).any(axis=1)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise GeometryError(f"box {r}: lower corner {lo[r].tolist()} exceeds upper corner {hi[r].tolist()}")
+    return lo, hi
+
+
+class BroadPhase:
+    """Proxy storage and validation shared by every broad phase (see the module docstring)."""
+
+    def __init__(self):
+        cap = 16
+        self._lower = np.zeros((cap, 2))
+        self._upper = np.zeros((cap, 2))
+        self._flags = np.zeros(cap, np.int8)
+        self._n = 0          # high-water mark of ids
+        self._free = []      # removed ids, reused last-removed-first
+        self._count = 0
+
+    # -- bookkeeping ------------------------------------------------------------------------------------
+    def __len__(self):
+        return self._count
+
+    def _grow(self, cap):
+        for name in ("_lower", "_upper", "_flags"):
+            a = getattr(self, name)
+            b = np.zeros((cap,) + a.shape[1:], a.dtype)
+            b[:a.shape[0]] = a
+            setattr(self, name, b)
+
+    def _check_id(self, proxy):
+        if isinstance(proxy, (bool, np.bool_)) or not isinstance(proxy, numbers.Integral):
+            raise CaromError(f"proxy id must be an int, got {proxy!r}")
+        p = int(proxy)
+        if not (0 <= p < self._n) or self._flags[p] == K.FREE:
+            raise CaromError(f"proxy id {proxy!r} is not in this broad phase (never inserted or removed)")
+        return p
+
+    def ids(self):
+        """Ids of all proxies, ascending."""
+        return np.flatnonzero(self._flags[:self._n] != K.FREE).astype(np.int64)
+
+    def box(self, proxy):
+        """The real box ``(lower, upper)`` of a proxy (copies)."""
+        p = self._check_id(proxy)
+        return self._lower[p].copy(), self._upper[p].copy()
+
+    def is_static(self, proxy):
+        return bool(self._flags[self._check_id(proxy)] == K.STATIC)
+
+    # -- interface --------------------------------------------------------------------------------------
+    def insert(self, lower, upper, static=False):
+        """Add a box; returns its proxy id. Static proxies are never paired with each other."""
+        lo, hi = _box(lower, upper)
+        if self._free:
+            p = self._free.pop()
+        else:
+            p = self._n
+            if p >= self._flags.shape[0]:
+                self._grow(2 * self._flags.shape[0])
+            self._n += 1
+        self._lower[p] = lo
+        self._upper[p] = hi
+        self._flags[p] = K.STATIC if static else K.MOVING
+        self._count += 1
+        self._inserted(p)
+        return p
+
+    def remove(self, proxy):
+        p = self._check_id(proxy)
+        self._removing(p)
+        self._flags[p] = K.FREE
+        self._free.append(p)
+        self._count -= 1
+
+    def move(self, proxy, lower, upper):
+        """Give a proxy a new box."""
+        p = self._check_id(proxy)
+        lo, hi = _box(lower, upper)
+        self._update(np.array([p], np.int64), lo.reshape(1, 2), hi.reshape(1, 2))
+
+    def update(self, ids, lowers, uppers):
+        """Bulk move: ``ids`` (m,) ints, ``lowers``/``uppers`` (m, 2). All are checked before any moves."""
+        try:
+            a = np.asarray(ids)
+        except (TypeError, ValueError):
+            raise CaromError(f"ids must be an array of proxy ids, got {ids!r}") from None
+        if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+            raise CaromError(f"ids must be a 1-d array of ints, got {ids!r}")
+        a = a.astype(np.int64)
+        if a.size:
+            bad = (a < 0) | (a >= self._n)
+            bad[~bad] = self._flags[a[~bad]] == K.FREE
+            if bad.any():
+                r = int(np.flatnonzero(bad)[0])
+                raise CaromError(f"ids[{r}] = {int(a[r])} is not a proxy id of this broad phase")
+        lo, hi = _boxes(lowers, uppers, a.shape[0])
+        self._update(a, lo, hi)
+
+    def pairs(self):
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted."""
+        raise NotImplementedError
+
+    def query(self, lower, upper):
+        """Ids (ascending) of the proxies whose box overlaps the closed box [lower, upper]."""
+        lo, hi = _box(lower, upper)
+        return self._query(lo, hi)
+
+    def raycast(self, origin, translation):
+        """Ids of the boxes the segment origin → origin + translation crosses, in order along it."""
+        o = _point(origin, "ray origin")
+        d = _point(translation, "ray translation")
+        return self._raycast(o, d)
+
+    # -- hooks (default: brute force scans) -------------------------------------------------------------
+    def _inserted(self, p):
+        pass
+
+    def _removing(self, p):
+        pass
+
+    def _update(self, ids, lowers, uppers):
+        K.set_boxes(self._lower, self._upper, ids, lowers, uppers)
+
+    def _query(self, lo, hi):
+        return K.brute_query(self._lower, self._upper, self._flags, self._n, lo[0], lo[1], hi[0], hi[1])
+
+    def _raycast(self, o, d):
+        return K.brute_raycast(self._lower, self._upper, self._flags, self._n, o[0], o[1], d[0], d[1])
+
+
+class BruteForce(BroadPhase):
+    """Every pair tested: O(n²) per call. The reference the other structures must agree with exactly."""
+
+    def pairs(self):
+        return K.brute_pairs(self._lower, self._upper, self._flags, self._n)
+
+
+class SweepAndPrune(BroadPhase):
+    """Sort and sweep along the axis of largest variance of box centres, re-sorted by insertion sort.
+
+    ``query`` and ``raycast`` are linear scans (a single sorted axis does not bound them better).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._order = np.zeros(16, np.int64)
+        self._meta = np.array([0, 0], np.int64)   # [count in order, axis]
+
+    def _grow(self, cap):
+        super()._grow(cap)
+        o = np.zeros(cap, np.int64)
+        o[:self._order.shape[0]] = self._order
+        self._order = o
+
+    def _inserted(self, p):
+        m = self._meta[0]
+        self._order[m] = p      # appended; the next sort moves it into place
+        self._meta[0] = m + 1
+
+    def _removing(self, p):
+        m = int(self._meta[0])
+        pos = int(np.flatnonzero(self._order[:m] == p)[0])
+        self._order[pos:m - 1] = self._order[pos + 1:m].copy()
+        self._meta[0] = m - 1
+
+    @property
+    def axis(self):
+        """The current sweep axis (0 = x, 1 = y)."""
+        return int(self._meta[1])
+
+    def pairs(self):
+        return K.sap_pairs(self._lower, self._upper, self._flags, self._n, self._order, self._meta)
+
+
+class DynamicTree(BroadPhase):
+    """Dynamic AABB tree (two node pools: moving and static proxies).
+
+    ``margin`` fattens every leaf box; ``multiplier`` stretches it along the last displacement.
+    """
+
+    def __init__(self, margin=AABB_MARGIN, multiplier=AABB_DISPLACEMENT_MULTIPLIER):
+        super().__init__()
+        for name, v in (("margin", margin), ("multiplier", multiplier)):
+            if not (isinstance(v, numbers.Real) and np.isfinite(v) and v >= 0):
+                raise GeometryError(f"{name} must be a finite number >= 0, got {v!r}")
+        self.margin = float(margin)
+        self.multiplier = float(multiplier)
+        self._leaf = np.full(16, -1, np.int64)
+        self._trees = [K.tree_new(), K.tree_new()]   # [moving, static]
+
+    def _grow(self, cap):
+        super()._grow(cap)
+        leaf = np.full(cap, -1, np.int64)
+        leaf[:self._leaf.shape[0]] = self._leaf
+        self._leaf = leaf
+
+    def _tree(self, p):
+        return 1 if self._flags[p] == K.STATIC else 0
+
+    def _inserted(self, p):
+        w = self._tree(p)
+        t = self._trees[w]
+        need = 2 * (int(t.meta[2]) + 1)
+        if t.lo.shape[0] < need:
+            t = self._trees[w] = K.tree_grow(t, max(need, 2 * t.lo.shape[0]))
+        lo, hi = self._lower[p], self._upper[p]
+        self._leaf[p] = K.tree_create_leaf(t, p, lo[0], lo[1], hi[0], hi[1], self.margin)
+
+    def _removing(self, p):
+        K.tree_destroy_leaf(self._trees[self._tree(p)], self._leaf[p])
+        self._leaf[p] = -1
+
+    def _update(self, ids, lowers, uppers):
+        K.tree_update(self._trees[0], self._trees[1], self._lower, self._upper, self._flags, self._leaf,
+                      ids, lowers, uppers, self.margin, self.multiplier)
+
+    def pairs(self):
+        return K.tree_pairs(self._trees[0], self._trees[1], self._lower, self._upper, self._flags, self._n)
+
+    def _query(self, lo, hi):
+        return K.tree_query(self._trees[0], self._trees[1], self._lower, self._upper,
+                            lo[0], lo[1], hi[0], hi[1])
+
+    def _raycast(self, o, d):
+        return K.tree_raycast(self._trees[0], self._trees[1], self._lower, self._upper,
+                              o[0], o[1], d[0], d[1])
+
+    def nodes(self, static=False):
+        """A copy of one tree's node pool as a dict of arrays (for inspection and invariant checks):
+        ``lower, upper, parent, child1, child2, height, proxy`` per node and ``root``, ``free``, ``leaves``."""
+        t = self._trees[1 if static else 0]
+        return {"lower": t.lo.copy(), "upper": t.hi.copy(), "parent": t.parent.copy(),
+                "child1": t.child1.copy(), "child2": t.child2.copy(), "height": t.height.copy(),
+                "proxy": t.proxy.copy(), "root": int(t.meta[0]), "free": int(t.meta[1]),
+                "leaves": int(t.meta[2])}
+
+    def leaf_of(self, proxy):
+        """The leaf node index of a proxy in its tree."""
+        return int(self._leaf[self._check_id(proxy)])
+
+    @property
+    def height(self):
+        """Height of the taller of the two trees (0 for a single leaf, -1 when empty)."""
+        hs = [int(t.height[t.meta[0]]) if t.meta[0] >= 0 else -1 for t in self._trees]
+        return max(hs)
+
+
+class UniformGrid(BroadPhase):
+    """Hashed uniform grid. ``cell_size=None`` chooses it from the boxes (median box size) at the first
+    ``pairs()`` and again whenever the proxy count has doubled or halved since; ``max_cells`` is the
+    number of cells above which a box is oversize and tested against every box instead.
+
+    ``query`` and ``raycast`` are linear scans.
+    """
+
+    def __init__(self, cell_size=None, max_cells=64):
+        super().__init__()
+        if cell_size is not None and not (isinstance(cell_size, numbers.Real) and np.isfinite(cell_size)
+                                          and cell_size > 0):
+            raise GeometryError(f"cell_size must be a finite number > 0 or None, got {cell_size!r}")
+        if not (isinstance(max_cells, numbers.Integral) and max_cells >= 1):
+            raise GeometryError(f"max_cells must be an int >= 1, got {max_cells!r}")
+        self._fixed = cell_size is not None
+        self._cell = float(cell_size) if self._fixed else 0.0
+        self._chosen_at = 0
+        self.max_cells = int(max_cells)
+        self._static_table = None
+
+    @property
+    def cell_size(self):
+        """Current cell side (0 before an automatic choice has been made)."""
+        return self._cell
+
+    def _inserted(self, p):
+        if self._flags[p] == K.STATIC:
+            self._static_table = None
+
+    def _removing(self, p):
+        if self._flags[p] == K.STATIC:
+            self._static_table = None
+
+    def _update(self, ids, lowers, uppers):
+        if self._static_table is not None and (self._flags[ids] == K.STATIC).any():
+            self._static_table = None
+        K.set_boxes(self._lower, self._upper, ids, lowers, uppers)
+
+    def pairs(self):
+        if not self._fixed and (self._cell == 0.0 or not
+                                (self._chosen_at // 2 < self._count <= 2 * self._chosen_at)):
+            self._cell = float(K.grid_choose_cell(self._lower, self._upper, self._flags, self._n))
+            self._chosen_at = self._count
+            self._static_table = None
+        if self._static_table is None:
+            self._static_table = K.grid_build(self._lower, self._upper, self._flags, self._n, K.STATIC,
+                                              self._cell, self.max_cells)
+        return K.grid_pairs(self._lower, self._upper, self._flags, self._n, self._cell, self.max_cells,
+                            *self._static_table)

@@ -1,0 +1,79 @@
+"""Mass properties: closed forms for simple shapes, shapely (finely buffered) for rounded polygons."""
+import math
+
+import numpy as np
+import pytest
+import shapely
+
+from carom.geometry import Circle, Capsule, Segment, Polygon, box
+from carom.errors import GeometryError
+from shape_gen import random_shape
+
+
+def test_box():
+    m = box(1.0, 0.5).mass_properties(2.0)
+    assert m.mass == pytest.approx(4.0)
+    assert m.inertia == pytest.approx(4.0 * (2 ** 2 + 1 ** 2) / 12)
+    np.testing.assert_allclose(m.centroid, [0, 0], atol=1e-15)
+
+
+def test_offset_circle():
+    m = Circle(0.5, (1, 2)).mass_properties(3.0)
+    assert m.mass == pytest.approx(3 * math.pi * 0.25)
+    assert m.inertia == pytest.approx(m.mass * 0.25 / 2)
+    np.testing.assert_allclose(m.centroid, [1, 2])
+
+
+def test_capsule_closed_form():
+    r, length = 0.3, 2.0
+    m = Capsule((0, 0), (length, 0), r).mass_properties(1.0)
+    rect_m = 2 * r * length
+    disk_m = math.pi * r * r
+    # rectangle + two half disks whose centroids sit 4r/(3π) beyond the ends
+    d = 4 * r / (3 * math.pi)
+    half_i_own = disk_m / 2 * (r * r / 2) - disk_m / 2 * d * d
+    inertia = rect_m * (length ** 2 + 4 * r * r) / 12 + 2 * (half_i_own + disk_m / 2 * (length / 2 + d) ** 2)
+    assert m.mass == pytest.approx(rect_m + disk_m)
+    assert m.inertia == pytest.approx(inertia, rel=1e-12)
+    np.testing.assert_allclose(m.centroid, [1, 0], atol=1e-15)
+
+
+def test_segment_has_no_mass():
+    assert Segment((0, 0), (1, 0)).mass_properties(1.0).mass == 0.0
+
+
+def test_random_shapes_against_finely_buffered_shapely():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        s = random_shape(rng, kinds=("circle", "capsule", "polygon", "rounded"))
+        core = shapely.Polygon(s.vertices) if len(s.vertices) > 2 else (
+            shapely.LineString(s.vertices) if len(s.vertices) == 2 else shapely.Point(s.vertices[0]))
+        g = core.buffer(s.radius, quad_segs=2048) if s.radius > 0 else core
+        m = s.mass_properties(1.0)
+        assert m.mass == pytest.approx(g.area, rel=2e-6)
+        np.testing.assert_allclose(m.centroid, [g.centroid.x, g.centroid.y], atol=2e-6 * (1 + s.radius))
+        # polar moment about the centroid by triangulating shapely's polygon
+        pts = np.asarray(g.exterior.coords)[:-1] - m.centroid
+        p, q = pts, np.roll(pts, -1, axis=0)
+        cr = p[:, 0] * q[:, 1] - p[:, 1] * q[:, 0]
+        j = np.sum(cr * ((p * p).sum(1) + (p * q).sum(1) + (q * q).sum(1))) / 12
+        assert m.inertia == pytest.approx(j, rel=1e-5)
+
+
+@pytest.mark.parametrize("density", [-1.0, float("nan"), float("inf"), "x"])
+def test_bad_density(density):
+    with pytest.raises(GeometryError, match="density"):
+        box(1, 1).mass_properties(density)
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda: Circle(0.0), "radius"), (lambda: Circle(-1), "radius"), (lambda: Circle(float("nan")), "nan"),
+    (lambda: Capsule((0, 0), (0, 0), 1), "zero length"), (lambda: Capsule((0, 0), (1, 0), 0), "radius"),
+    (lambda: Segment((1, 1), (1, 1)), "zero length"), (lambda: Segment((0, 0), (float("inf"), 0)), "inf"),
+    (lambda: box(0, 1), "half_width"), (lambda: box(1, -1), "half_height"),
+    (lambda: Polygon([(0, 0), (1, 0), (0, 1)], radius=-0.1), "radius"),
+    (lambda: Circle(1, (1e9, 0)), "world limit"),
+])
+def test_bad_shapes_name_the_value(make, needle):
+    with pytest.raises(GeometryError, match=needle):
+        make()
