@@ -65,3 +65,11 @@ CONTACT_PUSH_MAX_VELOCITY = 3.0
 #: A dynamic-tree leaf is stretched this many displacements ahead of a moving proxy (Box2D's value), so a
 #: body moving steadily stays inside its fat box for a few steps before the tree has to be touched.
 AABB_DISPLACEMENT_MULTIPLIER = 4.0
+
+#: Core distance (m) below which GJK's closest-point direction (pB − pA)/d is rounding noise: contact and
+#: penetration queries then take their normal from EPA (a face of the Minkowski difference) instead.
+GJK_TOUCH_DISTANCE = 1.0e-9
+
+#: Two candidate reference faces whose normals' sines against the contact direction differ by less than
+#: this are a tie, resolved in favour of shape A (stable feature ids; the normals agree to this angle).
+GJK_FACE_TOLERANCE = 1.0e-10

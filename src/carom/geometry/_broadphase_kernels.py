@@ -543,8 +543,10 @@ def tree_move_leaf(t, leaf, lx, ly, ux, uy, dx, dy, margin, multiplier):
 
 
 @njit
-def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier):
-    """Bulk move: write the new real boxes and move each proxy's leaf in its own tree."""
+def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier,
+                moved, moved_flag, moved_meta):
+    """Bulk move: write the new real boxes and move each proxy's leaf in its own tree. Proxies whose
+    leaf was reinserted go on the move buffer ``moved[:moved_meta[0]]`` (``moved_flag`` marks them)."""
     for k in range(ids.shape[0]):
         p = ids[k]
         dx = 0.5 * ((lowers[k, 0] + uppers[k, 0]) - (lower[p, 0] + upper[p, 0]))
@@ -554,13 +556,23 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
         upper[p, 0] = uppers[k, 0]
         upper[p, 1] = uppers[k, 1]
         t = static if flags[p] == STATIC else moving
-        tree_move_leaf(t, leaf_of[p], lower[p, 0], lower[p, 1], upper[p, 0], upper[p, 1], dx, dy,
-                       margin, multiplier)
+        if tree_move_leaf(t, leaf_of[p], lower[p, 0], lower[p, 1], upper[p, 0], upper[p, 1], dx, dy,
+                          margin, multiplier):
+            mark_moved(moved, moved_flag, moved_meta, p)
 
 
 @njit
-def _tree_collect(t, lower, upper, qlx, qly, qux, quy, stack, out, k):
-    """Append to out (from k) the proxies of t whose real box overlaps the query box; returns (out, k, stack)."""
+def mark_moved(moved, moved_flag, moved_meta, p):
+    if moved_flag[p] == 0:
+        moved_flag[p] = 1
+        moved[moved_meta[0]] = p
+        moved_meta[0] += 1
+
+
+@njit
+def _tree_collect(t, lower, upper, qlx, qly, qux, quy, stack, out, k, real=True):
+    """Append to out (from k) the proxies of t whose real box (with real=False: fat leaf box) overlaps the
+    query box; returns (out, k, stack)."""
     root = t.meta[0]
     if root == -1:
         return out, k, stack
@@ -574,7 +586,8 @@ def _tree_collect(t, lower, upper, qlx, qly, qux, quy, stack, out, k):
             continue
         if t.child1[node] == -1:
             p = t.proxy[node]
-            if lower[p, 0] <= qux and qlx <= upper[p, 0] and lower[p, 1] <= quy and qly <= upper[p, 1]:
+            if not real or (lower[p, 0] <= qux and qlx <= upper[p, 0] and lower[p, 1] <= quy
+                            and qly <= upper[p, 1]):
                 out = _push(out, k, p)
                 k += 1
         else:
@@ -619,6 +632,91 @@ def tree_pairs(moving, static, lower, upper, flags, n):
                 buf = _push(buf, k, j * stride + i)
             k += 1
     return finish_pairs(buf, k, stride)
+
+
+_KEY_SHIFT = np.int64(32)
+_KEY_MASK = np.int64(0xFFFFFFFF)
+
+
+@njit
+def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand):
+    """Pairs from a cache of candidate pairs (Box2D's pair buffer), O(candidates + moved log n).
+
+    Invariant: ``cand`` (sorted keys ``i << 32 | j``, i < j) holds every pair of proxies whose *fat*
+    leaf boxes overlap. Fat boxes change only when a leaf is (re)inserted, and such proxies are on the
+    move buffer, so querying the trees with the fat box of each buffered proxy finds every new fat
+    overlap. Merged with the old cache, pairs that no longer fat-overlap (or whose proxy is gone) are
+    dropped; of the rest, those whose real boxes overlap are the answer, already in sorted order.
+    Returns ``(pairs, new_cand)`` and empties the move buffer.
+    """
+    stack = np.empty(64, np.int64)
+    hits = np.empty(64, np.int64)
+    new = np.empty(64, np.int64)
+    k = 0
+    for a in range(moved_meta[0]):
+        p = moved[a]
+        moved_flag[p] = 0
+        if flags[p] == FREE:
+            continue
+        t = static if flags[p] == STATIC else moving
+        leaf = leaf_of[p]
+        lx = t.lo[leaf, 0]
+        ly = t.lo[leaf, 1]
+        ux = t.hi[leaf, 0]
+        uy = t.hi[leaf, 1]
+        hits, h, stack = _tree_collect(moving, lower, upper, lx, ly, ux, uy, stack, hits, 0, False)
+        if flags[p] == MOVING:
+            hits, h, stack = _tree_collect(static, lower, upper, lx, ly, ux, uy, stack, hits, h, False)
+        for b in range(h):
+            q = hits[b]
+            if q == p:
+                continue
+            if p < q:
+                new = _push(new, k, (p << _KEY_SHIFT) | q)
+            else:
+                new = _push(new, k, (q << _KEY_SHIFT) | p)
+            k += 1
+    moved_meta[0] = 0
+    new = np.sort(new[:k])
+    # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs
+    out = np.empty(cand.shape[0] + k, np.int64)
+    res = np.empty(64, np.int64)
+    m = 0
+    r = 0
+    a = 0
+    b = 0
+    last = np.int64(-1)
+    while a < cand.shape[0] or b < k:
+        if b >= k or (a < cand.shape[0] and cand[a] <= new[b]):
+            key = cand[a]
+            a += 1
+        else:
+            key = new[b]
+            b += 1
+        if key == last:
+            continue
+        last = key
+        i = key >> _KEY_SHIFT
+        j = key & _KEY_MASK
+        if flags[i] == FREE or flags[j] == FREE or (flags[i] == STATIC and flags[j] == STATIC):
+            continue
+        ti = static if flags[i] == STATIC else moving
+        tj = static if flags[j] == STATIC else moving
+        li = leaf_of[i]
+        lj = leaf_of[j]
+        if (tj.lo[lj, 0] > ti.hi[li, 0] or ti.lo[li, 0] > tj.hi[lj, 0]
+                or tj.lo[lj, 1] > ti.hi[li, 1] or ti.lo[li, 1] > tj.hi[lj, 1]):
+            continue
+        out[m] = key
+        m += 1
+        if overlap(lower, upper, i, j):
+            res = _push(res, r, key)
+            r += 1
+    pairs = np.empty((r, 2), np.int64)
+    for c in range(r):
+        pairs[c, 0] = res[c] >> _KEY_SHIFT
+        pairs[c, 1] = res[c] & _KEY_MASK
+    return pairs, out[:m].copy()
 
 
 @njit

@@ -12,8 +12,10 @@ Four structures share one interface (:class:`BroadPhase`):
   box plus a margin, stretched in the direction of motion by a multiple of the last displacement, so a
   proxy moving a little stays inside its leaf and the tree is not touched. Leaves are inserted where the
   perimeter (the 2D surface area) of the tree grows least, rebalanced by AVL rotations, and stored in a
-  node pool with a free list. Static and moving proxies live in two trees: only moving proxies query
-  (both trees), so static–static pairs cost nothing.
+  node pool with a free list. Static and moving proxies live in two trees, so static–static pairs cost
+  nothing. ``pairs()`` is incremental (Box2D's pair buffer): a sorted cache holds every pair whose fat
+  boxes overlap; only proxies whose leaf was reinserted since the last call query the trees for new
+  candidates, and each call filters the cache by the real boxes — O(candidates + reinserted · log n).
 * :class:`UniformGrid` — square cells of side ``cell_size`` (given, or the median box size), hashed by
   integer cell coordinates so the world needs no bounds. Moving proxies are hashed every call, static
   proxies into a table rebuilt only when a static proxy changes. A pair is reported only in the cell that
@@ -41,7 +43,12 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   list, ``meta: int64 [count, axis]``; sorts in place, then sweeps.
 * ``Tree`` — namedtuple ``(lo, hi, parent, child1, child2, height, proxy, meta)`` of one node pool,
   ``meta = [root, free_head, leaf_count]``. ``tree_update(moving, static, lower, upper, flags, leaf_of,
-  ids, lowers, uppers, margin, multiplier)``; ``tree_pairs(moving, static, lower, upper, flags, n)``;
+  ids, lowers, uppers, margin, multiplier, moved, moved_flag, moved_meta)`` (reinserted proxies are
+  appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy; ``mark_moved(moved,
+  moved_flag, moved_meta, p)`` after creating a leaf); ``tree_pairs_cached(moving, static, lower, upper,
+  flags, leaf_of, moved, moved_flag, moved_meta, cand) -> (pairs, cand)`` with ``cand`` the sorted int64
+  keys ``i << 32 | j`` of the previous call (start empty); ``tree_pairs(moving, static, lower, upper,
+  flags, n)`` is the stateless version (every moving proxy queries both trees);
   ``tree_query(moving, static, lower, upper, qlx, qly, qux, quy)``; ``tree_raycast(moving, static, lower,
   upper, ox, oy, dx, dy)``; ``tree_create_leaf(t, proxy, lx, ly, ux, uy, margin) -> leaf``;
   ``tree_destroy_leaf(t, leaf)`` (the pool must have 2 free nodes before creating a leaf: ``tree_grow``).
@@ -285,12 +292,18 @@ class DynamicTree(BroadPhase):
         self.multiplier = float(multiplier)
         self._leaf = np.full(16, -1, np.int64)
         self._trees = [K.tree_new(), K.tree_new()]   # [moving, static]
+        self._moved = np.zeros(16, np.int64)         # move buffer: proxies whose leaf was (re)inserted
+        self._moved_flag = np.zeros(16, np.int8)
+        self._moved_meta = np.zeros(1, np.int64)
+        self._cand = np.zeros(0, np.int64)           # cached fat-overlapping pairs (i << 32 | j)
 
     def _grow(self, cap):
         super()._grow(cap)
-        leaf = np.full(cap, -1, np.int64)
-        leaf[:self._leaf.shape[0]] = self._leaf
-        self._leaf = leaf
+        for name, fill in (("_leaf", -1), ("_moved", 0), ("_moved_flag", 0)):
+            a = getattr(self, name)
+            b = np.full(cap, fill, a.dtype)
+            b[:a.shape[0]] = a
+            setattr(self, name, b)
 
     def _tree(self, p):
         return 1 if self._flags[p] == K.STATIC else 0
@@ -303,6 +316,7 @@ class DynamicTree(BroadPhase):
             t = self._trees[w] = K.tree_grow(t, max(need, 2 * t.lo.shape[0]))
         lo, hi = self._lower[p], self._upper[p]
         self._leaf[p] = K.tree_create_leaf(t, p, lo[0], lo[1], hi[0], hi[1], self.margin)
+        K.mark_moved(self._moved, self._moved_flag, self._moved_meta, p)
 
     def _removing(self, p):
         K.tree_destroy_leaf(self._trees[self._tree(p)], self._leaf[p])
@@ -310,10 +324,14 @@ class DynamicTree(BroadPhase):
 
     def _update(self, ids, lowers, uppers):
         K.tree_update(self._trees[0], self._trees[1], self._lower, self._upper, self._flags, self._leaf,
-                      ids, lowers, uppers, self.margin, self.multiplier)
+                      ids, lowers, uppers, self.margin, self.multiplier,
+                      self._moved, self._moved_flag, self._moved_meta)
 
     def pairs(self):
-        return K.tree_pairs(self._trees[0], self._trees[1], self._lower, self._upper, self._flags, self._n)
+        pairs, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
+                                                self._flags, self._leaf, self._moved, self._moved_flag,
+                                                self._moved_meta, self._cand)
+        return pairs
 
     def _query(self, lo, hi):
         return K.tree_query(self._trees[0], self._trees[1], self._lower, self._upper,

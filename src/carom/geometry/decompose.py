@@ -36,7 +36,7 @@ import numpy as np
 from .._jit import njit
 from ..constants import WELDING_TOLERANCE, COLLINEAR_TOLERANCE, WORLD_LIMIT
 from ..errors import GeometryError
-from .hull import as_points, quickhull_kernel
+from .hull import quickhull_kernel
 from .shapes import Polygon
 
 
@@ -377,7 +377,19 @@ def _pt(p):
 
 def _prepare(points, name):
     """Validate and clean an outline. Returns (ring CCW (m, 2), input index of each ring vertex)."""
-    arr = as_points(points, name)
+    try:
+        arr = np.asarray(points, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise GeometryError(f"{name} must be an (n, 2) array of numbers, got {points!r}") from exc
+    if arr.size == 0:
+        arr = arr.reshape(0, 2)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise GeometryError(f"{name} must be an (n, 2) array of numbers, got shape {arr.shape}")
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise GeometryError(f"{name}[{i}] = ({float(arr[i, 0])}, {float(arr[i, 1])}) is not finite")
+    arr = np.ascontiguousarray(arr)
     n = arr.shape[0]
     if n > 0 and np.abs(arr).max() > WORLD_LIMIT:
         i = int(np.argmax(np.abs(arr).max(axis=1)))

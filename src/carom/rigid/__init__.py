@@ -1,0 +1,2 @@
+"""Impulse-based rigid-body world."""
+from .world import World, Body, ShapeHandle

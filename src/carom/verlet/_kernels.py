@@ -206,6 +206,43 @@ def max_separation(pts, v0a, na, v0b, nb):
 
 
 @njit
+def deepest_vertex(pos, v0e, ne, k, v0v, nv):
+    """Deepest vertex of body V behind edge k of body E: prefers vertices whose projection falls within
+    the edge (0 <= t <= 1); returns (particle index, signed distance, whether it is within the span)."""
+    i1 = v0e + k
+    i2 = v0e + (k + 1) % ne
+    ax = pos[i1, 0]
+    ay = pos[i1, 1]
+    ex = pos[i2, 0] - ax
+    ey = pos[i2, 1] - ay
+    ll2 = ex * ex + ey * ey
+    ll = math.sqrt(ll2)
+    best_in = -1
+    d_in = np.inf
+    best_any = -1
+    d_any = np.inf
+    if ll <= 0.0:
+        return v0v, np.inf, False
+    nx = ey / ll
+    ny = -ex / ll
+    for m in range(nv):
+        j = v0v + m
+        rx = pos[j, 0] - ax
+        ry = pos[j, 1] - ay
+        d = nx * rx + ny * ry
+        if d < d_any:
+            d_any = d
+            best_any = j
+        t = (rx * ex + ry * ey) / ll2
+        if 0.0 <= t <= 1.0 and d < d_in:
+            d_in = d
+            best_in = j
+    if best_in >= 0 and (d_in < 0.0 or d_any >= 0.0):
+        return best_in, d_in, True
+    return best_any, d_any, False
+
+
+@njit
 def move_by_response(arr, iv, i1, i2, t, w_v, w_1, w_2, dx, dy, sign):
     """Apply the mass-split response to ``arr`` (positions, or ``prev`` with sign -1 for velocity edits)."""
     cv, c1, c2 = response_coefficients(t, w_v, w_1, w_2, False)
@@ -240,11 +277,24 @@ def collide_pair(pos, prev, vel0, inv_mass, pinned, b_v0, b_n, b_fric, b_rest, a
     pa, pka = max_separation(prev, b_v0[a], b_n[a], b_v0[b], b_n[b])
     pb, pkb = max_separation(prev, b_v0[b], b_n[b], b_v0[a], b_n[a])
     if max(pa, pb) > 0.0 and pka >= 0 and pkb >= 0:
-        use_a = pa >= pb
+        score_a = pa
+        score_b = pb
         ka = pka
         kb = pkb
     else:
-        use_a = sa >= sb
+        score_a = sa
+        score_b = sb
+    # near ties (parallel faces) go to the edge whose deepest vertex lies within its span: a vertex
+    # far beyond the edge's ends would turn a tiny tilt of the edge into a large depth
+    if abs(score_a - score_b) <= 0.1 * slop:
+        iva, da, in_a = deepest_vertex(pos, b_v0[a], b_n[a], ka, b_v0[b], b_n[b])
+        ivb, db, in_b = deepest_vertex(pos, b_v0[b], b_n[b], kb, b_v0[a], b_n[a])
+        if in_a != in_b:
+            use_a = in_a
+        else:
+            use_a = score_a >= score_b
+    else:
+        use_a = score_a > score_b
     if use_a:
         eb = a
         ke = ka
@@ -265,15 +315,7 @@ def collide_pair(pos, prev, vel0, inv_mass, pinned, b_v0, b_n, b_fric, b_rest, a
         return 0
     nx = ey / ll
     ny = -ex / ll
-    # deepest vertex of the vertex body along -N
-    iv = -1
-    dmin = np.inf
-    for m in range(b_n[vb]):
-        j = b_v0[vb] + m
-        d = nx * (pos[j, 0] - ax) + ny * (pos[j, 1] - ay)
-        if d < dmin:
-            dmin = d
-            iv = j
+    iv, dmin, inside = deepest_vertex(pos, b_v0[eb], n_e, ke, b_v0[vb], b_n[vb])
     if dmin > slop:
         return 0
     w1 = particle_w(inv_mass, pinned, i1)
@@ -295,6 +337,10 @@ def collide_pair(pos, prev, vel0, inv_mass, pinned, b_v0, b_n, b_fric, b_rest, a
             d = nx * (pos[j, 0] - pos[i1, 0]) + ny * (pos[j, 1] - pos[i1, 1])
             if d >= 0.0:
                 continue
+            if m >= 0:
+                traw = ((pos[j, 0] - pos[i1, 0]) * ex + (pos[j, 1] - pos[i1, 1]) * ey) / (ll * ll)
+                if traw < 0.0 or traw > 1.0:
+                    continue
             t = edge_parameter(pos[j, 0], pos[j, 1], pos[i1, 0], pos[i1, 1], pos[i2, 0], pos[i2, 1])
             wv = particle_w(inv_mass, pinned, j)
             move_by_response(pos, j, i1, i2, t, wv, w1, w2, -d * nx, -d * ny, 1.0)
@@ -416,7 +462,7 @@ def collide_all(pos, prev, vel0, inv_mass, pinned, b_v0, b_n, b_static, b_fric, 
 def step_kernel(pos, prev, vel0, inv_mass, pinned, pin_pos, n_p,
                 e_i, e_j, rest, stiff, brk, alive, k_iter, n_e,
                 b_v0, b_n, b_static, b_fric, b_rest, b_box, order, n_b,
-                gx, gy, dt, dt_prev, damping, iterations, slop, restitution_threshold):
+                gx, gy, dt, dt_prev, damping, iterations, slop, restitution_threshold, shape_sweeps):
     """One whole step: integrate, then ``iterations`` x (edges, AABBs, broad phase, SAT, response).
 
     Edge stiffness k is the fraction of the length error removed per step whatever the iteration count:
@@ -438,6 +484,11 @@ def step_kernel(pos, prev, vel0, inv_mass, pinned, pin_pos, n_p,
             contacts = collide_all(pos, prev, vel0, inv_mass, pinned, b_v0, b_n, b_static, b_fric,
                                    b_rest, b_box, order, n_b, slop, it == iterations - 1, dt,
                                    restitution_threshold)
+    # shape recovery: collisions act last in every sweep, so after a hard impact the bodies leave the
+    # loop bent; a few stick-only sweeps restore their shape (at rest they change nothing measurable)
+    if n_b > 1:
+        for it in range(shape_sweeps):
+            solve_edges(pos, inv_mass, pinned, e_i, e_j, rest, k_iter, brk, alive, n_e)
     return contacts
 
 

@@ -225,6 +225,8 @@ class World:
         self.gravity = g
         self.iterations = int(iterations)
         self.damping = d
+        #: stick-only sweeps after the collision sweeps (shape recovery after hard impacts)
+        self.shape_sweeps = max(1, self.iterations // 2)
         self._dt_prev = 1.0 / 60.0
         self.time = 0.0
         self.contact_count = 0
@@ -456,7 +458,7 @@ class World:
             self._ei, self._ej, self._rest, self._stiff, self._brk, self._alive, self._kiter, self._ne,
             self._b_v0, self._b_n, self._b_static, self._b_fric, self._b_rest, self._b_box, self._order,
             self._nb, float(self.gravity[0]), float(self.gravity[1]), h, self._dt_prev, self.damping,
-            self.iterations, constants.LINEAR_SLOP, constants.RESTITUTION_THRESHOLD))
+            self.iterations, constants.LINEAR_SLOP, constants.RESTITUTION_THRESHOLD, self.shape_sweeps))
         self._dt_prev = h
         self.time += h
 

@@ -1,0 +1,568 @@
+"""The rigid step: broad phase, narrow phase, soft-step solver and continuous collision in ONE compiled call.
+
+Bodies are stored by their centre of mass ``com`` and ``angle``; shapes by their core in the body frame
+(relative to the body origin, which sits at ``com − R·local_center``).
+
+Solver (after Box2D v3's "soft step"), per substep of length h:
+
+1. integrate velocities: v += h·(g·gravity_scale + f/m), ω += h·τ/I, then damping v /= 1 + h·c;
+2. warm start: apply last step's impulses (matched by feature id);
+3. solve with a soft bias: for each contact point with current separation s (tracked from the bodies'
+   position deltas, so no collision rerun is needed inside the substeps):
+   s > 0 (speculative): bias = s/h (the bodies may close the gap but not more);
+   s ≤ 0: bias = max(β·s, −v_push), with a soft constraint of stiffness ``CONTACT_HERTZ`` and damping ratio
+   ``CONTACT_DAMPING_RATIO``: ω = 2π f, β = ω/(2ζ + hω), mass scale = hω(2ζ + hω)/(1 + hω(2ζ + hω)),
+   impulse scale = 1/(1 + hω(2ζ + hω)).
+   λ = −m_n·mass_scale·(v_n + bias) − impulse_scale·λ_acc, accumulated impulse clamped ≥ 0; friction
+   λ_t = −m_t·v_t clamped to ±μ·λ_n (Coulomb);
+4. integrate positions;
+5. relax: the same solve without the soft bias (bias 0 for s ≤ 0), which removes the velocity the bias added.
+
+After the substeps, restitution: for points that approached faster than ``RESTITUTION_THRESHOLD``,
+λ = −m_n (v_n + e·v_n⁰), clamped so the accumulated impulse stays ≥ 0. For two free bodies this is the
+closed form of the reference article, I = −(1 + e)·v_rel·n / (1/m1 + 1/m2 + (r1×n)²/I1 + (r2×n)²/I2).
+
+m_n = 1/(1/mA + 1/mB + (rA×n)²/IA + (rB×n)²/IB) is the effective mass along the normal (m_t along the
+tangent).
+"""
+import math
+
+import numpy as np
+
+from .._jit import njit
+from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, MAX_ROTATION, MAX_TRANSLATION_SPEED,
+                         CONTACT_HERTZ, CONTACT_DAMPING_RATIO, CONTACT_PUSH_MAX_VELOCITY,
+                         RESTITUTION_THRESHOLD, TOI_TARGET, TOI_MAX_ITERATIONS)
+from ..geometry._math import relative_transform
+from ..geometry.aabb import core_aabb
+from ..geometry.manifold import collide_sat
+from ..geometry.gjk import shape_distance
+
+STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
+
+# mixing rules
+MIX_SQRT, MIX_MIN, MIX_MAX, MIX_MEAN, MIX_MULTIPLY = 0, 1, 2, 3, 4
+
+
+@njit
+def mix(a, b, rule):
+    if rule == MIX_SQRT:
+        return math.sqrt(a * b)
+    if rule == MIX_MIN:
+        return min(a, b)
+    if rule == MIX_MAX:
+        return max(a, b)
+    if rule == MIX_MEAN:
+        return 0.5 * (a + b)
+    return a * b
+
+
+@njit
+def soft_params(hertz, zeta, h):
+    if hertz == 0.0:
+        return 0.0, 1.0, 0.0
+    omega = 2.0 * math.pi * hertz
+    a1 = 2.0 * zeta + h * omega
+    a2 = h * omega * a1
+    a3 = 1.0 / (1.0 + a2)
+    return omega / a1, a2 * a3, a3
+
+
+@njit
+def body_origin(com, angle, local_center, b):
+    c = math.cos(angle[b])
+    s = math.sin(angle[b])
+    lx = local_center[b, 0]
+    ly = local_center[b, 1]
+    return com[b, 0] - (c * lx - s * ly), com[b, 1] - (s * lx + c * ly), c, s
+
+
+@njit
+def find_pairs(lower, upper, shape_body, shape_alive, body_kind):
+    """Sort-and-sweep on x over the (margin-fattened) shape boxes; pair keys a·S + b (a < b), sorted.
+
+    Pairs on one body, and pairs where neither body is dynamic, are skipped.
+    """
+    S = lower.shape[0]
+    idx = np.empty(S, np.int64)
+    n = 0
+    for s in range(S):
+        if shape_alive[s]:
+            idx[n] = s
+            n += 1
+    idx = idx[:n]
+    order = idx[np.argsort(lower[idx, 0], kind="mergesort")]
+    cap = 4 * n + 16
+    keys = np.empty(cap, np.int64)
+    k = 0
+    for ii in range(n):
+        i = order[ii]
+        ux = upper[i, 0]
+        bi = shape_body[i]
+        for jj in range(ii + 1, n):
+            j = order[jj]
+            if lower[j, 0] > ux:
+                break
+            if lower[j, 1] > upper[i, 1] or lower[i, 1] > upper[j, 1]:
+                continue
+            bj = shape_body[j]
+            if bi == bj:
+                continue
+            if body_kind[bi] != DYNAMIC and body_kind[bj] != DYNAMIC:
+                continue
+            if k == cap:
+                cap *= 2
+                grown = np.empty(cap, np.int64)
+                grown[:k] = keys[:k]
+                keys = grown
+            a = min(i, j)
+            b = max(i, j)
+            keys[k] = a * S + b
+            k += 1
+    out = keys[:k].copy()
+    out.sort()
+    return out
+
+
+@njit
+def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
+                com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive,
+                force, torque, lin_damping, ang_damping, gravity_scale, body_min_extent,
+                shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction,
+                shape_restitution, shape_reach, verts, normals,
+                old_keys, old_count, old_ids, old_nimp, old_timp):
+    """Advance the world by dt. Returns the new contact table (keys, count, ids, normal and tangent
+    impulses, normal, points, separations) for warm starting the next step and for events."""
+    NB = com.shape[0]
+    S = shape_body.shape[0]
+    inv_dt = 1.0 / dt
+    h = dt / substeps
+    inv_h = 1.0 / h
+
+    # --- motion bound per body for speculative margins and continuous collision ---
+    reach = np.zeros(NB)            # farthest shape point from the centre of mass
+    for s in range(S):
+        if shape_alive[s]:
+            b = shape_body[s]
+            if shape_reach[s] > reach[b]:
+                reach[b] = shape_reach[s]
+    motion = np.zeros(NB)
+    for b in range(NB):
+        if body_alive[b] and kind[b] != STATIC:
+            sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) + abs(angvel[b]) * reach[b]
+            if kind[b] == DYNAMIC:
+                sp += dt * math.sqrt(gx * gx + gy * gy) * gravity_scale[b]
+            motion[b] = sp * dt
+
+    # --- broad phase over fattened shape boxes ---
+    lower = np.zeros((S, 2))
+    upper = np.zeros((S, 2))
+    for s in range(S):
+        if not shape_alive[s]:
+            continue
+        b = shape_body[s]
+        ox, oy, c, sn = body_origin(com, angle, local_center, b)
+        o = shape_offset[s]
+        lx, ly, ux, uy = core_aabb(verts[o:o + shape_count[s]], shape_radius[s], ox, oy, c, sn)
+        m = SPECULATIVE_DISTANCE + motion[b]
+        lower[s, 0] = lx - m
+        lower[s, 1] = ly - m
+        upper[s, 0] = ux + m
+        upper[s, 1] = uy + m
+    keys = find_pairs(lower, upper, shape_body, shape_alive, kind)
+    K = keys.shape[0]
+
+    # --- narrow phase: manifolds, matched to last step's contacts by feature id ---
+    c_count = np.zeros(K, np.int64)
+    c_ids = np.zeros((K, 2), np.int64)
+    c_normal = np.zeros((K, 2))
+    c_point = np.zeros((K, 2, 2))
+    c_sep = np.zeros((K, 2))
+    c_nimp = np.zeros((K, 2))
+    c_timp = np.zeros((K, 2))
+    maxc = 1
+    for s in range(S):
+        if shape_count[s] > maxc:
+            maxc = shape_count[s]
+    sv = np.empty((maxc, 2))
+    snm = np.empty((maxc, 2))
+    j_old = 0
+    n_old = old_keys.shape[0]
+    for k in range(K):
+        a = keys[k] // S
+        bsh = keys[k] % S
+        ba = shape_body[a]
+        bb = shape_body[bsh]
+        ax, ay, ac, as_ = body_origin(com, angle, local_center, ba)
+        bx, by, bc, bs = body_origin(com, angle, local_center, bb)
+        tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, bx, by, bc, bs)
+        oa = shape_offset[a]
+        ob = shape_offset[bsh]
+        spec = SPECULATIVE_DISTANCE + motion[ba] + motion[bb]
+        m = collide_sat(verts[oa:oa + shape_count[a]], normals[oa:oa + shape_count[a]], shape_radius[a],
+                        verts[ob:ob + shape_count[bsh]], normals[ob:ob + shape_count[bsh]], shape_radius[bsh],
+                        tx, ty, tc, ts, spec, sv, snm)
+        cnt = m[0]
+        c_count[k] = cnt
+        if cnt == 0:
+            continue
+        c_normal[k, 0] = ac * m[1] - as_ * m[2]
+        c_normal[k, 1] = as_ * m[1] + ac * m[2]
+        c_point[k, 0, 0] = ac * m[3] - as_ * m[4] + ax
+        c_point[k, 0, 1] = as_ * m[3] + ac * m[4] + ay
+        c_sep[k, 0] = m[5]
+        c_ids[k, 0] = m[6]
+        c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
+        c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
+        c_sep[k, 1] = m[9]
+        c_ids[k, 1] = m[10]
+        while j_old < n_old and old_keys[j_old] < keys[k]:
+            j_old += 1
+        if j_old < n_old and old_keys[j_old] == keys[k]:
+            for p in range(cnt):
+                for q in range(old_count[j_old]):
+                    if old_ids[j_old, q] == c_ids[k, p]:
+                        c_nimp[k, p] = old_nimp[j_old, q]
+                        c_timp[k, p] = old_timp[j_old, q]
+
+    # --- solver preparation (anchors relative to the centres of mass, effective masses) ---
+    c_ba = np.zeros(K, np.int64)
+    c_bb = np.zeros(K, np.int64)
+    c_mu = np.zeros(K)
+    c_e = np.zeros(K)
+    c_static = np.zeros(K, np.bool_)
+    rA = np.zeros((K, 2, 2))
+    rB = np.zeros((K, 2, 2))
+    nmass = np.zeros((K, 2))
+    tmass = np.zeros((K, 2))
+    adj_sep = np.zeros((K, 2))
+    rel_vel = np.zeros((K, 2))
+    max_nimp = np.zeros((K, 2))
+    for k in range(K):
+        if c_count[k] == 0:
+            continue
+        a = keys[k] // S
+        bsh = keys[k] % S
+        ba = shape_body[a]
+        bb = shape_body[bsh]
+        c_ba[k] = ba
+        c_bb[k] = bb
+        c_mu[k] = mix(shape_friction[a], shape_friction[bsh], friction_rule)
+        c_e[k] = mix(shape_restitution[a], shape_restitution[bsh], restitution_rule)
+        c_static[k] = inv_mass[ba] == 0.0 or inv_mass[bb] == 0.0
+        mA = inv_mass[ba]
+        mB = inv_mass[bb]
+        iA = inv_inertia[ba]
+        iB = inv_inertia[bb]
+        nx = c_normal[k, 0]
+        ny = c_normal[k, 1]
+        for p in range(c_count[k]):
+            rax = c_point[k, p, 0] - com[ba, 0]
+            ray = c_point[k, p, 1] - com[ba, 1]
+            rbx = c_point[k, p, 0] - com[bb, 0]
+            rby = c_point[k, p, 1] - com[bb, 1]
+            rA[k, p, 0] = rax
+            rA[k, p, 1] = ray
+            rB[k, p, 0] = rbx
+            rB[k, p, 1] = rby
+            rna = rax * ny - ray * nx
+            rnb = rbx * ny - rby * nx
+            kn = mA + mB + iA * rna * rna + iB * rnb * rnb
+            nmass[k, p] = 1.0 / kn if kn > 0.0 else 0.0
+            # tangent t = (n.y, −n.x)
+            rta = rax * (-nx) - ray * ny
+            rtb = rbx * (-nx) - rby * ny
+            kt = mA + mB + iA * rta * rta + iB * rtb * rtb
+            tmass[k, p] = 1.0 / kt if kt > 0.0 else 0.0
+            adj_sep[k, p] = c_sep[k, p] - ((rbx - rax) * nx + (rby - ray) * ny)
+            dvx = vel[bb, 0] - angvel[bb] * rby - vel[ba, 0] + angvel[ba] * ray
+            dvy = vel[bb, 1] + angvel[bb] * rbx - vel[ba, 1] - angvel[ba] * rax
+            rel_vel[k, p] = dvx * nx + dvy * ny
+
+    contact_hertz = min(CONTACT_HERTZ, 0.25 * substeps * inv_dt)
+    bias_rate, mass_scale, impulse_scale = soft_params(contact_hertz, CONTACT_DAMPING_RATIO, h)
+    s_bias_rate, s_mass_scale, s_impulse_scale = soft_params(2.0 * contact_hertz, CONTACT_DAMPING_RATIO, h)
+
+    # start-of-step state for continuous collision and the position deltas the solver tracks
+    com0 = com.copy()
+    angle0 = angle.copy()
+    dcos = np.ones(NB)
+    dsin = np.zeros(NB)
+
+    for sub in range(substeps):
+        # integrate velocities
+        for b in range(NB):
+            if not body_alive[b] or kind[b] != DYNAMIC:
+                continue
+            vx = vel[b, 0] + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
+            vy = vel[b, 1] + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
+            w = angvel[b] + h * inv_inertia[b] * torque[b]
+            vx /= 1.0 + h * lin_damping[b]
+            vy /= 1.0 + h * lin_damping[b]
+            w /= 1.0 + h * ang_damping[b]
+            sp = math.sqrt(vx * vx + vy * vy)
+            if sp > MAX_TRANSLATION_SPEED:
+                vx *= MAX_TRANSLATION_SPEED / sp
+                vy *= MAX_TRANSLATION_SPEED / sp
+            if abs(w) * h > MAX_ROTATION:
+                w *= MAX_ROTATION / (abs(w) * h)
+            vel[b, 0] = vx
+            vel[b, 1] = vy
+            angvel[b] = w
+        # warm start
+        for k in range(K):
+            if c_count[k] == 0:
+                continue
+            ba = c_ba[k]
+            bb = c_bb[k]
+            nx = c_normal[k, 0]
+            ny = c_normal[k, 1]
+            for p in range(c_count[k]):
+                px = c_nimp[k, p] * nx + c_timp[k, p] * ny
+                py = c_nimp[k, p] * ny - c_timp[k, p] * nx
+                vel[ba, 0] -= inv_mass[ba] * px
+                vel[ba, 1] -= inv_mass[ba] * py
+                angvel[ba] -= inv_inertia[ba] * (rA[k, p, 0] * py - rA[k, p, 1] * px)
+                vel[bb, 0] += inv_mass[bb] * px
+                vel[bb, 1] += inv_mass[bb] * py
+                angvel[bb] += inv_inertia[bb] * (rB[k, p, 0] * py - rB[k, p, 1] * px)
+        for phase in range(2):
+            use_bias = phase == 0
+            _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
+                            c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin,
+                            use_bias, inv_h, bias_rate, mass_scale, impulse_scale,
+                            s_bias_rate, s_mass_scale, s_impulse_scale)
+            if phase == 0:
+                # integrate positions
+                for b in range(NB):
+                    if not body_alive[b] or kind[b] == STATIC:
+                        continue
+                    com[b, 0] += h * vel[b, 0]
+                    com[b, 1] += h * vel[b, 1]
+                    angle[b] += h * angvel[b]
+                    da = angle[b] - angle0[b]
+                    dcos[b] = math.cos(da)
+                    dsin[b] = math.sin(da)
+
+    # restitution
+    for k in range(K):
+        if c_count[k] == 0 or c_e[k] == 0.0:
+            continue
+        ba = c_ba[k]
+        bb = c_bb[k]
+        nx = c_normal[k, 0]
+        ny = c_normal[k, 1]
+        for p in range(c_count[k]):
+            if rel_vel[k, p] > -RESTITUTION_THRESHOLD or max_nimp[k, p] == 0.0:
+                continue
+            rax = rA[k, p, 0]
+            ray = rA[k, p, 1]
+            rbx = rB[k, p, 0]
+            rby = rB[k, p, 1]
+            dvx = vel[bb, 0] - angvel[bb] * rby - vel[ba, 0] + angvel[ba] * ray
+            dvy = vel[bb, 1] + angvel[bb] * rbx - vel[ba, 1] - angvel[ba] * rax
+            vn = dvx * nx + dvy * ny
+            lam = -nmass[k, p] * (vn + c_e[k] * rel_vel[k, p])
+            new = max(c_nimp[k, p] + lam, 0.0)
+            lam = new - c_nimp[k, p]
+            c_nimp[k, p] = new
+            px = lam * nx
+            py = lam * ny
+            vel[ba, 0] -= inv_mass[ba] * px
+            vel[ba, 1] -= inv_mass[ba] * py
+            angvel[ba] -= inv_inertia[ba] * (rax * py - ray * px)
+            vel[bb, 0] += inv_mass[bb] * px
+            vel[bb, 1] += inv_mass[bb] * py
+            angvel[bb] += inv_inertia[bb] * (rbx * py - rby * px)
+
+    # continuous collision: fast dynamic bodies (and bullets) against static shapes
+    _continuous(NB, S, com, angle, com0, angle0, local_center, kind, bullet, body_alive, body_min_extent,
+                shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, lower, upper)
+
+    for b in range(NB):
+        force[b, 0] = 0.0
+        force[b, 1] = 0.0
+        torque[b] = 0.0
+    return keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep
+
+
+@njit
+def _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
+                    c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin,
+                    use_bias, inv_h, bias_rate, mass_scale, impulse_scale, s_bias_rate, s_mass_scale,
+                    s_impulse_scale):
+    for k in range(K):
+        cnt = c_count[k]
+        if cnt == 0:
+            continue
+        ba = c_ba[k]
+        bb = c_bb[k]
+        mA = inv_mass[ba]
+        mB = inv_mass[bb]
+        iA = inv_inertia[ba]
+        iB = inv_inertia[bb]
+        nx = c_normal[k, 0]
+        ny = c_normal[k, 1]
+        br = s_bias_rate if c_static[k] else bias_rate
+        ms = s_mass_scale if c_static[k] else mass_scale
+        isc = s_impulse_scale if c_static[k] else impulse_scale
+        dpx = (com[bb, 0] - com0[bb, 0]) - (com[ba, 0] - com0[ba, 0])
+        dpy = (com[bb, 1] - com0[bb, 1]) - (com[ba, 1] - com0[ba, 1])
+        vax = vel[ba, 0]
+        vay = vel[ba, 1]
+        wa = angvel[ba]
+        vbx = vel[bb, 0]
+        vby = vel[bb, 1]
+        wb = angvel[bb]
+        total = 0.0
+        for p in range(cnt):
+            rax = rA[k, p, 0]
+            ray = rA[k, p, 1]
+            rbx = rB[k, p, 0]
+            rby = rB[k, p, 1]
+            # current separation from the position deltas (anchors rotated by the bodies' rotation so far)
+            prax = dcos[ba] * rax - dsin[ba] * ray
+            pray = dsin[ba] * rax + dcos[ba] * ray
+            prbx = dcos[bb] * rbx - dsin[bb] * rby
+            prby = dsin[bb] * rbx + dcos[bb] * rby
+            s = (dpx + prbx - prax) * nx + (dpy + prby - pray) * ny + adj_sep[k, p]
+            bias = 0.0
+            mscale = 1.0
+            iscale = 0.0
+            if s > 0.0:
+                bias = s * inv_h
+            elif use_bias:
+                bias = max(br * s, -CONTACT_PUSH_MAX_VELOCITY)
+                mscale = ms
+                iscale = isc
+            dvx = vbx - wb * rby - vax + wa * ray
+            dvy = vby + wb * rbx - vay - wa * rax
+            vn = dvx * nx + dvy * ny
+            lam = -nmass[k, p] * mscale * (vn + bias) - iscale * c_nimp[k, p]
+            new = max(c_nimp[k, p] + lam, 0.0)
+            lam = new - c_nimp[k, p]
+            c_nimp[k, p] = new
+            if lam > max_nimp[k, p]:
+                max_nimp[k, p] = lam
+            total += new
+            px = lam * nx
+            py = lam * ny
+            vax -= mA * px
+            vay -= mA * py
+            wa -= iA * (rax * py - ray * px)
+            vbx += mB * px
+            vby += mB * py
+            wb += iB * (rbx * py - rby * px)
+        mu = c_mu[k]
+        tx = ny
+        ty = -nx
+        for p in range(cnt):
+            rax = rA[k, p, 0]
+            ray = rA[k, p, 1]
+            rbx = rB[k, p, 0]
+            rby = rB[k, p, 1]
+            dvx = vbx - wb * rby - vax + wa * ray
+            dvy = vby + wb * rbx - vay - wa * rax
+            vt = dvx * tx + dvy * ty
+            lam = -tmass[k, p] * vt
+            limit = mu * c_nimp[k, p]
+            new = min(max(c_timp[k, p] + lam, -limit), limit)
+            lam = new - c_timp[k, p]
+            c_timp[k, p] = new
+            px = lam * tx
+            py = lam * ty
+            vax -= mA * px
+            vay -= mA * py
+            wa -= iA * (rax * py - ray * px)
+            vbx += mB * px
+            vby += mB * py
+            wb += iB * (rbx * py - rby * px)
+        if mA > 0.0 or iA > 0.0:
+            vel[ba, 0] = vax
+            vel[ba, 1] = vay
+            angvel[ba] = wa
+        if mB > 0.0 or iB > 0.0:
+            vel[bb, 0] = vbx
+            vel[bb, 1] = vby
+            angvel[bb] = wb
+
+
+@njit
+def _continuous(NB, S, com, angle, com0, angle0, local_center, kind, bullet, body_alive, body_min_extent,
+                shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, lower, upper):
+    """Conservative advancement of fast bodies against static shapes; stop them at the first contact.
+
+    A body is fast when it is a bullet or moved more than half its smallest extent this step. Its swept
+    motion is interpolated linearly in position and angle; for each static shape whose box meets the
+    swept box, t advances by (d − target)/bound where bound = |Δc| + |Δθ|·reach bounds how fast any point
+    of the shape can approach, so t never passes the first contact. The body is put back at the earliest t.
+    """
+    for b in range(NB):
+        if not body_alive[b] or kind[b] != 2:
+            continue
+        dx = com[b, 0] - com0[b, 0]
+        dy = com[b, 1] - com0[b, 1]
+        dth = angle[b] - angle0[b]
+        dist = math.sqrt(dx * dx + dy * dy)
+        if not bullet[b] and dist < 0.5 * body_min_extent[b]:
+            continue
+        t_min = 1.0
+        for s in range(S):
+            if not shape_alive[s] or shape_body[s] != b:
+                continue
+            o = shape_offset[s]
+            vs = verts[o:o + shape_count[s]]
+            # swept box of this shape and its reach from the centre of mass
+            reach = 0.0
+            for i in range(vs.shape[0]):
+                rx = vs[i, 0] - local_center[b, 0]
+                ry = vs[i, 1] - local_center[b, 1]
+                rr = math.sqrt(rx * rx + ry * ry)
+                if rr > reach:
+                    reach = rr
+            reach += shape_radius[s]
+            bound = dist + abs(dth) * reach
+            if bound <= 0.0:
+                continue
+            slx = min(com0[b, 0], com[b, 0]) - reach
+            sly = min(com0[b, 1], com[b, 1]) - reach
+            sux = max(com0[b, 0], com[b, 0]) + reach
+            suy = max(com0[b, 1], com[b, 1]) + reach
+            for q in range(S):
+                if not shape_alive[q] or kind[shape_body[q]] != 0:
+                    continue
+                if lower[q, 0] > sux or upper[q, 0] < slx or lower[q, 1] > suy or upper[q, 1] < sly:
+                    continue
+                bq = shape_body[q]
+                oq = shape_offset[q]
+                vq = verts[oq:oq + shape_count[q]]
+                qx, qy, qc, qs = body_origin(com, angle, local_center, bq)
+                t = 0.0
+                first = True
+                hit = False
+                for it in range(TOI_MAX_ITERATIONS):
+                    cx = com0[b, 0] + t * dx
+                    cy = com0[b, 1] + t * dy
+                    th = angle0[b] + t * dth
+                    c = math.cos(th)
+                    sn = math.sin(th)
+                    ox = cx - (c * local_center[b, 0] - sn * local_center[b, 1])
+                    oy = cy - (sn * local_center[b, 0] + c * local_center[b, 1])
+                    tx, ty, tc, ts = relative_transform(ox, oy, c, sn, qx, qy, qc, qs)
+                    d = shape_distance(vs, shape_radius[s], vq, shape_radius[q], tx, ty, tc, ts)[0]
+                    if first:
+                        first = False
+                        if d < LINEAR_SLOP:
+                            break          # already touching: the contact solver owns this pair
+                    if d <= TOI_TARGET:
+                        hit = True
+                        break
+                    t += (d - TOI_TARGET) / bound
+                    if t >= t_min:
+                        break
+                if hit and t < t_min:
+                    t_min = t
+        if t_min < 1.0:
+            com[b, 0] = com0[b, 0] + t_min * dx
+            com[b, 1] = com0[b, 1] + t_min * dy
+            angle[b] = angle0[b] + t_min * dth

@@ -1,0 +1,649 @@
+"""The rigid-body world: bodies and shapes as handles over structure-of-arrays storage.
+
+Python validates input and keeps handles; ``World.step`` is one compiled call (``_step.step_kernel``).
+Arrays grow by doubling. A handle is (world, index, generation): a removed body's slot may be reused, and
+the old handle then raises :class:`StaleHandleError` instead of aliasing the new body.
+"""
+import math
+
+import numpy as np
+
+from .._jit import announce_compile
+from ..constants import WORLD_LIMIT
+from ..errors import SimulationError, StaleHandleError, WorldLockedError, GeometryError, CaromError
+from ..geometry.shapes import Shape
+from ..geometry.mass import shape_moments
+from . import _step
+
+KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
+KIND_NAMES = {v: k for k, v in KINDS.items()}
+MIX_RULES = {"sqrt": _step.MIX_SQRT, "min": _step.MIX_MIN, "max": _step.MIX_MAX, "mean": _step.MIX_MEAN,
+             "multiply": _step.MIX_MULTIPLY}
+
+
+def _number(value, name, low=None, high=None, low_open=False):
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as exc:
+        raise SimulationError(f"{name} must be a number, got {value!r}") from exc
+    if not math.isfinite(v):
+        raise SimulationError(f"{name} = {v} is not finite")
+    if low is not None and (v < low or (low_open and v <= low)):
+        raise SimulationError(f"{name} must be {'>' if low_open else '>='} {low}, got {v}")
+    if high is not None and v > high:
+        raise SimulationError(f"{name} must be <= {high}, got {v}")
+    return v
+
+
+def _vector(value, name, limit=None):
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise SimulationError(f"{name} must be a vector (x, y), got {value!r}") from exc
+    if arr.shape != (2,):
+        raise SimulationError(f"{name} must be a vector (x, y), got {value!r}")
+    if not np.isfinite(arr).all():
+        raise SimulationError(f"{name} = {tuple(arr)} is not finite")
+    if limit is not None and np.abs(arr).max() > limit:
+        raise SimulationError(f"{name} = {tuple(arr)} is beyond the world limit {limit:g} m")
+    return arr
+
+
+def _grow(arr, size):
+    out = np.zeros((size,) + arr.shape[1:], dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+class Body:
+    """Handle to a body of a :class:`World`. Properties read and write the world's arrays."""
+
+    __slots__ = ("world", "index", "generation")
+
+    def __init__(self, world, index, generation):
+        self.world = world
+        self.index = index
+        self.generation = generation
+
+    def _i(self):
+        w = self.world
+        if w._gen[self.index] != self.generation or not w._alive[self.index]:
+            raise StaleHandleError(f"body {self.index} (generation {self.generation}) has been removed")
+        return self.index
+
+    def __eq__(self, other):
+        return (isinstance(other, Body) and other.world is self.world and other.index == self.index
+                and other.generation == self.generation)
+
+    def __hash__(self):
+        return hash((id(self.world), self.index, self.generation))
+
+    def __repr__(self):
+        alive = self.world._gen[self.index] == self.generation and self.world._alive[self.index]
+        if not alive:
+            return f"<Body {self.index} removed>"
+        return f"<Body {self.index} {self.kind} at ({self.position[0]:.4g}, {self.position[1]:.4g})>"
+
+    # --- kinematic state -------------------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        return KIND_NAMES[int(self.world._kind[self._i()])]
+
+    @property
+    def position(self) -> np.ndarray:
+        """Body origin in world coordinates (the frame its shapes are defined in)."""
+        i = self._i()
+        w = self.world
+        c, s = math.cos(w._angle[i]), math.sin(w._angle[i])
+        lc = w._local_center[i]
+        return w._com[i] - np.array([c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]])
+
+    @position.setter
+    def position(self, value):
+        i = self._i()
+        self.world._check_unlocked()
+        p = _vector(value, "position", WORLD_LIMIT)
+        w = self.world
+        c, s = math.cos(w._angle[i]), math.sin(w._angle[i])
+        lc = w._local_center[i]
+        w._com[i] = p + np.array([c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]])
+
+    @property
+    def world_center(self) -> np.ndarray:
+        """Centre of mass in world coordinates."""
+        return self.world._com[self._i()].copy()
+
+    @property
+    def local_center(self) -> np.ndarray:
+        return self.world._local_center[self._i()].copy()
+
+    @property
+    def angle(self) -> float:
+        return float(self.world._angle[self._i()])
+
+    @angle.setter
+    def angle(self, value):
+        i = self._i()
+        self.world._check_unlocked()
+        a = _number(value, "angle")
+        p = self.position
+        self.world._angle[i] = a
+        self.position = p
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """Velocity of the centre of mass."""
+        return self.world._vel[self._i()].copy()
+
+    @velocity.setter
+    def velocity(self, value):
+        i = self._i()
+        self.world._check_unlocked()
+        self.world._vel[i] = _vector(value, "velocity")
+
+    @property
+    def angular_velocity(self) -> float:
+        return float(self.world._angvel[self._i()])
+
+    @angular_velocity.setter
+    def angular_velocity(self, value):
+        i = self._i()
+        self.world._check_unlocked()
+        self.world._angvel[i] = _number(value, "angular_velocity")
+
+    @property
+    def mass(self) -> float:
+        im = self.world._inv_mass[self._i()]
+        return float(1.0 / im) if im > 0 else (float(self.world._mass[self.index]))
+
+    @property
+    def inertia(self) -> float:
+        """Rotational inertia about the centre of mass."""
+        ii = self.world._inv_inertia[self._i()]
+        return float(1.0 / ii) if ii > 0 else float(self.world._inertia[self.index])
+
+    @property
+    def bullet(self) -> bool:
+        return bool(self.world._bullet[self._i()])
+
+    @bullet.setter
+    def bullet(self, value):
+        self.world._bullet[self._i()] = bool(value)
+
+    @property
+    def linear_damping(self) -> float:
+        return float(self.world._lin_damping[self._i()])
+
+    @linear_damping.setter
+    def linear_damping(self, value):
+        i = self._i()
+        self.world._lin_damping[i] = _number(value, "linear_damping", 0.0)
+
+    @property
+    def angular_damping(self) -> float:
+        return float(self.world._ang_damping[self._i()])
+
+    @angular_damping.setter
+    def angular_damping(self, value):
+        i = self._i()
+        self.world._ang_damping[i] = _number(value, "angular_damping", 0.0)
+
+    @property
+    def gravity_scale(self) -> float:
+        return float(self.world._gravity_scale[self._i()])
+
+    @gravity_scale.setter
+    def gravity_scale(self, value):
+        i = self._i()
+        self.world._gravity_scale[i] = _number(value, "gravity_scale")
+
+    @property
+    def shapes(self):
+        self._i()
+        return list(self.world._body_shapes[self.index])
+
+    # --- forces ----------------------------------------------------------------------------------------
+    def apply_force(self, force, point=None):
+        """Add a force (N) for the next step, at ``point`` (world) or at the centre of mass."""
+        i = self._i()
+        f = _vector(force, "force")
+        w = self.world
+        w._force[i] += f
+        if point is not None:
+            p = _vector(point, "point", WORLD_LIMIT)
+            r = p - w._com[i]
+            w._torque[i] += r[0] * f[1] - r[1] * f[0]
+
+    def apply_torque(self, torque):
+        i = self._i()
+        self.world._torque[i] += _number(torque, "torque")
+
+    def apply_impulse(self, impulse, point=None):
+        """Change the momentum at once by ``impulse`` (N·s), at ``point`` (world) or the centre of mass."""
+        i = self._i()
+        self.world._check_unlocked()
+        j = _vector(impulse, "impulse")
+        w = self.world
+        if w._kind[i] != _step.DYNAMIC:
+            return
+        w._vel[i] += w._inv_mass[i] * j
+        if point is not None:
+            p = _vector(point, "point", WORLD_LIMIT)
+            r = p - w._com[i]
+            w._angvel[i] += w._inv_inertia[i] * (r[0] * j[1] - r[1] * j[0])
+
+    # --- shapes ----------------------------------------------------------------------------------------
+    def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0):
+        """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body."""
+        i = self._i()
+        return self.world._add_shape(i, shape, density, friction, restitution)
+
+
+class ShapeHandle:
+    """Handle to a shape attached to a body: material can change at any time."""
+
+    __slots__ = ("world", "index", "generation", "geometry")
+
+    def __init__(self, world, index, generation, geometry):
+        self.world = world
+        self.index = index
+        self.generation = generation
+        self.geometry = geometry
+
+    def _i(self):
+        w = self.world
+        if w._s_gen[self.index] != self.generation or not w._s_alive[self.index]:
+            raise StaleHandleError(f"shape {self.index} (generation {self.generation}) has been removed")
+        return self.index
+
+    @property
+    def body(self) -> Body:
+        b = int(self.world._s_body[self._i()])
+        return Body(self.world, b, int(self.world._gen[b]))
+
+    @property
+    def friction(self):
+        return float(self.world._s_friction[self._i()])
+
+    @friction.setter
+    def friction(self, value):
+        self.world._s_friction[self._i()] = _number(value, "friction", 0.0)
+
+    @property
+    def restitution(self):
+        return float(self.world._s_restitution[self._i()])
+
+    @restitution.setter
+    def restitution(self, value):
+        self.world._s_restitution[self._i()] = _number(value, "restitution", 0.0, 1.0)
+
+    @property
+    def density(self):
+        return float(self.world._s_density[self._i()])
+
+    def __repr__(self):
+        return f"<ShapeHandle {self.index} {self.geometry!r}>"
+
+
+class World:
+    """An impulse-based rigid-body world (y up, metres, kilograms, seconds).
+
+    ``gravity`` (m/s²), ``substeps`` ≥ 1 per step; friction is mixed by ``friction_mixing`` ("sqrt" by
+    default: √(μa·μb)) and restitution by ``restitution_mixing`` ("max" by default).
+    """
+
+    def __init__(self, gravity=(0.0, -10.0), substeps=4, friction_mixing="sqrt", restitution_mixing="max"):
+        announce_compile()
+        self.gravity = gravity
+        self.substeps = substeps
+        self.friction_mixing = friction_mixing
+        self.restitution_mixing = restitution_mixing
+        self._locked = False
+        cap = 16
+        self._com = np.zeros((cap, 2))
+        self._angle = np.zeros(cap)
+        self._vel = np.zeros((cap, 2))
+        self._angvel = np.zeros(cap)
+        self._inv_mass = np.zeros(cap)
+        self._inv_inertia = np.zeros(cap)
+        self._mass = np.zeros(cap)
+        self._inertia = np.zeros(cap)
+        self._local_center = np.zeros((cap, 2))
+        self._kind = np.zeros(cap, np.int64)
+        self._bullet = np.zeros(cap, np.bool_)
+        self._alive = np.zeros(cap, np.bool_)
+        self._gen = np.zeros(cap, np.int64)
+        self._force = np.zeros((cap, 2))
+        self._torque = np.zeros(cap)
+        self._lin_damping = np.zeros(cap)
+        self._ang_damping = np.zeros(cap)
+        self._gravity_scale = np.ones(cap)
+        self._min_extent = np.zeros(cap)
+        self._body_arrays = ("_com", "_angle", "_vel", "_angvel", "_inv_mass", "_inv_inertia", "_mass",
+                             "_inertia", "_local_center", "_kind", "_bullet", "_alive", "_gen", "_force",
+                             "_torque", "_lin_damping", "_ang_damping", "_gravity_scale", "_min_extent")
+        self._n_bodies = 0
+        self._free_bodies = []
+        self._body_shapes = [[] for _ in range(cap)]
+        scap = 16
+        self._s_body = np.zeros(scap, np.int64)
+        self._s_alive = np.zeros(scap, np.bool_)
+        self._s_gen = np.zeros(scap, np.int64)
+        self._s_offset = np.zeros(scap, np.int64)
+        self._s_count = np.zeros(scap, np.int64)
+        self._s_radius = np.zeros(scap)
+        self._s_friction = np.zeros(scap)
+        self._s_restitution = np.zeros(scap)
+        self._s_density = np.zeros(scap)
+        self._s_reach = np.zeros(scap)
+        self._shape_arrays = ("_s_body", "_s_alive", "_s_gen", "_s_offset", "_s_count", "_s_radius",
+                              "_s_friction", "_s_restitution", "_s_density", "_s_reach")
+        self._n_shapes = 0
+        self._free_shapes = []
+        self._s_geometry = []
+        self._verts = np.zeros((64, 2))
+        self._normals = np.zeros((64, 2))
+        self._n_verts = 0
+        self._contacts = self._empty_contacts()
+        self.step_count = 0
+        self._static_body = self.add_body(kind="static")
+
+    # --- settings with validation ----------------------------------------------------------------------
+    @property
+    def gravity(self):
+        return self._gravity.copy()
+
+    @gravity.setter
+    def gravity(self, value):
+        self._gravity = _vector(value, "gravity")
+
+    @property
+    def substeps(self):
+        return self._substeps
+
+    @substeps.setter
+    def substeps(self, value):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise SimulationError(f"substeps must be an integer >= 1, got {value!r}")
+        self._substeps = int(value)
+
+    @property
+    def friction_mixing(self):
+        return self._friction_mixing
+
+    @friction_mixing.setter
+    def friction_mixing(self, value):
+        if value not in MIX_RULES:
+            raise SimulationError(f"friction_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
+        self._friction_mixing = value
+
+    @property
+    def restitution_mixing(self):
+        return self._restitution_mixing
+
+    @restitution_mixing.setter
+    def restitution_mixing(self, value):
+        if value not in MIX_RULES:
+            raise SimulationError(f"restitution_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
+        self._restitution_mixing = value
+
+    def _check_unlocked(self):
+        if self._locked:
+            raise WorldLockedError("the world is stepping: bodies and shapes can change only between steps")
+
+    @staticmethod
+    def _empty_contacts():
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2)),
+                np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)))
+
+    # --- bodies ----------------------------------------------------------------------------------------
+    @property
+    def static_body(self) -> Body:
+        """A ready static body at the origin (like pymunk's ``space.static_body``)."""
+        return self._static_body
+
+    def add_body(self, position=(0.0, 0.0), angle=0.0, velocity=(0.0, 0.0), angular_velocity=0.0,
+                 kind="dynamic", bullet=False, linear_damping=0.0, angular_damping=0.0,
+                 gravity_scale=1.0) -> Body:
+        """Create a body. It has no mass until shapes with density are added."""
+        self._check_unlocked()
+        if kind not in KINDS:
+            raise SimulationError(f"kind must be 'dynamic', 'static' or 'kinematic', got {kind!r}")
+        p = _vector(position, "position", WORLD_LIMIT)
+        a = _number(angle, "angle")
+        v = _vector(velocity, "velocity")
+        w = _number(angular_velocity, "angular_velocity")
+        ld = _number(linear_damping, "linear_damping", 0.0)
+        ad = _number(angular_damping, "angular_damping", 0.0)
+        gs = _number(gravity_scale, "gravity_scale")
+        if self._free_bodies:
+            i = self._free_bodies.pop()
+        else:
+            i = self._n_bodies
+            if i == self._com.shape[0]:
+                cap = 2 * i
+                for name in self._body_arrays:
+                    setattr(self, name, _grow(getattr(self, name), cap))
+                self._gravity_scale[i:] = 1.0
+                self._body_shapes.extend([] for _ in range(cap - i))
+            self._n_bodies += 1
+        k = KINDS[kind]
+        self._com[i] = p
+        self._angle[i] = a
+        self._vel[i] = v if k != _step.STATIC else 0.0
+        self._angvel[i] = w if k != _step.STATIC else 0.0
+        self._inv_mass[i] = 0.0
+        self._inv_inertia[i] = 0.0
+        self._mass[i] = 0.0
+        self._inertia[i] = 0.0
+        self._local_center[i] = 0.0
+        self._kind[i] = k
+        self._bullet[i] = bool(bullet)
+        self._alive[i] = True
+        self._force[i] = 0.0
+        self._torque[i] = 0.0
+        self._lin_damping[i] = ld
+        self._ang_damping[i] = ad
+        self._gravity_scale[i] = gs
+        self._min_extent[i] = 0.0
+        self._body_shapes[i] = []
+        return Body(self, i, int(self._gen[i]))
+
+    def remove(self, body):
+        """Remove a body (and its shapes) or a shape handle. The handle goes stale."""
+        self._check_unlocked()
+        if isinstance(body, ShapeHandle):
+            return self._remove_shape(body)
+        if not isinstance(body, Body) or body.world is not self:
+            raise CaromError(f"expected a Body of this world, got {body!r}")
+        i = body._i()
+        if body == self._static_body:
+            raise CaromError("the world's static_body cannot be removed")
+        for sh in list(self._body_shapes[i]):
+            self._remove_shape(sh, update_mass=False)
+        self._alive[i] = False
+        self._gen[i] += 1
+        self._free_bodies.append(i)
+
+    @property
+    def bodies(self):
+        """Handles of all bodies, in the order of the rows of ``positions`` (static body excluded)."""
+        idx = self._body_rows()
+        return [Body(self, int(i), int(self._gen[i])) for i in idx]
+
+    def _body_rows(self):
+        n = self._n_bodies
+        idx = np.flatnonzero(self._alive[:n])
+        return idx[idx != self._static_body.index]
+
+    @property
+    def body_count(self):
+        return int(len(self._body_rows()))
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Body origins, one row per body (order of ``bodies``)."""
+        idx = self._body_rows()
+        c = np.cos(self._angle[idx])
+        s = np.sin(self._angle[idx])
+        lc = self._local_center[idx]
+        return self._com[idx] - np.stack([c * lc[:, 0] - s * lc[:, 1], s * lc[:, 0] + c * lc[:, 1]], axis=1)
+
+    @property
+    def angles(self) -> np.ndarray:
+        return self._angle[self._body_rows()].copy()
+
+    @property
+    def velocities(self) -> np.ndarray:
+        return self._vel[self._body_rows()].copy()
+
+    @property
+    def angular_velocities(self) -> np.ndarray:
+        return self._angvel[self._body_rows()].copy()
+
+    # --- shapes ----------------------------------------------------------------------------------------
+    def _add_shape(self, b, shape, density, friction, restitution):
+        self._check_unlocked()
+        if isinstance(shape, ShapeHandle):
+            raise CaromError(f"{shape!r} is already attached to a body; add its geometry to attach a copy")
+        if not isinstance(shape, Shape):
+            raise GeometryError(f"expected a carom shape (Circle, Capsule, Segment, Polygon), got {shape!r}")
+        d = _number(density, "density", 0.0)
+        f = _number(friction, "friction", 0.0)
+        e = _number(restitution, "restitution", 0.0, 1.0)
+        if np.abs(shape.vertices).max() + shape.radius > WORLD_LIMIT:
+            raise GeometryError(f"{shape!r} reaches beyond the world limit {WORLD_LIMIT:g} m")
+        n = shape.vertices.shape[0]
+        if self._free_shapes:
+            s = self._free_shapes.pop()
+        else:
+            s = self._n_shapes
+            if s == self._s_body.shape[0]:
+                for name in self._shape_arrays:
+                    setattr(self, name, _grow(getattr(self, name), 2 * s))
+            self._n_shapes += 1
+            self._s_geometry.append(None)
+        if self._n_verts + n > self._verts.shape[0]:
+            cap = max(2 * self._verts.shape[0], self._n_verts + n)
+            self._verts = _grow(self._verts, cap)
+            self._normals = _grow(self._normals, cap)
+        o = self._n_verts
+        self._verts[o:o + n] = shape.vertices
+        self._normals[o:o + n] = shape.normals
+        self._n_verts += n
+        self._s_body[s] = b
+        self._s_alive[s] = True
+        self._s_offset[s] = o
+        self._s_count[s] = n
+        self._s_radius[s] = shape.radius
+        self._s_friction[s] = f
+        self._s_restitution[s] = e
+        self._s_density[s] = d
+        self._s_geometry[s] = shape
+        handle = ShapeHandle(self, s, int(self._s_gen[s]), shape)
+        self._body_shapes[b].append(handle)
+        self._update_mass(b)
+        return handle
+
+    def _remove_shape(self, handle, update_mass=True):
+        s = handle._i()
+        b = int(self._s_body[s])
+        self._s_alive[s] = False
+        self._s_gen[s] += 1
+        self._free_shapes.append(s)
+        self._body_shapes[b] = [h for h in self._body_shapes[b] if h.index != s]
+        if update_mass:
+            self._update_mass(b)
+
+    def _update_mass(self, b):
+        """Combine the shapes' mass, centroid and inertia (parallel-axis theorem); keep the origin fixed."""
+        origin = Body(self, b, int(self._gen[b])).position
+        area_m = 0.0
+        sx = sy = j = 0.0
+        min_extent = math.inf
+        for h in self._body_shapes[b]:
+            s = h.index
+            geom = self._s_geometry[s]
+            a, mx, my, jj = shape_moments(geom.vertices, geom.normals, geom.radius)
+            d = self._s_density[s]
+            area_m += d * a
+            sx += d * mx
+            sy += d * my
+            j += d * jj
+            lo, hi = geom.vertices.min(axis=0) - geom.radius, geom.vertices.max(axis=0) + geom.radius
+            ext = 0.5 * min(hi - lo)
+            if geom.vertices.shape[0] == 2 and geom.radius > 0:
+                ext = geom.radius
+            min_extent = min(min_extent, max(ext, geom.radius))
+        kind = self._kind[b]
+        if area_m > 0.0:
+            cx, cy = sx / area_m, sy / area_m
+            inertia = j - area_m * (cx * cx + cy * cy)
+        else:
+            cx = cy = 0.0
+            inertia = 0.0
+        self._mass[b] = area_m
+        self._inertia[b] = inertia
+        if kind == _step.DYNAMIC and area_m > 0.0:
+            self._inv_mass[b] = 1.0 / area_m
+            self._inv_inertia[b] = 1.0 / inertia if inertia > 0.0 else 0.0
+        else:
+            self._inv_mass[b] = 0.0
+            self._inv_inertia[b] = 0.0
+        self._local_center[b] = (cx, cy)
+        c, s_ = math.cos(self._angle[b]), math.sin(self._angle[b])
+        self._com[b] = origin + np.array([c * cx - s_ * cy, s_ * cx + c * cy])
+        self._min_extent[b] = min_extent if math.isfinite(min_extent) else 0.0
+        for h in self._body_shapes[b]:
+            geom = self._s_geometry[h.index]
+            self._s_reach[h.index] = float(np.max(np.hypot(*(geom.vertices - (cx, cy)).T))) + geom.radius
+
+    # --- stepping --------------------------------------------------------------------------------------
+    def step(self, dt):
+        """Advance the world by ``dt`` seconds in one compiled call."""
+        self._check_unlocked()
+        dt = _number(dt, "dt", 0.0, low_open=True)
+        n = self._n_bodies
+        dyn = self._alive[:n] & (self._kind[:n] == _step.DYNAMIC)
+        massless = np.flatnonzero(dyn & (self._inv_mass[:n] == 0.0))
+        if massless.size:
+            raise SimulationError(f"dynamic body {int(massless[0])} has no mass: give it a shape with "
+                                  "density > 0 (or make it static/kinematic)")
+        for name, arr in (("velocity", self._vel[:n]), ("angular_velocity", self._angvel[:n]),
+                          ("force", self._force[:n]), ("torque", self._torque[:n])):
+            bad = ~np.isfinite(arr).reshape(n, -1).all(axis=1) & self._alive[:n]
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise SimulationError(f"body {i} has a non-finite {name}: {arr[i]}")
+        self._locked = True
+        try:
+            ns = self._n_shapes
+            old = self._contacts
+            self._contacts = _step.step_kernel(
+                dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]),
+                MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing],
+                self._com[:n], self._angle[:n], self._vel[:n], self._angvel[:n], self._inv_mass[:n],
+                self._inv_inertia[:n], self._local_center[:n], self._kind[:n], self._bullet[:n],
+                self._alive[:n], self._force[:n], self._torque[:n], self._lin_damping[:n],
+                self._ang_damping[:n], self._gravity_scale[:n], self._min_extent[:n],
+                self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
+                self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
+                self._verts, self._normals,
+                old[0], old[1], old[2], old[3], old[4])
+            self.step_count += 1
+        finally:
+            self._locked = False
+
+    # --- contacts (read-only views for tests, drawing and events) ------------------------------------------
+    def contacts(self):
+        """Touching contacts of the last step: list of dicts (shape_a, shape_b, normal, points, separations,
+        normal_impulses, tangent_impulses)."""
+        keys, count, ids, nimp, timp, normal, points, sep = self._contacts
+        ns = self._n_shapes
+        out = []
+        for k in np.flatnonzero(count > 0):
+            c = int(count[k])
+            out.append(dict(shape_a=int(keys[k] // ns), shape_b=int(keys[k] % ns), normal=normal[k].copy(),
+                            points=points[k, :c].copy(), separations=sep[k, :c].copy(),
+                            normal_impulses=nimp[k, :c].copy(), tangent_impulses=timp[k, :c].copy()))
+        return out

@@ -1,0 +1,459 @@
+"""Broad phases against brute force and independent oracles.
+
+Every structure runs the same seeded sequence of inserts, moves, bulk updates and removes; after every
+operation its pairs, queries and ray casts must equal BruteForce's exactly, and BruteForce itself is
+checked against a NumPy broadcast oracle (pairs, queries) and shapely (which boxes a segment crosses).
+The dynamic tree's invariants are checked after every operation by walking its node pool in Python.
+"""
+import math
+
+import numpy as np
+import pytest
+import shapely
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+from carom.errors import CaromError, GeometryError
+from carom.geometry import _broadphase_kernels as K
+from carom.geometry.broadphase import BruteForce, SweepAndPrune, DynamicTree, UniformGrid
+
+STRUCTURES = (SweepAndPrune, DynamicTree, UniformGrid)
+KINDS = ("uniform", "clustered", "identical", "zero", "lattice", "huge")
+SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# oracles
+# ---------------------------------------------------------------------------------------------------------
+
+def oracle_pairs(bp):
+    """All overlapping (closed) pairs by NumPy broadcasting, static–static dropped."""
+    ids = bp.ids()
+    if ids.size == 0:
+        return np.zeros((0, 2), np.int64)
+    lo = np.array([bp.box(int(i))[0] for i in ids])
+    hi = np.array([bp.box(int(i))[1] for i in ids])
+    stat = np.array([bp.is_static(int(i)) for i in ids])
+    ov = ((lo[None, :, 0] <= hi[:, None, 0]) & (lo[:, None, 0] <= hi[None, :, 0])
+          & (lo[None, :, 1] <= hi[:, None, 1]) & (lo[:, None, 1] <= hi[None, :, 1]))
+    ov &= ~(stat[:, None] & stat[None, :])
+    a, b = np.nonzero(np.triu(ov, 1))
+    out = np.stack([ids[a], ids[b]], axis=1).astype(np.int64)
+    return out[np.lexsort((out[:, 1], out[:, 0]))] if len(out) else out.reshape(0, 2)
+
+
+def oracle_query(bp, qlo, qhi):
+    return np.array([i for i in bp.ids()
+                     if np.all(bp.box(int(i))[0] <= qhi) and np.all(qlo <= bp.box(int(i))[1])], np.int64)
+
+
+def entry_fraction(lo, hi, o, d):
+    """Independent slab test in plain Python (returns None for a miss)."""
+    t0, t1 = 0.0, 1.0
+    for a in range(2):
+        if d[a] == 0.0:
+            if not lo[a] <= o[a] <= hi[a]:
+                return None
+        else:
+            ta, tb = sorted(((lo[a] - o[a]) / d[a], (hi[a] - o[a]) / d[a]))
+            t0, t1 = max(t0, ta), min(t1, tb)
+            if t0 > t1:
+                return None
+    return t0
+
+
+def oracle_raycast(bp, o, d):
+    hits = []
+    for i in bp.ids():
+        t = entry_fraction(*bp.box(int(i)), o, d)
+        if t is not None:
+            hits.append((t, int(i)))
+    return np.array([i for _, i in sorted(hits)], np.int64)
+
+
+def check_tree(tree):
+    """Parent boxes contain children, heights are 1 + max of the children's, the height stays within
+    2 log2(leaves) + 1 (an AVL tree is within 1.44 log2; rotations here are single, so allow a bit more),
+    every leaf's fat box contains its proxy's real box, and live + free nodes partition the pool."""
+    for static in (False, True):
+        d = tree.nodes(static)
+        proxies = [int(i) for i in tree.ids() if tree.is_static(int(i)) == static]
+        root = d["root"]
+        assert d["leaves"] == len(proxies)
+        if root == -1:
+            assert not proxies
+            continue
+        assert d["parent"][root] == -1
+        seen, leaves, stack = set(), [], [root]
+        while stack:
+            v = stack.pop()
+            assert v not in seen
+            seen.add(v)
+            c1, c2 = d["child1"][v], d["child2"][v]
+            if c1 == -1:
+                assert c2 == -1 and d["height"][v] == 0
+                p = int(d["proxy"][v])
+                leaves.append(p)
+                assert tree.leaf_of(p) == v
+                lo, hi = tree.box(p)
+                assert np.all(d["lower"][v] <= lo) and np.all(hi <= d["upper"][v])
+                continue
+            assert d["proxy"][v] == -1
+            for c in (c1, c2):
+                assert d["parent"][c] == v
+                assert np.all(d["lower"][v] <= d["lower"][c]) and np.all(d["upper"][c] <= d["upper"][v])
+            assert d["height"][v] == 1 + max(d["height"][c1], d["height"][c2])
+            stack += [c1, c2]
+        assert sorted(leaves) == sorted(proxies)
+        assert len(seen) == 2 * len(proxies) - 1
+        n = len(proxies)
+        assert d["height"][root] <= 2 * math.log2(n) + 1
+        free, v = set(), d["free"]
+        while v != -1:
+            assert v not in free and v not in seen and d["height"][v] == -1
+            free.add(v)
+            v = d["parent"][v]
+        assert len(free) + len(seen) == len(d["height"])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# seeded operation sequences
+# ---------------------------------------------------------------------------------------------------------
+
+def random_box(rng, kind):
+    if kind == "uniform":
+        lo = rng.uniform(-20, 20, 2)
+        return lo, lo + rng.uniform(0, 4, 2)
+    if kind == "clustered":
+        c = np.array([[0.0, 0.0], [5.0, 5.0], [-30.0, 2.0]])[rng.integers(3)]
+        lo = c + rng.normal(0, 1.0, 2)
+        return lo, lo + rng.uniform(0, 1.5, 2)
+    if kind == "identical":
+        return np.array([1.0, -2.0]), np.array([2.5, 0.5])
+    if kind == "zero":
+        p = rng.integers(-3, 4, 2).astype(float) * 0.5
+        return p, p.copy()
+    if kind == "lattice":   # integer corners: boxes touch exactly at edges and corners
+        lo = rng.integers(-6, 6, 2).astype(float)
+        return lo, lo + rng.integers(0, 3, 2)
+    # huge: mostly small boxes, some enormous ones, some far from the origin
+    r = rng.random()
+    if r < 0.25:
+        lo = rng.uniform(-1e5, 0, 2)
+        return lo, lo + rng.uniform(1e4, 2e5, 2)
+    if r < 0.4:
+        lo = rng.uniform(-1e6, 1e6, 2)
+        return lo, lo + rng.uniform(0, 10, 2)
+    lo = rng.uniform(-20, 20, 2)
+    return lo, lo + rng.uniform(0, 2, 2)
+
+
+def nudge(rng, kind, lo, hi):
+    """Coherent motion: a small shift (zero for the degenerate kinds, to keep them degenerate)."""
+    if kind in ("identical", "zero", "lattice"):
+        return lo, hi
+    d = rng.normal(0, 0.05 if kind != "huge" else 5.0, 2)
+    return lo + d, hi + d
+
+
+def run_sequence(seed, kind, n_ops, check):
+    rng = np.random.default_rng(seed)
+    ref = BruteForce()
+    others = [cls() for cls in STRUCTURES]
+    every = [ref] + others
+    for step in range(n_ops):
+        ids = ref.ids()
+        r = rng.random()
+        if r < 0.4 or len(ids) < 2:
+            lo, hi = random_box(rng, kind)
+            static = bool(rng.random() < 0.25)
+            got = {bp.insert(lo, hi, static=static) for bp in every}
+            assert len(got) == 1
+        elif r < 0.6:
+            p = int(rng.choice(ids))
+            lo, hi = random_box(rng, kind)
+            for bp in every:
+                bp.move(p, lo, hi)
+        elif r < 0.85:
+            sel = rng.choice(ids, size=int(rng.integers(1, len(ids) + 1)), replace=False)
+            boxes = [nudge(rng, kind, *ref.box(int(p))) for p in sel]
+            lows = np.array([b[0] for b in boxes])
+            ups = np.array([b[1] for b in boxes])
+            for bp in every:
+                bp.update(sel, lows, ups)
+        else:
+            p = int(rng.choice(ids))
+            for bp in every:
+                bp.remove(p)
+        check(rng, kind, ref, others)
+
+
+def check_all(rng, kind, ref, others):
+    expected = ref.pairs()
+    assert expected.dtype == np.int64 and expected.shape[1] == 2
+    np.testing.assert_array_equal(expected, oracle_pairs(ref))
+    for bp in others:
+        got = bp.pairs()
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, expected, err_msg=type(bp).__name__)
+        if isinstance(bp, DynamicTree):
+            check_tree(bp)
+    lo, hi = random_box(rng, kind)
+    q = ref.query(lo, hi)
+    np.testing.assert_array_equal(q, oracle_query(ref, lo, hi))
+    o = rng.uniform(-25, 25, 2)
+    d = rng.uniform(-50, 50, 2)
+    if kind in ("zero", "lattice", "identical") and rng.random() < 0.5:
+        o, d = np.round(o), np.round(d) * (rng.random() < 0.7)   # axis-aligned and grid-aligned rays
+    ray = ref.raycast(o, d)
+    np.testing.assert_array_equal(ray, oracle_raycast(ref, o, d))
+    for bp in others:
+        np.testing.assert_array_equal(bp.query(lo, hi), q, err_msg=type(bp).__name__)
+        np.testing.assert_array_equal(bp.raycast(o, d), ray, err_msg=type(bp).__name__)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@SETTINGS
+@given(seed=st.integers(0, 2 ** 32 - 1))
+def test_every_structure_agrees_with_brute_force(kind, seed):
+    run_sequence(seed, kind, 40, check_all)
+
+
+def test_many_proxies_agree_with_brute_force():
+    """A larger coherent scene (several hundred boxes, 30 frames) including re-sorts and tree rotations."""
+    rng = np.random.default_rng(7)
+    n = 600
+    lo = rng.uniform(0, 60, (n, 2))
+    hi = lo + rng.uniform(0.2, 2.0, (n, 2))
+    vel = rng.normal(0, 0.3, (n, 2))
+    every = [BruteForce()] + [cls() for cls in STRUCTURES]
+    for bp in every:
+        for k in range(n):
+            bp.insert(lo[k], hi[k], static=k % 10 == 0)
+    ids = np.arange(n)
+    for frame in range(30):
+        moving = ids[ids % 10 != 0]
+        lo[moving] += vel[moving]
+        hi[moving] += vel[moving]
+        if frame == 15:                      # the scene turns: the spread moves from x to y
+            size = (hi - lo)[:, ::-1]
+            lo = lo[:, ::-1] * np.array([0.1, 3.0])
+            hi = lo + size
+            moving = ids
+        for bp in every:
+            bp.update(moving, lo[moving], hi[moving])
+        expected = every[0].pairs()
+        assert len(expected) > n // 4
+        np.testing.assert_array_equal(K.tree_pairs(*every[2]._trees, every[2]._lower, every[2]._upper,
+                                                   every[2]._flags, every[2]._n), expected)
+        for bp in every[1:]:
+            np.testing.assert_array_equal(bp.pairs(), expected, err_msg=type(bp).__name__)
+    check_tree(every[2])
+    assert every[1].axis == 1
+
+
+def test_raycast_set_matches_shapely():
+    """Which boxes a segment crosses, against shapely's (closed) intersection predicate."""
+    rng = np.random.default_rng(3)
+    tree, brute = DynamicTree(), BruteForce()
+    boxes = []
+    for _ in range(200):
+        lo = rng.uniform(-20, 20, 2)
+        hi = lo + rng.uniform(0, 3, 2)
+        boxes.append(shapely.box(lo[0], lo[1], hi[0], hi[1]))
+        tree.insert(lo, hi)
+        brute.insert(lo, hi)
+    for _ in range(50):
+        o = rng.uniform(-25, 25, 2)
+        d = rng.uniform(-40, 40, 2)
+        seg = shapely.LineString([o, o + d])
+        want = sorted(i for i, b in enumerate(boxes) if seg.intersects(b))
+        got = tree.raycast(o, d)
+        assert sorted(got.tolist()) == want
+        np.testing.assert_array_equal(got, brute.raycast(o, d))
+        # order: along the ray, by the distance from o to where the segment first meets the box
+        dist = [shapely.Point(o).distance(seg.intersection(boxes[i])) for i in got]
+        assert all(a <= b + 1e-9 for a, b in zip(dist, dist[1:]))
+
+
+def test_raycast_details():
+    bp = DynamicTree()
+    a = bp.insert((0, 0), (1, 1))
+    b = bp.insert((2, -1), (3, 1))
+    c = bp.insert((2, 0.5), (2.5, 2))      # entered at the same fraction as b
+    bp.insert((0, 5), (1, 6))
+    np.testing.assert_array_equal(bp.raycast((0.5, 0.5), (4, 0)), [a, b, c])
+    np.testing.assert_array_equal(bp.raycast((5, 0.5), (-4, 0)), [b, c, a])
+    np.testing.assert_array_equal(bp.raycast((-1, 0.5), (1, 0)), [a])       # ends exactly on the face
+    np.testing.assert_array_equal(bp.raycast((-1, 0.5), (0.99, 0)), [])
+    np.testing.assert_array_equal(bp.raycast((0.5, 0.5), (0, 0)), [a])       # a point inside a box
+
+
+# ---------------------------------------------------------------------------------------------------------
+# structure-specific behaviour
+# ---------------------------------------------------------------------------------------------------------
+
+def test_static_pairs_never_reported():
+    for cls in (BruteForce,) + STRUCTURES:
+        bp = cls()
+        s1 = bp.insert((0, 0), (2, 2), static=True)
+        s2 = bp.insert((1, 1), (3, 3), static=True)
+        m = bp.insert((1.5, 1.5), (1.6, 1.6))
+        np.testing.assert_array_equal(bp.pairs(), [[s1, m], [s2, m]], err_msg=cls.__name__)
+        bp.move(s2, (0, 0), (2, 2))
+        np.testing.assert_array_equal(bp.pairs(), [[s1, m], [s2, m]], err_msg=cls.__name__)
+
+
+def test_ids_are_reused_last_removed_first():
+    for cls in (BruteForce,) + STRUCTURES:
+        bp = cls()
+        ids = [bp.insert((i, 0), (i + 1, 1)) for i in range(5)]
+        assert ids == [0, 1, 2, 3, 4]
+        bp.remove(1)
+        bp.remove(3)
+        assert bp.insert((0, 0), (1, 1)) == 3
+        assert bp.insert((0, 0), (1, 1)) == 1
+        assert bp.insert((0, 0), (1, 1)) == 5
+        assert len(bp) == 6
+
+
+def test_small_moves_do_not_touch_the_tree():
+    tree = DynamicTree()
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        lo = rng.uniform(0, 20, 2)
+        tree.insert(lo, lo + 1)
+    before = tree.nodes()
+    lo, hi = tree.box(7)
+    tree.move(7, lo + 0.5 * tree.margin, hi + 0.5 * tree.margin)     # still inside the fat box
+    after = tree.nodes()
+    for key in ("lower", "upper", "parent", "child1", "child2", "height"):
+        np.testing.assert_array_equal(before[key], after[key])
+    tree.move(7, lo + 5 * tree.margin, hi + 5 * tree.margin)          # leaves it: reinserted, enlarged
+    leaf = tree.leaf_of(7)
+    d = tree.nodes()
+    new_lo, new_hi = tree.box(7)
+    # stretched ahead along the motion by multiplier × displacement, margin behind
+    assert d["upper"][leaf][0] == pytest.approx(new_hi[0] + tree.margin + tree.multiplier * 4.5 * tree.margin)
+    assert d["lower"][leaf][0] == pytest.approx(new_lo[0] - tree.margin)
+    check_tree(tree)
+
+
+def test_tree_stays_balanced_for_sorted_inserts():
+    """Inserting along a line is the worst case for an unbalanced tree (it degenerates to a list)."""
+    tree = DynamicTree()
+    for i in range(1024):
+        tree.insert((i, 0), (i + 0.5, 0.5))
+        if i % 97 == 0:
+            check_tree(tree)
+    check_tree(tree)
+    assert tree.height <= 2 * 10 + 1
+    for i in range(0, 1024, 2):
+        tree.remove(i)
+    check_tree(tree)
+
+
+def test_sweep_and_prune_follows_the_spread():
+    sap = SweepAndPrune()
+    ids = [sap.insert((0, 3 * k), (1, 3 * k + 1)) for k in range(20)]     # spread along y
+    sap.pairs()
+    assert sap.axis == 1
+    sap.update(ids, [(3 * k, 0) for k in range(20)], [(3 * k + 1, 1) for k in range(20)])
+    assert len(sap.pairs()) == 0
+    assert sap.axis == 0
+
+
+def test_grid_cell_size():
+    g = UniformGrid()
+    for k in range(9):
+        g.insert((10 * k, 0), (10 * k + 2 + (k % 3), 1))      # sizes 2, 3, 4: median 3
+    g.pairs()
+    assert g.cell_size == 3.0
+    pts = UniformGrid()
+    for k in range(16):
+        pts.insert((k, 0), (k, 0))                           # points: spread / sqrt(count) = 15 / 4
+    pts.pairs()
+    assert pts.cell_size == pytest.approx(15 / 4)
+    assert UniformGrid(cell_size=0.5).cell_size == 0.5
+    with pytest.raises(GeometryError, match="-1"):
+        UniformGrid(cell_size=-1)
+
+
+def test_grid_without_world_bounds():
+    """Cells far apart (and beyond int32 cell coordinates) hash without aliasing into false pairs."""
+    g, b = UniformGrid(cell_size=1e-3), BruteForce()
+    for x in (-1e12, -5e6, 0.0, 3.0, 5e6, 1e12):
+        for bp in (g, b):
+            bp.insert((x, x), (x + 1e-3, x + 1e-3))
+            bp.insert((x + 1e-3, x), (x + 2e-3, x + 1e-3))
+    np.testing.assert_array_equal(g.pairs(), b.pairs())
+    assert len(b.pairs()) == 6
+
+
+def test_kernels_callable_without_python_wrappers():
+    """The compiled world step calls the kernels over raw arrays."""
+    lower = np.array([[0.0, 0.0], [0.5, 0.5], [5.0, 5.0]])
+    upper = lower + 1.0
+    flags = np.array([K.MOVING, K.MOVING, K.STATIC], np.int8)
+    np.testing.assert_array_equal(K.brute_pairs(lower, upper, flags, 3), [[0, 1]])
+    order = np.array([2, 1, 0], np.int64)
+    meta = np.array([3, 0], np.int64)
+    np.testing.assert_array_equal(K.sap_pairs(lower, upper, flags, 3, order, meta), [[0, 1]])
+    assert list(order) == [0, 1, 2]
+    tree = DynamicTree()
+    for k in range(3):
+        tree.insert(lower[k], upper[k], static=k == 2)
+    np.testing.assert_array_equal(K.tree_pairs(*tree._trees, lower, upper, flags, 3), [[0, 1]])
+    table = K.grid_build(lower, upper, flags, 3, K.STATIC, 1.0, 64)
+    np.testing.assert_array_equal(K.grid_pairs(lower, upper, flags, 3, 1.0, 64, *table), [[0, 1]])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# bad input: a carom error naming the value, and no change
+# ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", (BruteForce,) + STRUCTURES)
+def test_bad_input_raises_and_changes_nothing(cls):
+    bp = cls()
+    a = bp.insert((0, 0), (1, 1))
+    b = bp.insert((0.5, 0.5), (2, 2), static=True)
+    pairs = bp.pairs()
+    box = bp.box(a)
+
+    def unchanged():
+        np.testing.assert_array_equal(bp.pairs(), pairs)
+        np.testing.assert_array_equal(bp.box(a)[0], box[0])
+        assert len(bp) == 2
+
+    with pytest.raises(GeometryError, match="nan"):
+        bp.insert((np.nan, 0), (1, 1))
+    with pytest.raises(GeometryError, match="inf"):
+        bp.insert((0, 0), (np.inf, 1))
+    with pytest.raises(GeometryError, match="3"):
+        bp.insert((3, 0), (1, 1))
+    with pytest.raises(GeometryError):
+        bp.insert((0, 0, 0), (1, 1))
+    unchanged()
+    with pytest.raises(GeometryError, match="nan"):
+        bp.move(a, (5, 5), (np.nan, 6))
+    with pytest.raises(CaromError, match="17"):
+        bp.move(17, (5, 5), (6, 6))
+    with pytest.raises(CaromError, match="True"):
+        bp.remove(True)
+    with pytest.raises(GeometryError, match=r"lowers\[1\]"):
+        bp.update([a, b], [(9, 9), (np.inf, 0)], [(10, 10), (1, 1)])
+    with pytest.raises(GeometryError, match=r"box 0"):
+        bp.update([a, b], [(9, 9), (0, 0)], [(8, 10), (1, 1)])
+    with pytest.raises(CaromError, match="5"):
+        bp.update([a, 5], [(9, 9), (0, 0)], [(10, 10), (1, 1)])
+    with pytest.raises(GeometryError, match="shape"):
+        bp.update([a, b], [(9, 9)], [(10, 10)])
+    with pytest.raises(GeometryError, match="nan"):
+        bp.raycast((0, 0), (np.nan, 1))
+    unchanged()
+    bp.remove(a)
+    with pytest.raises(CaromError, match=str(a)):
+        bp.move(a, (0, 0), (1, 1))
+    with pytest.raises(CaromError, match=str(a)):
+        bp.remove(a)
+    with pytest.raises(CaromError, match=str(a)):
+        bp.update([a], [(0, 0)], [(1, 1)])
