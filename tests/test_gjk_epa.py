@@ -8,7 +8,6 @@ from hypothesis import given, settings, strategies as st
 
 from carom.errors import GeometryError
 from carom.geometry.shapes import Circle, Capsule, Segment, Polygon, Transform, box
-from carom.geometry import gjk, epa
 from carom.geometry.gjk import distance, overlap, shape_distance
 from carom.geometry.epa import penetration, epa_penetration
 from carom.geometry.contact_gjk import collide_gjk_shapes, collide_gjk
@@ -178,7 +177,7 @@ def test_bad_input_raises():
 
 def test_epa_depth_equals_brute_force_sat_for_polygons():
     n_checked = n_normal = 0
-    for a, xa, b, xb in random_pairs(303, 3000, kinds=("polygon", "rounded"), spread=1.2):
+    for a, xa, b, xb in random_pairs(303, 3000, kinds=("polygon", "rounded"), spread=0.5):
         s, n, gap = sat_polygons(a, xa, b, xb)
         rel = relative_transform(*xa.as_tuple(), *xb.as_tuple())
         if s > 0.0:
@@ -300,7 +299,7 @@ def test_manifold_against_shapely_all_kinds():
 
 def test_manifold_matches_sat_for_overlapping_polygons():
     checked = deepest_equal = 0
-    for a, xa, b, xb in random_pairs(707, 3000, kinds=("polygon", "rounded"), spread=1.2):
+    for a, xa, b, xb in random_pairs(707, 3000, kinds=("polygon", "rounded"), spread=0.5):
         s, n, gap = sat_polygons(a, xa, b, xb)
         if s > 0.0 or gap < 1e-7:
             continue
@@ -309,12 +308,13 @@ def test_manifold_matches_sat_for_overlapping_polygons():
         checked += 1
         np.testing.assert_allclose(m.normal, n, atol=1e-9)
         r = a.radius + b.radius
-        # clipping can only remove the deepest incident vertex, never make a point deeper than SAT's depth
+        # no point is deeper than SAT's depth; clipping to the reference slab could in principle remove the
+        # deepest incident vertex (as in any SAT + clipping manifold), but on this sample it never does
         assert m.separations.min() >= s - r - 1e-9
         if m.separations.min() == pytest.approx(s - r, abs=1e-9):
             deepest_equal += 1
     assert checked > 1500
-    assert deepest_equal > 0.95 * checked
+    assert deepest_equal == checked
 
 
 def test_swapping_shapes_flips_the_manifold():

@@ -158,9 +158,9 @@ def test_zero_translation_and_bad_values():
     with pytest.raises(GeometryError, match=r"translation = \(0\.0, 0\.0\) is zero"):
         raycast(c, None, (3, 0), (0, 0))
     assert _local(c, (3, 0), (0, 0))[0] is False                       # the kernel: no hit
-    with pytest.raises(GeometryError, match=r"origin = \(nan, 0\.0\) is not finite|origin .*nan"):
+    with pytest.raises(GeometryError, match=r"origin = \(nan, 0\.0\) is not finite"):
         raycast(c, None, (float("nan"), 0), (1, 0))
-    with pytest.raises(GeometryError, match=r"translation .*inf"):
+    with pytest.raises(GeometryError, match=r"translation = \(inf, 0\.0\) is not finite"):
         raycast(c, None, (0, 0), (float("inf"), 0))
     with pytest.raises(GeometryError, match=r"angle = nan"):
         raycast(c, (0, 0, float("nan")), (3, 0), (-1, 0))
@@ -289,7 +289,7 @@ def test_random_rays_rounded_shapes_vs_distance_oracle(kind):
         else:
             shape = Polygon(rng.normal(size=(int(rng.integers(3, 9)), 2)), radius=r)
             core = shapely.Polygon(shape.vertices)
-        o, d = _rays(rng, 60, scale=4.0)
+        o, d = _rays(rng, 100, scale=4.0)
         ref = _rounded_oracle(core, r, o, d)
         for k in range(len(o)):
             if np.isnan(ref[k]):
@@ -306,7 +306,7 @@ def test_random_rays_rounded_shapes_vs_distance_oracle(kind):
             assert np.allclose((nx, ny), (p - q) / r, atol=1e-6)
             assert nx * d[k][0] + ny * d[k][1] < 0
             checked += 1
-    assert checked > 200
+    assert checked > 150, checked
 
 
 def _shape_zoo(rng):

@@ -30,7 +30,7 @@ import math
 from .._jit import njit
 from ..constants import GJK_TOUCH_DISTANCE, GJK_FACE_TOLERANCE
 from ..errors import GeometryError
-from .gjk import gjk_core, support_index, support_index_b, _b_point, prepare_pair
+from .gjk import gjk_core, support_index, _b_point, prepare_pair
 from .epa import epa_penetration
 from .manifold_types import Manifold
 

@@ -33,9 +33,8 @@ import math
 import numpy as np
 
 from .._jit import njit
-from ..constants import EPA_MAX_ITERATIONS, EPA_TOLERANCE
+from ..constants import EPA_MAX_ITERATIONS, EPA_TOLERANCE, GJK_TOUCH_DISTANCE
 from .gjk import support_index, support_index_b, _b_point, prepare_pair, gjk_core
-from ..constants import GJK_TOUCH_DISTANCE
 
 
 @njit

@@ -97,7 +97,7 @@ def _copy_row(W, I, src, dst):
 
 
 @njit
-def _solve2(W, I, lam):
+def _solve2(W, I):
     """Reduce the segment W0W1 to the feature closest to the origin; returns the new count."""
     w1x = W[0, 4]
     w1y = W[0, 5]
@@ -107,21 +107,21 @@ def _solve2(W, I, lam):
     ey = w2y - w1y
     l2 = -(w1x * ex + w1y * ey)     # weight of w2
     if l2 <= 0.0:
-        lam[0] = 1.0
+        W[0, 6] = 1.0
         return 1
     l1 = w2x * ex + w2y * ey        # weight of w1
     if l1 <= 0.0:
         _copy_row(W, I, 1, 0)
-        lam[0] = 1.0
+        W[0, 6] = 1.0
         return 1
     inv = 1.0 / (l1 + l2)
-    lam[0] = l1 * inv
-    lam[1] = l2 * inv
+    W[0, 6] = l1 * inv
+    W[1, 6] = l2 * inv
     return 2
 
 
 @njit
-def _solve3(W, I, lam):
+def _solve3(W, I):
     """Reduce the triangle W0W1W2 to the feature whose Voronoi region holds the origin; returns the count."""
     w1x = W[0, 4]
     w1y = W[0, 5]
@@ -151,42 +151,42 @@ def _solve3(W, I, lam):
     d123_3 = n123 * (w1x * w2y - w1y * w2x)
 
     if d12_2 <= 0.0 and d13_2 <= 0.0:           # vertex 1
-        lam[0] = 1.0
+        W[0, 6] = 1.0
         return 1
     if d12_1 > 0.0 and d12_2 > 0.0 and d123_3 <= 0.0:   # edge 12
         inv = 1.0 / (d12_1 + d12_2)
-        lam[0] = d12_1 * inv
-        lam[1] = d12_2 * inv
+        W[0, 6] = d12_1 * inv
+        W[1, 6] = d12_2 * inv
         return 2
     if d13_1 > 0.0 and d13_2 > 0.0 and d123_2 <= 0.0:   # edge 13
         inv = 1.0 / (d13_1 + d13_2)
-        lam[0] = d13_1 * inv
-        lam[1] = d13_2 * inv
+        W[0, 6] = d13_1 * inv
+        W[1, 6] = d13_2 * inv
         _copy_row(W, I, 2, 1)
         return 2
     if d12_1 <= 0.0 and d23_2 <= 0.0:           # vertex 2
         _copy_row(W, I, 1, 0)
-        lam[0] = 1.0
+        W[0, 6] = 1.0
         return 1
     if d13_1 <= 0.0 and d23_1 <= 0.0:           # vertex 3
         _copy_row(W, I, 2, 0)
-        lam[0] = 1.0
+        W[0, 6] = 1.0
         return 1
     if d23_1 > 0.0 and d23_2 > 0.0 and d123_1 <= 0.0:   # edge 23
         inv = 1.0 / (d23_1 + d23_2)
         _copy_row(W, I, 1, 0)
         _copy_row(W, I, 2, 1)
-        lam[0] = d23_1 * inv
-        lam[1] = d23_2 * inv
+        W[0, 6] = d23_1 * inv
+        W[1, 6] = d23_2 * inv
         return 2
     s = d123_1 + d123_2 + d123_3
     if not s > 0.0:
         # Degenerate (collinear) triangle not caught above: fall back to the segment solver on w1w2.
-        return _solve2(W, I, lam)
+        return _solve2(W, I)
     inv = 1.0 / s
-    lam[0] = d123_1 * inv
-    lam[1] = d123_2 * inv
-    lam[2] = d123_3 * inv
+    W[0, 6] = d123_1 * inv
+    W[1, 6] = d123_2 * inv
+    W[2, 6] = d123_3 * inv
     return 3
 
 
@@ -198,25 +198,23 @@ def gjk_core(vA, vB, tx, ty, tc, ts):
     (indices iA, iB); 2 = a vertex against an edge (the edge's ends are the two rows: A vertices iA, jA and
     B vertices iB, jB, one pair equal); 3 = the cores overlap. Distance is exactly 0 on overlap or touching.
     """
-    W = np.empty((3, 6))
-    I = np.empty((3, 2), dtype=np.int64)
-    lam = np.zeros(3)
-    saveA = np.empty(3, dtype=np.int64)
-    saveB = np.empty(3, dtype=np.int64)
+    # rows: [pA.x, pA.y, pB.x, pB.y, w.x, w.y, barycentric weight]; I: [iA, iB, saved iA, saved iB]
+    W = np.zeros((3, 7))
+    I = np.zeros((3, 4), dtype=np.int64)
     _set_vertex(W, I, 0, vA, vB, 0, 0, tx, ty, tc, ts)
-    lam[0] = 1.0
+    W[0, 6] = 1.0
     count = 1
     it = 0
     while it < GJK_MAX_ITERATIONS:
         it += 1
         nsave = count
         for k in range(count):
-            saveA[k] = I[k, 0]
-            saveB[k] = I[k, 1]
+            I[k, 2] = I[k, 0]
+            I[k, 3] = I[k, 1]
         if count == 2:
-            count = _solve2(W, I, lam)
+            count = _solve2(W, I)
         elif count == 3:
-            count = _solve3(W, I, lam)
+            count = _solve3(W, I)
         if count == 3:
             break
         # direction from the simplex towards the origin
@@ -243,7 +241,7 @@ def gjk_core(vA, vB, tx, ty, tc, ts):
         iB = support_index_b(vB, tc, ts, dx, dy)
         dup = False
         for k in range(nsave):
-            if saveA[k] == iA and saveB[k] == iB:
+            if I[k, 2] == iA and I[k, 3] == iB:
                 dup = True
         if dup:
             break
@@ -253,8 +251,8 @@ def gjk_core(vA, vB, tx, ty, tc, ts):
         count += 1
 
     if count == 3:
-        px = lam[0] * W[0, 0] + lam[1] * W[1, 0] + lam[2] * W[2, 0]
-        py = lam[0] * W[0, 1] + lam[1] * W[1, 1] + lam[2] * W[2, 1]
+        px = W[0, 6] * W[0, 0] + W[1, 6] * W[1, 0] + W[2, 6] * W[2, 0]
+        py = W[0, 6] * W[0, 1] + W[1, 6] * W[1, 1] + W[2, 6] * W[2, 1]
         return 0.0, px, py, px, py, it, 3, I[0, 0], I[0, 1], I[1, 0], I[1, 1]
     if count == 1:
         ax = W[0, 0]
@@ -263,10 +261,10 @@ def gjk_core(vA, vB, tx, ty, tc, ts):
         by = W[0, 3]
         d = math.sqrt(W[0, 4] * W[0, 4] + W[0, 5] * W[0, 5])
         return d, ax, ay, bx, by, it, 1, I[0, 0], I[0, 1], I[0, 0], I[0, 1]
-    ax = lam[0] * W[0, 0] + lam[1] * W[1, 0]
-    ay = lam[0] * W[0, 1] + lam[1] * W[1, 1]
-    bx = lam[0] * W[0, 2] + lam[1] * W[1, 2]
-    by = lam[0] * W[0, 3] + lam[1] * W[1, 3]
+    ax = W[0, 6] * W[0, 0] + W[1, 6] * W[1, 0]
+    ay = W[0, 6] * W[0, 1] + W[1, 6] * W[1, 1]
+    bx = W[0, 6] * W[0, 2] + W[1, 6] * W[1, 2]
+    by = W[0, 6] * W[0, 3] + W[1, 6] * W[1, 3]
     # distance from the origin to the line w1w2: |cross(w1, w2)| / |w2 − w1| (exact 0 when touching)
     ex = W[1, 4] - W[0, 4]
     ey = W[1, 5] - W[0, 5]

@@ -152,7 +152,7 @@ def as_points(points, name="points") -> np.ndarray:
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise GeometryError(f"{name}[{i}] = {tuple(arr[i])} is not finite")
+        raise GeometryError(f"{name}[{i}] = {tuple(float(v) for v in arr[i])} is not finite")
     return np.ascontiguousarray(arr)
 
 

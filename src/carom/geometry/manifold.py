@@ -233,36 +233,28 @@ def _clip(vR, nR, rR, i1, vI, nI, rI, j1, speculative, flip):
         w2y += u * (w1y - w2y)
         f2a = 256 * i2 + 128 + j2
     sgn = -1.0 if flip else 1.0
-    count = 0
-    out_px = np.zeros(2)
-    out_py = np.zeros(2)
-    out_s = np.zeros(2)
-    out_id = np.zeros(2, np.int64)
-    for k in range(2):
-        wx = w1x if k == 0 else w2x
-        wy = w1y if k == 0 else w2y
-        fid = f1a if k == 0 else f2a
-        core = nx * (wx - v1x) + ny * (wy - v1y)
-        s = core - rR - rI
-        if s > speculative:
-            continue
-        prx = wx - core * nx + rR * nx
-        pry = wy - core * ny + rR * ny
-        pix = wx - rI * nx
-        piy = wy - rI * ny
-        out_px[count] = 0.5 * (prx + pix)
-        out_py[count] = 0.5 * (pry + piy)
-        out_s[count] = s
-        if flip:
-            # A is the incident core: A's feature first
-            out_id[count] = 256 * (fid % 256) + fid // 256
-        else:
-            out_id[count] = fid
-        count += 1
-    if count == 0:
-        return EMPTY_MANIFOLD
-    return (count, sgn * nx, sgn * ny, out_px[0], out_py[0], out_s[0], out_id[0],
-            out_px[1], out_py[1], out_s[1], out_id[1])
+    if flip:
+        # A is the incident core: A's feature first
+        f1a = 256 * (f1a % 256) + f1a // 256
+        f2a = 256 * (f2a % 256) + f2a // 256
+    c1 = nx * (w1x - v1x) + ny * (w1y - v1y)
+    c2 = nx * (w2x - v1x) + ny * (w2y - v1y)
+    s1 = c1 - rR - rI
+    s2 = c2 - rR - rI
+    # midway between the reference surface (w − c·n + rR·n) and the incident surface (w − rI·n)
+    p1x = w1x + 0.5 * (rR - rI - c1) * nx
+    p1y = w1y + 0.5 * (rR - rI - c1) * ny
+    p2x = w2x + 0.5 * (rR - rI - c2) * nx
+    p2y = w2y + 0.5 * (rR - rI - c2) * ny
+    keep1 = s1 <= speculative
+    keep2 = s2 <= speculative
+    if keep1 and keep2:
+        return (2, sgn * nx, sgn * ny, p1x, p1y, s1, f1a, p2x, p2y, s2, f2a)
+    if keep1:
+        return (1, sgn * nx, sgn * ny, p1x, p1y, s1, f1a, 0.0, 0.0, 0.0, 0)
+    if keep2:
+        return (1, sgn * nx, sgn * ny, p2x, p2y, s2, f2a, 0.0, 0.0, 0.0, 0)
+    return EMPTY_MANIFOLD
 
 
 @njit

@@ -51,7 +51,8 @@ import numpy as np
 
 from .._jit import njit
 from ..errors import GeometryError
-from .shapes import Shape, _point, as_transform
+from ..constants import WORLD_LIMIT
+from .shapes import Shape, as_transform
 from ._math import rotate, inv_rotate, transform_point, inv_transform_point
 
 RayHit = namedtuple("RayHit", ["fraction", "point", "normal"])
@@ -309,11 +310,27 @@ def raycast_closest_kernel(vertices, normals, offsets, counts, radii, xs, ys, cs
     return best, bt, bpx, bpy, bnx, bny
 
 
+def _vec(value, name):
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise GeometryError(f"{name} must be a point (x, y), got {value!r}") from exc
+    if arr.shape != (2,):
+        raise GeometryError(f"{name} must be a point (x, y), got {value!r}")
+    x, y = float(arr[0]), float(arr[1])
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise GeometryError(f"{name} = ({x}, {y}) is not finite")
+    if max(abs(x), abs(y)) > WORLD_LIMIT:
+        raise GeometryError(f"{name} = ({x}, {y}) is beyond the world limit {WORLD_LIMIT:g} m")
+    return arr
+
+
 def _ray(origin, translation):
-    o = _point(origin, "ray origin")
-    d = _point(translation, "ray translation")
+    o = _vec(origin, "ray origin")
+    d = _vec(translation, "ray translation")
     if d[0] == 0.0 and d[1] == 0.0:
-        raise GeometryError(f"ray translation = {tuple(d)} is zero: a ray needs a direction and a length")
+        raise GeometryError(f"ray translation = ({float(d[0])}, {float(d[1])}) is zero: a ray needs a "
+                            f"direction and a length")
     return o, d
 
 

@@ -46,9 +46,9 @@ def _point(value, name) -> np.ndarray:
     if arr.shape != (2,):
         raise GeometryError(f"{name} must be a point (x, y), got {value!r}")
     if not np.isfinite(arr).all():
-        raise GeometryError(f"{name} = {tuple(arr)} is not finite")
+        raise GeometryError(f"{name} = {tuple(float(v) for v in arr)} is not finite")
     if np.abs(arr).max() > WORLD_LIMIT:
-        raise GeometryError(f"{name} = {tuple(arr)} is beyond the world limit {WORLD_LIMIT:g} m")
+        raise GeometryError(f"{name} = {tuple(float(v) for v in arr)} is beyond the world limit {WORLD_LIMIT:g} m")
     return arr
 
 
@@ -192,7 +192,7 @@ def _two_points(p1, p2, what):
     b = _point(p2, f"{what} p2")
     length = float(np.hypot(*(b - a)))
     if length < WELDING_TOLERANCE:
-        raise GeometryError(f"{what} has zero length: p1 = {tuple(a)}, p2 = {tuple(b)} "
+        raise GeometryError(f"{what} has zero length: p1 = {tuple(a.tolist())}, p2 = {tuple(b.tolist())} "
                             f"(|p2 - p1| = {length:g} < welding tolerance {WELDING_TOLERANCE:g})")
     return np.stack([a, b])
 

@@ -18,7 +18,9 @@ distance at every later time, and it changes at most at the rate
 
 (translation moves the gap exactly by n·Δp_rel; rotating a body turns each core point by at most |Δθ|·ρ per
 unit t, and the rounding disk's support along n does not change). So d(t) ≥ d_k − μ (t − t_k): advancing by
-(d_k − target)/μ can never pass a contact. This is the directional form of the textbook bound
+(d_k − target/2)/μ can never pass a contact (the gap stays ≥ target/2 > 0 up to the new time). Aiming at half
+the target rather than the target itself makes the iteration stop (d ≤ target) after finitely many steps
+instead of creeping towards the target geometrically when μ overestimates the real approach speed. This is the directional form of the textbook bound
 |Δp_rel| + |Δθ_A|·ρ_A + |Δθ_B|·ρ_B, which it never exceeds, so it needs fewer iterations. It stops when
 d ≤ TOI_TARGET (a small gap is left on purpose, so a body put back at t is not overlapping), returns None
 when t passes 1 or the shapes cannot approach (μ = 0), 0.0 when they already touch at t = 0, and the time
@@ -113,7 +115,7 @@ def conservative_advancement(vA, rA, xa0, ya0, aa0, xa1, ya1, aa1,
         mu = approach + rot
         if mu <= 0.0:
             return -1.0, it
-        t += (d - target) / mu
+        t += (d - 0.5 * target) / mu
         if t > 1.0:
             return -1.0, it
 

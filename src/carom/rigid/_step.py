@@ -236,6 +236,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
     nmass = np.zeros((K, 2))
     tmass = np.zeros((K, 2))
     adj_sep = np.zeros((K, 2))
+    qA = np.zeros((K, 2, 2))
+    qB = np.zeros((K, 2, 2))
     rel_vel = np.zeros((K, 2))
     max_nimp = np.zeros((K, 2))
     for k in range(K):
@@ -257,10 +259,13 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         nx = c_normal[k, 0]
         ny = c_normal[k, 1]
         for p in range(c_count[k]):
-            rax = c_point[k, p, 0] - com[ba, 0]
-            ray = c_point[k, p, 1] - com[ba, 1]
-            rbx = c_point[k, p, 0] - com[bb, 0]
-            rby = c_point[k, p, 1] - com[bb, 1]
+            # anchors on each body's own surface (the manifold point is midway between the surfaces): a
+            # speculative contact far ahead of a small body must not act on it through a long lever arm
+            hs = 0.5 * c_sep[k, p]
+            rax = c_point[k, p, 0] - hs * nx - com[ba, 0]
+            ray = c_point[k, p, 1] - hs * ny - com[ba, 1]
+            rbx = c_point[k, p, 0] + hs * nx - com[bb, 0]
+            rby = c_point[k, p, 1] + hs * ny - com[bb, 1]
             rA[k, p, 0] = rax
             rA[k, p, 1] = ray
             rB[k, p, 0] = rbx
@@ -274,7 +279,17 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
             rtb = rbx * (-nx) - rby * ny
             kt = mA + mB + iA * rta * rta + iB * rtb * rtb
             tmass[k, p] = 1.0 / kt if kt > 0.0 else 0.0
-            adj_sep[k, p] = c_sep[k, p] - ((rbx - rax) * nx + (rby - ray) * ny)
+            # separation is tracked between the cores (surface point moved in by the radius): for a
+            # circle that is its centre, which spinning does not move
+            qax = rax - shape_radius[a] * nx
+            qay = ray - shape_radius[a] * ny
+            qbx = rbx + shape_radius[bsh] * nx
+            qby = rby + shape_radius[bsh] * ny
+            qA[k, p, 0] = qax
+            qA[k, p, 1] = qay
+            qB[k, p, 0] = qbx
+            qB[k, p, 1] = qby
+            adj_sep[k, p] = c_sep[k, p] - ((qbx - qax) * nx + (qby - qay) * ny)
             dvx = vel[bb, 0] - angvel[bb] * rby - vel[ba, 0] + angvel[ba] * ray
             dvy = vel[bb, 1] + angvel[bb] * rbx - vel[ba, 1] - angvel[ba] * rax
             rel_vel[k, p] = dvx * nx + dvy * ny
@@ -329,7 +344,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         for phase in range(2):
             use_bias = phase == 0
             _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
-                            c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin,
+                            c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin, qA, qB,
                             use_bias, inv_h, bias_rate, mass_scale, impulse_scale,
                             s_bias_rate, s_mass_scale, s_impulse_scale)
             if phase == 0:
@@ -388,7 +403,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
 
 @njit
 def _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
-                    c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin,
+                    c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin, qA, qB,
                     use_bias, inv_h, bias_rate, mass_scale, impulse_scale, s_bias_rate, s_mass_scale,
                     s_impulse_scale):
     for k in range(K):
@@ -421,10 +436,14 @@ def _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nm
             rbx = rB[k, p, 0]
             rby = rB[k, p, 1]
             # current separation from the position deltas (anchors rotated by the bodies' rotation so far)
-            prax = dcos[ba] * rax - dsin[ba] * ray
-            pray = dsin[ba] * rax + dcos[ba] * ray
-            prbx = dcos[bb] * rbx - dsin[bb] * rby
-            prby = dsin[bb] * rbx + dcos[bb] * rby
+            qax = qA[k, p, 0]
+            qay = qA[k, p, 1]
+            qbx = qB[k, p, 0]
+            qby = qB[k, p, 1]
+            prax = dcos[ba] * qax - dsin[ba] * qay
+            pray = dsin[ba] * qax + dcos[ba] * qay
+            prbx = dcos[bb] * qbx - dsin[bb] * qby
+            prby = dsin[bb] * qbx + dcos[bb] * qby
             s = (dpx + prbx - prax) * nx + (dpy + prby - pray) * ny + adj_sep[k, p]
             bias = 0.0
             mscale = 1.0

@@ -43,9 +43,9 @@ def _vector(value, name, limit=None):
     if arr.shape != (2,):
         raise SimulationError(f"{name} must be a vector (x, y), got {value!r}")
     if not np.isfinite(arr).all():
-        raise SimulationError(f"{name} = {tuple(arr)} is not finite")
+        raise SimulationError(f"{name} = {tuple(float(v) for v in arr)} is not finite")
     if limit is not None and np.abs(arr).max() > limit:
-        raise SimulationError(f"{name} = {tuple(arr)} is beyond the world limit {limit:g} m")
+        raise SimulationError(f"{name} = {tuple(float(v) for v in arr)} is beyond the world limit {limit:g} m")
     return arr
 
 
