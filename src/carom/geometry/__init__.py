@@ -11,3 +11,4 @@ from .epa import penetration
 from .toi import time_of_impact
 from .decompose import decompose, triangulate
 from .raycast import raycast, RayHit
+from .broadphase import BruteForce, SweepAndPrune, DynamicTree, UniformGrid

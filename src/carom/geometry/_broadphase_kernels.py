@@ -269,7 +269,7 @@ def sap_pairs(lower, upper, flags, n, order, meta):
         si = flags[i] == STATIC
         for b in range(a + 1, m):
             j = order[b]
-            if lower[j, axis] >= end:
+            if lower[j, axis] > end:
                 break
             if si and flags[j] == STATIC:
                 continue
