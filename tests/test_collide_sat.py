@@ -162,3 +162,23 @@ def test_bulk_collide_equals_single_calls():
             np.testing.assert_allclose(out_f[p, :2], m.normal, atol=1e-12)
             np.testing.assert_allclose(out_f[p, 2:4], m.points[0], atol=1e-12)
             assert out_f[p, 4] == pytest.approx(m.separations[0], abs=1e-12)
+
+
+def test_gjk_method_agrees_with_sat_on_overlapping_polygons():
+    """collide(..., method="gjk") (GJK/EPA direction + farthest features) gives SAT's normal and depth."""
+    rng = np.random.default_rng(21)
+    agreed = 0
+    for _ in range(600):
+        a = random_shape(rng, kinds=("polygon",))
+        b = random_shape(rng, kinds=("polygon",))
+        xa, xb = random_transform(rng, 0.6), random_transform(rng, 0.6)
+        m_sat = collide(a, xa, b, xb)
+        m_gjk = collide(a, xa, b, xb, method="gjk")
+        if m_sat is None or m_sat.depth <= 1e-6:
+            continue
+        assert m_gjk is not None
+        assert m_gjk.depth == pytest.approx(m_sat.depth, abs=0.1 * LINEAR_SLOP + 1e-12)
+        if abs(m_gjk.depth - m_sat.depth) < 1e-9:
+            np.testing.assert_allclose(m_gjk.normal, m_sat.normal, atol=1e-9)
+            agreed += 1
+    assert agreed > 100
