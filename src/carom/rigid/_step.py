@@ -37,6 +37,7 @@ from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat
 from ..geometry.gjk import shape_distance
+from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -130,7 +131,9 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
                 force, torque, lin_damping, ang_damping, gravity_scale, body_min_extent,
                 shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction,
                 shape_restitution, shape_reach, verts, normals,
-                old_keys, old_count, old_ids, old_nimp, old_timp):
+                old_keys, old_count, old_ids, old_nimp, old_timp,
+                bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_moved, bp_moved_flag,
+                bp_moved_meta, bp_cand, bp_margin, bp_multiplier, shape_proxy, proxy_shape):
     """Advance the world by dt. Returns the new contact table (keys, count, ids, normal and tangent
     impulses, normal, points, separations) for warm starting the next step and for events."""
     NB = com.shape[0]
@@ -169,8 +172,40 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         lower[s, 1] = ly - m
         upper[s, 0] = ux + m
         upper[s, 1] = uy + m
-    keys = find_pairs(lower, upper, shape_body, shape_alive, kind)
-    K = keys.shape[0]
+    # the dynamic tree (carom.geometry.broadphase) keeps fat boxes: a shape that stays inside its fat box
+    # costs nothing, and candidate pairs are cached between steps (only re-inserted leaves are queried)
+    n_alive = 0
+    for s in range(S):
+        if shape_alive[s]:
+            n_alive += 1
+    ids = np.empty(n_alive, np.int64)
+    lowers = np.empty((n_alive, 2))
+    uppers = np.empty((n_alive, 2))
+    n_alive = 0
+    for s in range(S):
+        if shape_alive[s]:
+            ids[n_alive] = shape_proxy[s]
+            lowers[n_alive, 0] = lower[s, 0]
+            lowers[n_alive, 1] = lower[s, 1]
+            uppers[n_alive, 0] = upper[s, 0]
+            uppers[n_alive, 1] = upper[s, 1]
+            n_alive += 1
+    tree_update(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
+                bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta)
+    proxy_pairs, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
+                                              bp_moved, bp_moved_flag, bp_moved_meta, bp_cand)
+    keys = np.empty(proxy_pairs.shape[0], np.int64)
+    K = 0
+    for q in range(proxy_pairs.shape[0]):
+        sa = proxy_shape[proxy_pairs[q, 0]]
+        sb = proxy_shape[proxy_pairs[q, 1]]
+        ba = shape_body[sa]
+        bb = shape_body[sb]
+        if ba == bb or (kind[ba] != DYNAMIC and kind[bb] != DYNAMIC):
+            continue
+        keys[K] = min(sa, sb) * S + max(sa, sb)
+        K += 1
+    keys = np.sort(keys[:K])
 
     # --- narrow phase: manifolds, matched to last step's contacts by feature id ---
     c_count = np.zeros(K, np.int64)
@@ -398,7 +433,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         force[b, 0] = 0.0
         force[b, 1] = 0.0
         torque[b] = 0.0
-    return keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep
+    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep), new_cand
 
 
 @njit

@@ -13,6 +13,8 @@ from ..constants import WORLD_LIMIT
 from ..errors import SimulationError, StaleHandleError, WorldLockedError, GeometryError, CaromError
 from ..geometry.shapes import Shape
 from ..geometry.mass import shape_moments
+from ..geometry.aabb import core_aabb
+from ..geometry.broadphase import DynamicTree
 from . import _step
 
 KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
@@ -345,6 +347,10 @@ class World:
         self._normals = np.zeros((64, 2))
         self._n_verts = 0
         self._contacts = self._empty_contacts()
+        self._bp = DynamicTree()
+        self._s_proxy = np.zeros(scap, np.int64)
+        self._shape_arrays += ("_s_proxy",)
+        self._proxy_shape = np.zeros(16, np.int64)
         self.step_count = 0
         self._static_body = self.add_body(kind="static")
 
@@ -540,6 +546,13 @@ class World:
         self._s_restitution[s] = e
         self._s_density[s] = d
         self._s_geometry[s] = shape
+        x, y, c, sn = self._origin_transform(b)
+        lx, ly, ux, uy = core_aabb(shape.vertices, shape.radius, x, y, c, sn)
+        pid = self._bp.insert((lx, ly), (ux, uy), static=bool(self._kind[b] == _step.STATIC))
+        if pid >= self._proxy_shape.shape[0]:
+            self._proxy_shape = _grow(self._proxy_shape, 2 * pid + 2)
+        self._proxy_shape[pid] = s
+        self._s_proxy[s] = pid
         handle = ShapeHandle(self, s, int(self._s_gen[s]), shape)
         self._body_shapes[b].append(handle)
         self._update_mass(b)
@@ -550,10 +563,17 @@ class World:
         b = int(self._s_body[s])
         self._s_alive[s] = False
         self._s_gen[s] += 1
+        self._bp.remove(int(self._s_proxy[s]))
         self._free_shapes.append(s)
         self._body_shapes[b] = [h for h in self._body_shapes[b] if h.index != s]
         if update_mass:
             self._update_mass(b)
+
+    def _origin_transform(self, b):
+        c, s = math.cos(self._angle[b]), math.sin(self._angle[b])
+        lc = self._local_center[b]
+        return (float(self._com[b, 0] - (c * lc[0] - s * lc[1])), float(self._com[b, 1] - (s * lc[0] + c * lc[1])),
+                c, s)
 
     def _update_mass(self, b):
         """Combine the shapes' mass, centroid and inertia (parallel-axis theorem); keep the origin fixed."""
@@ -619,7 +639,8 @@ class World:
         try:
             ns = self._n_shapes
             old = self._contacts
-            self._contacts = _step.step_kernel(
+            bp = self._bp
+            self._contacts, bp._cand = _step.step_kernel(
                 dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]),
                 MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing],
                 self._com[:n], self._angle[:n], self._vel[:n], self._angvel[:n], self._inv_mass[:n],
@@ -629,7 +650,10 @@ class World:
                 self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
                 self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
                 self._verts, self._normals,
-                old[0], old[1], old[2], old[3], old[4])
+                old[0], old[1], old[2], old[3], old[4],
+                bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
+                bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier, self._s_proxy[:ns],
+                self._proxy_shape)
             self.step_count += 1
         finally:
             self._locked = False
