@@ -197,7 +197,21 @@ def _two_points(p1, p2, what):
     return np.stack([a, b])
 
 
-class Capsule(Shape):
+class _TwoPointShape(Shape):
+    """Shapes whose core is the segment p1–p2."""
+
+    __slots__ = ()
+
+    @property
+    def p1(self):
+        return self._vertices[0].copy()
+
+    @property
+    def p2(self):
+        return self._vertices[1].copy()
+
+
+class Capsule(_TwoPointShape):
     """The segment p1–p2 swept by a disk of ``radius`` > 0 (a stadium)."""
 
     kind = CAPSULE
@@ -209,20 +223,12 @@ class Capsule(Shape):
             raise GeometryError(f"Capsule radius must be > 0, got {r}")
         super().__init__(_two_points(p1, p2, "Capsule"), r)
 
-    @property
-    def p1(self):
-        return self._vertices[0].copy()
-
-    @property
-    def p2(self):
-        return self._vertices[1].copy()
-
     def __repr__(self):
         a, b = self._vertices
         return f"Capsule(({a[0]:g}, {a[1]:g}), ({b[0]:g}, {b[1]:g}), {self.radius:g})"
 
 
-class Segment(Shape):
+class Segment(_TwoPointShape):
     """A line segment of zero thickness (ground lines, walls); it has no area and so no mass."""
 
     kind = SEGMENT
@@ -230,14 +236,6 @@ class Segment(Shape):
 
     def __init__(self, p1, p2):
         super().__init__(_two_points(p1, p2, "Segment"), 0.0)
-
-    @property
-    def p1(self):
-        return self._vertices[0].copy()
-
-    @property
-    def p2(self):
-        return self._vertices[1].copy()
 
     def __repr__(self):
         a, b = self._vertices
