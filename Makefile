@@ -19,7 +19,10 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 bench: $(STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/geometry.py
+	$(PY) benchmarks/broadphase.py
+	$(PY) benchmarks/verlet.py
+	$(PY) benchmarks/rigid.py
 
 clean:
 	rm -rf $(VENV) out
