@@ -22,7 +22,7 @@ from _results import write_section, table  # noqa: E402
 import carom  # noqa: E402
 from carom.geometry import box, Circle  # noqa: E402
 from carom.geometry.manifold import collide_many  # noqa: E402
-from carom.rigid._step import find_pairs  # noqa: E402
+from carom.geometry.broadphase import SweepAndPrune  # noqa: E402
 
 DT = 1.0 / 60.0
 
@@ -164,9 +164,10 @@ def deepest_overlap(sc, positions, angles):
         p = s.vertices @ np.array([[xf[k, 2], xf[k, 3]], [-xf[k, 3], xf[k, 2]]]) + xf[k, :2]
         lower[k] = p.min(0) - s.radius
         upper[k] = p.max(0) + s.radius
-    kinds = np.array([0] + [2] * len(shapes))          # shape k on "body" k+1 for the pair finder
-    keys = find_pairs(lower, upper, np.arange(1, len(shapes) + 1), np.ones(len(shapes), bool), kinds)
-    pairs = np.stack([keys // len(shapes), keys % len(shapes)], 1)
+    sap = SweepAndPrune()
+    for k in range(len(shapes)):
+        sap.insert(lower[k], upper[k], static=k < grounds)
+    pairs = sap.pairs()
     out_f = np.zeros((len(pairs), 8))
     out_i = np.zeros((len(pairs), 3), np.int64)
     collide_many(verts, normals, offsets, counts, radii, xf, pairs, 0.0, out_f, out_i)

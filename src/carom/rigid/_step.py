@@ -79,53 +79,6 @@ def body_origin(com, angle, local_center, b):
 
 
 @njit
-def find_pairs(lower, upper, shape_body, shape_alive, body_kind):
-    """Sort-and-sweep on x over the (margin-fattened) shape boxes; pair keys a·S + b (a < b), sorted.
-
-    Pairs on one body, and pairs where neither body is dynamic, are skipped.
-    """
-    S = lower.shape[0]
-    idx = np.empty(S, np.int64)
-    n = 0
-    for s in range(S):
-        if shape_alive[s]:
-            idx[n] = s
-            n += 1
-    idx = idx[:n]
-    order = idx[np.argsort(lower[idx, 0], kind="mergesort")]
-    cap = 4 * n + 16
-    keys = np.empty(cap, np.int64)
-    k = 0
-    for ii in range(n):
-        i = order[ii]
-        ux = upper[i, 0]
-        bi = shape_body[i]
-        for jj in range(ii + 1, n):
-            j = order[jj]
-            if lower[j, 0] > ux:
-                break
-            if lower[j, 1] > upper[i, 1] or lower[i, 1] > upper[j, 1]:
-                continue
-            bj = shape_body[j]
-            if bi == bj:
-                continue
-            if body_kind[bi] != DYNAMIC and body_kind[bj] != DYNAMIC:
-                continue
-            if k == cap:
-                cap *= 2
-                grown = np.empty(cap, np.int64)
-                grown[:k] = keys[:k]
-                keys = grown
-            a = min(i, j)
-            b = max(i, j)
-            keys[k] = a * S + b
-            k += 1
-    out = keys[:k].copy()
-    out.sort()
-    return out
-
-
-@njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
                 com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive,
                 force, torque, lin_damping, ang_damping, gravity_scale, body_min_extent,
