@@ -369,14 +369,9 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
             new = max(c_nimp[k, p] + lam, 0.0)
             lam = new - c_nimp[k, p]
             c_nimp[k, p] = new
-            px = lam * nx
-            py = lam * ny
-            vel[ba, 0] -= inv_mass[ba] * px
-            vel[ba, 1] -= inv_mass[ba] * py
-            angvel[ba] -= inv_inertia[ba] * (rax * py - ray * px)
-            vel[bb, 0] += inv_mass[bb] * px
-            vel[bb, 1] += inv_mass[bb] * py
-            angvel[bb] += inv_inertia[bb] * (rbx * py - rby * px)
+            (vel[ba, 0], vel[ba, 1], angvel[ba], vel[bb, 0], vel[bb, 1], angvel[bb]) = _exchange(
+                vel[ba, 0], vel[ba, 1], angvel[ba], vel[bb, 0], vel[bb, 1], angvel[bb], inv_mass[ba],
+                inv_inertia[ba], inv_mass[bb], inv_inertia[bb], rax, ray, rbx, rby, lam * nx, lam * ny)
 
     # continuous collision: fast dynamic bodies (and bullets) against static shapes
     _continuous(NB, S, com, angle, com0, angle0, local_center, kind, bullet, body_alive, body_min_extent,
@@ -387,6 +382,13 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         force[b, 1] = 0.0
         torque[b] = 0.0
     return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep), new_cand
+
+
+@njit
+def _exchange(vax, vay, wa, vbx, vby, wb, mA, iA, mB, iB, rax, ray, rbx, rby, px, py):
+    """Apply the impulse P = (px, py) to B at rB and −P to A at rA: Δv = ±P/m, Δω = ±(r × P)/I."""
+    return (vax - mA * px, vay - mA * py, wa - iA * (rax * py - ray * px),
+            vbx + mB * px, vby + mB * py, wb + iB * (rbx * py - rby * px))
 
 
 @njit
@@ -452,14 +454,8 @@ def _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nm
             if lam > max_nimp[k, p]:
                 max_nimp[k, p] = lam
             total += new
-            px = lam * nx
-            py = lam * ny
-            vax -= mA * px
-            vay -= mA * py
-            wa -= iA * (rax * py - ray * px)
-            vbx += mB * px
-            vby += mB * py
-            wb += iB * (rbx * py - rby * px)
+            vax, vay, wa, vbx, vby, wb = _exchange(vax, vay, wa, vbx, vby, wb, mA, iA, mB, iB,
+                                                   rax, ray, rbx, rby, lam * nx, lam * ny)
         mu = c_mu[k]
         tx = ny
         ty = -nx
@@ -476,14 +472,8 @@ def _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nm
             new = min(max(c_timp[k, p] + lam, -limit), limit)
             lam = new - c_timp[k, p]
             c_timp[k, p] = new
-            px = lam * tx
-            py = lam * ty
-            vax -= mA * px
-            vay -= mA * py
-            wa -= iA * (rax * py - ray * px)
-            vbx += mB * px
-            vby += mB * py
-            wb += iB * (rbx * py - rby * px)
+            vax, vay, wa, vbx, vby, wb = _exchange(vax, vay, wa, vbx, vby, wb, mA, iA, mB, iB,
+                                                   rax, ray, rbx, rby, lam * tx, lam * ty)
         if mA > 0.0 or iA > 0.0:
             vel[ba, 0] = vax
             vel[ba, 1] = vay
