@@ -6,7 +6,7 @@ import pytest
 
 from carom.constants import LINEAR_SLOP
 
-from carom.geometry import Circle, Capsule, Segment, Polygon, box, Transform
+from carom.geometry import Circle, Segment, box, Transform
 from carom.geometry.collide import collide
 from carom.geometry.manifold import collide_many
 from shape_gen import random_shape, random_transform, core_geometry, true_distance

@@ -1,5 +1,4 @@
 """Convex decomposition against shapely: convex pieces, exact union, no overlap, bad outlines rejected."""
-import math
 
 import numpy as np
 import pytest

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 import shapely
+from shape_gen import core_geometry
 from hypothesis import given, settings, strategies as st
 
 from carom.errors import GeometryError
@@ -53,15 +54,6 @@ def random_shape(rng, kinds=KINDS):
 
 def random_transform(rng, spread=2.5):
     return Transform(rng.uniform(-spread, spread, 2), rng.uniform(-math.pi, math.pi))
-
-
-def core_geometry(shape, xf):
-    pts = xf.apply(shape.vertices)
-    if len(pts) == 1:
-        return shapely.Point(pts[0])
-    if len(pts) == 2:
-        return shapely.LineString(pts)
-    return shapely.Polygon(pts)
 
 
 def core_distance(a, xa, b, xb):

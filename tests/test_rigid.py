@@ -7,7 +7,7 @@ import pytest
 
 import carom
 from carom.errors import SimulationError, StaleHandleError, GeometryError, WorldLockedError, CaromError
-from carom.geometry import Circle, Segment, box, Capsule
+from carom.geometry import Circle, Segment, box
 from carom.scenes.rigid_scenes import pyramid
 
 

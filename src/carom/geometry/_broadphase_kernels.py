@@ -90,17 +90,7 @@ def ray_box_fraction(ox, oy, dx, dy, lx, ly, ux, uy):
 def _push(buf, k, value):
     """Store value at buf[k], doubling buf when full; returns the (possibly new) buffer."""
     if k >= buf.shape[0]:
-        nb = np.empty(max(64, 2 * buf.shape[0]), np.int64)
-        nb[:k] = buf[:k]
-        buf = nb
-    buf[k] = value
-    return buf
-
-
-@njit
-def _push_f(buf, k, value):
-    if k >= buf.shape[0]:
-        nb = np.empty(max(64, 2 * buf.shape[0]), np.float64)
+        nb = np.empty(max(64, 2 * buf.shape[0]), buf.dtype)
         nb[:k] = buf[:k]
         buf = nb
     buf[k] = value
@@ -745,7 +735,7 @@ def _tree_ray(t, lower, upper, ox, oy, dx, dy, stack, ids, ts, k):
             f = ray_box_fraction(ox, oy, dx, dy, lower[p, 0], lower[p, 1], upper[p, 0], upper[p, 1])
             if f >= 0.0:
                 ids = _push(ids, k, p)
-                ts = _push_f(ts, k, f)
+                ts = _push(ts, k, f)
                 k += 1
         else:
             if top + 2 > stack.shape[0]:

@@ -28,7 +28,7 @@ import numpy as np
 from .._jit import njit
 from ..constants import LINEAR_SLOP
 from ._math import relative_transform, closest_on_segment
-from .manifold_types import EMPTY_MANIFOLD, Manifold
+from .manifold_types import EMPTY_MANIFOLD
 
 _FLIP_TOL = 0.1 * LINEAR_SLOP
 
