@@ -10,6 +10,9 @@ import numpy as np
 
 from .._jit import announce_compile
 from ..constants import WORLD_LIMIT
+
+#: Every collision category bit set: the default mask (a shape collides with all categories).
+ALL_CATEGORIES = np.uint64(0xFFFFFFFFFFFFFFFF)
 from ..errors import SimulationError, StaleHandleError, WorldLockedError, GeometryError, CaromError
 from ..geometry.shapes import Shape
 from ..geometry.mass import shape_moments
@@ -49,6 +52,25 @@ def _vector(value, name, limit=None):
     if limit is not None and np.abs(arr).max() > limit:
         raise SimulationError(f"{name} = {tuple(float(v) for v in arr)} is beyond the world limit {limit:g} m")
     return arr
+
+
+def _bits(value, name):
+    """A 64-bit category or mask: a Python or NumPy integer in [0, 2**64)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise SimulationError(f"{name} must be an integer bit set, got {value!r}")
+    v = int(value)
+    if not 0 <= v < 2 ** 64:
+        raise SimulationError(f"{name} = {v} is not a 64-bit bit set (0 <= {name} < 2**64)")
+    return np.uint64(v)
+
+
+def _group(value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise SimulationError(f"group must be an integer, got {value!r}")
+    v = int(value)
+    if not -2 ** 63 <= v < 2 ** 63:
+        raise SimulationError(f"group = {v} does not fit in 64 bits")
+    return v
 
 
 def _grow(arr, size):
@@ -235,10 +257,16 @@ class Body:
             w._angvel[i] += w._inv_inertia[i] * (r[0] * j[1] - r[1] * j[0])
 
     # --- shapes ----------------------------------------------------------------------------------------
-    def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0):
-        """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body."""
+    def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1,
+                  mask=ALL_CATEGORIES, group=0):
+        """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body.
+
+        ``sensor=True`` makes a shape that reports overlaps (begin/end events) and never pushes. Two shapes
+        collide when each one's ``category`` bits meet the other's ``mask``, unless they share a nonzero
+        ``group``: a positive group always collides, a negative one never (Box2D's filter rule).
+        """
         i = self._i()
-        return self.world._add_shape(i, shape, density, friction, restitution)
+        return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group)
 
 
 class ShapeHandle:
@@ -283,6 +311,34 @@ class ShapeHandle:
     def density(self):
         return float(self.world._s_density[self._i()])
 
+    @property
+    def sensor(self) -> bool:
+        return bool(self.world._s_sensor[self._i()])
+
+    @property
+    def category(self) -> int:
+        return int(self.world._s_category[self._i()])
+
+    @category.setter
+    def category(self, value):
+        self.world._s_category[self._i()] = _bits(value, "category")
+
+    @property
+    def mask(self) -> int:
+        return int(self.world._s_mask[self._i()])
+
+    @mask.setter
+    def mask(self, value):
+        self.world._s_mask[self._i()] = _bits(value, "mask")
+
+    @property
+    def group(self) -> int:
+        return int(self.world._s_group[self._i()])
+
+    @group.setter
+    def group(self, value):
+        self.world._s_group[self._i()] = _group(value)
+
     def __repr__(self):
         return f"<ShapeHandle {self.index} {self.geometry!r}>"
 
@@ -321,9 +377,13 @@ class World:
         self._ang_damping = np.zeros(cap)
         self._gravity_scale = np.ones(cap)
         self._min_extent = np.zeros(cap)
+        self._asleep = np.zeros(cap, np.bool_)       # the body's island is asleep
+        self._sleep_time = np.zeros(cap)             # seconds the body has been slow
+        self._island = np.zeros(cap, np.int64)       # label of the island a sleeping body fell asleep with
         self._body_arrays = ("_com", "_angle", "_vel", "_angvel", "_inv_mass", "_inv_inertia", "_mass",
                              "_inertia", "_local_center", "_kind", "_bullet", "_alive", "_gen", "_force",
-                             "_torque", "_lin_damping", "_ang_damping", "_gravity_scale", "_min_extent")
+                             "_torque", "_lin_damping", "_ang_damping", "_gravity_scale", "_min_extent",
+                             "_asleep", "_sleep_time", "_island")
         self._n_bodies = 0
         self._free_bodies = []
         self._body_shapes = [[] for _ in range(cap)]
@@ -338,8 +398,13 @@ class World:
         self._s_restitution = np.zeros(scap)
         self._s_density = np.zeros(scap)
         self._s_reach = np.zeros(scap)
+        self._s_sensor = np.zeros(scap, np.bool_)
+        self._s_category = np.ones(scap, np.uint64)
+        self._s_mask = np.full(scap, ALL_CATEGORIES, np.uint64)
+        self._s_group = np.zeros(scap, np.int64)
         self._shape_arrays = ("_s_body", "_s_alive", "_s_gen", "_s_offset", "_s_count", "_s_radius",
-                              "_s_friction", "_s_restitution", "_s_density", "_s_reach")
+                              "_s_friction", "_s_restitution", "_s_density", "_s_reach", "_s_sensor",
+                              "_s_category", "_s_mask", "_s_group")
         self._n_shapes = 0
         self._free_shapes = []
         self._s_geometry = []
@@ -508,7 +573,7 @@ class World:
         return self._angvel[self._body_rows()].copy()
 
     # --- shapes ----------------------------------------------------------------------------------------
-    def _add_shape(self, b, shape, density, friction, restitution):
+    def _add_shape(self, b, shape, density, friction, restitution, sensor, category, mask, group):
         self._check_unlocked()
         if isinstance(shape, ShapeHandle):
             raise CaromError(f"{shape!r} is already attached to a body; add its geometry to attach a copy")
@@ -517,6 +582,9 @@ class World:
         d = _number(density, "density", 0.0)
         f = _number(friction, "friction", 0.0)
         e = _number(restitution, "restitution", 0.0, 1.0)
+        cat = _bits(category, "category")
+        msk = _bits(mask, "mask")
+        grp = _group(group)
         if np.abs(shape.vertices).max() + shape.radius > WORLD_LIMIT:
             raise GeometryError(f"{shape!r} reaches beyond the world limit {WORLD_LIMIT:g} m")
         n = shape.vertices.shape[0]
@@ -545,6 +613,10 @@ class World:
         self._s_friction[s] = f
         self._s_restitution[s] = e
         self._s_density[s] = d
+        self._s_sensor[s] = bool(sensor)
+        self._s_category[s] = cat
+        self._s_mask[s] = msk
+        self._s_group[s] = grp
         self._s_geometry[s] = shape
         x, y, c, sn = self._origin_transform(b)
         lx, ly, ux, uy = core_aabb(shape.vertices, shape.radius, x, y, c, sn)
