@@ -32,7 +32,8 @@ import numpy as np
 from .._jit import njit
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, MAX_ROTATION, MAX_TRANSLATION_SPEED,
                          CONTACT_HERTZ, CONTACT_DAMPING_RATIO, CONTACT_PUSH_MAX_VELOCITY,
-                         RESTITUTION_THRESHOLD, TOI_TARGET, TOI_MAX_ITERATIONS)
+                         RESTITUTION_THRESHOLD, TOI_TARGET, TOI_MAX_ITERATIONS, SLEEP_LINEAR_TOLERANCE,
+                         SLEEP_TIME)
 from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat
@@ -78,39 +79,54 @@ def body_origin(com, angle, local_center, b):
     return com[b, 0] - (c * lx - s * ly), com[b, 1] - (s * lx + c * ly), c, s
 
 
+KEY_SHIFT = 32
+KEY_MASK = 0xFFFFFFFF
+
+
 @njit
-def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
-                com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive,
-                force, torque, lin_damping, ang_damping, gravity_scale, body_min_extent,
-                shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction,
-                shape_restitution, shape_reach, verts, normals,
-                old_keys, old_count, old_ids, old_nimp, old_timp,
-                bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_moved, bp_moved_flag,
-                bp_moved_meta, bp_cand, bp_margin, bp_multiplier, shape_proxy, proxy_shape):
-    """Advance the world by dt. Returns the new contact table (keys, count, ids, normal and tangent
-    impulses, normal, points, separations) for warm starting the next step and for events."""
+def should_collide(cat_a, mask_a, group_a, cat_b, mask_b, group_b):
+    """Box2D's filter rule: a shared nonzero group decides (positive: always, negative: never); otherwise
+    each shape's category bits must meet the other's mask."""
+    if group_a == group_b and group_a != 0:
+        return group_a > 0
+    zero = np.uint64(0)
+    return (cat_a & mask_b) != zero and (cat_b & mask_a) != zero
+
+
+@njit
+def bounds_stage(dt, gx, gy, bodies, shapes):
+    """Which bodies move this step, how far (the speculative margin), and every shape's box.
+
+    ``awake`` marks the bodies whose contacts are recomputed and solved: awake dynamic bodies and moving
+    kinematic ones. ``motion`` bounds how far any point of a body can travel in the step:
+    (|v| + |ω|·reach + dt·|g|)·dt, where reach is the farthest shape point from the centre of mass.
+    """
+    (com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive, force, torque,
+     lin_damping, ang_damping, gravity_scale, body_min_extent, asleep, sleep_time, island) = bodies
+    (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
+     shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes
     NB = com.shape[0]
     S = shape_body.shape[0]
-    inv_dt = 1.0 / dt
-    h = dt / substeps
-    inv_h = 1.0 / h
-
-    # --- motion bound per body for speculative margins and continuous collision ---
-    reach = np.zeros(NB)            # farthest shape point from the centre of mass
+    reach = np.zeros(NB)
     for s in range(S):
         if shape_alive[s]:
             b = shape_body[s]
             if shape_reach[s] > reach[b]:
                 reach[b] = shape_reach[s]
+    awake = np.zeros(NB, np.bool_)
     motion = np.zeros(NB)
     for b in range(NB):
-        if body_alive[b] and kind[b] != STATIC:
+        if not body_alive[b] or kind[b] == STATIC:
+            continue
+        if kind[b] == DYNAMIC:
+            awake[b] = not asleep[b]
+        else:
+            awake[b] = vel[b, 0] != 0.0 or vel[b, 1] != 0.0 or angvel[b] != 0.0
+        if awake[b]:
             sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) + abs(angvel[b]) * reach[b]
             if kind[b] == DYNAMIC:
-                sp += dt * math.sqrt(gx * gx + gy * gy) * gravity_scale[b]
+                sp += dt * math.sqrt(gx * gx + gy * gy) * abs(gravity_scale[b])
             motion[b] = sp * dt
-
-    # --- broad phase over fattened shape boxes ---
     lower = np.zeros((S, 2))
     upper = np.zeros((S, 2))
     for s in range(S):
@@ -125,8 +141,23 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         lower[s, 1] = ly - m
         upper[s, 0] = ux + m
         upper[s, 1] = uy + m
-    # the dynamic tree (carom.geometry.broadphase) keeps fat boxes: a shape that stays inside its fat box
-    # costs nothing, and candidate pairs are cached between steps (only re-inserted leaves are queried)
+    return reach, awake, motion, lower, upper
+
+
+@njit
+def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
+    """Candidate shape pairs, sorted by key ``a << 32 | b`` (a < b), that pass the filter.
+
+    The dynamic tree (carom.geometry.broadphase) keeps fat boxes: a shape that stays inside its fat box
+    costs nothing, and candidate pairs are cached between steps (only re-inserted leaves are queried).
+    Pairs of one body, pairs without a dynamic body and sensor–sensor pairs are dropped.
+    """
+    kind = bodies[7]
+    shape_body, shape_alive = shapes[0], shapes[1]
+    shape_sensor, shape_category, shape_mask, shape_group = shapes[8], shapes[9], shapes[10], shapes[11]
+    (bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_moved, bp_moved_flag, bp_moved_meta,
+     bp_cand, bp_margin, bp_multiplier) = tree
+    S = shape_body.shape[0]
     n_alive = 0
     for s in range(S):
         if shape_alive[s]:
@@ -156,11 +187,34 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         bb = shape_body[sb]
         if ba == bb or (kind[ba] != DYNAMIC and kind[bb] != DYNAMIC):
             continue
-        keys[K] = min(sa, sb) * S + max(sa, sb)
+        if shape_sensor[sa] and shape_sensor[sb]:
+            continue
+        if not should_collide(shape_category[sa], shape_mask[sa], shape_group[sa],
+                              shape_category[sb], shape_mask[sb], shape_group[sb]):
+            continue
+        keys[K] = (min(sa, sb) << KEY_SHIFT) | max(sa, sb)
         K += 1
-    keys = np.sort(keys[:K])
+    return np.sort(keys[:K]), new_cand
 
-    # --- narrow phase: manifolds, matched to last step's contacts by feature id ---
+
+@njit
+def narrow_stage(bodies, shapes, awake, motion, keys, old):
+    """Manifolds of the candidate pairs, matched to last step's contacts by feature id (warm starting).
+
+    A pair of which neither body is awake (both asleep or static) keeps last step's manifold unchanged.
+    Sensor pairs are tested for overlap only (no speculative margin) and are never solved. A touching contact
+    between an awake body and a sleeping one wakes the sleeping body's island (``awake`` is updated).
+    Returns the contact table (keys, count, feature ids, normal and tangent impulses, normal, points,
+    separations, touching, sensor).
+    """
+    (com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive, force, torque,
+     lin_damping, ang_damping, gravity_scale, body_min_extent, asleep, sleep_time, island) = bodies
+    (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
+     shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes
+    old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch = old[:9]
+    NB = com.shape[0]
+    S = shape_body.shape[0]
+    K = keys.shape[0]
     c_count = np.zeros(K, np.int64)
     c_ids = np.zeros((K, 2), np.int64)
     c_normal = np.zeros((K, 2))
@@ -168,6 +222,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
     c_sep = np.zeros((K, 2))
     c_nimp = np.zeros((K, 2))
     c_timp = np.zeros((K, 2))
+    c_touch = np.zeros(K, np.bool_)
+    c_sensor = np.zeros(K, np.bool_)
     maxc = 1
     for s in range(S):
         if shape_count[s] > maxc:
@@ -177,16 +233,34 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
     j_old = 0
     n_old = old_keys.shape[0]
     for k in range(K):
-        a = keys[k] // S
-        bsh = keys[k] % S
+        a = keys[k] >> KEY_SHIFT
+        bsh = keys[k] & KEY_MASK
         ba = shape_body[a]
         bb = shape_body[bsh]
+        sensor = shape_sensor[a] or shape_sensor[bsh]
+        c_sensor[k] = sensor
+        while j_old < n_old and old_keys[j_old] < keys[k]:
+            j_old += 1
+        matched = j_old < n_old and old_keys[j_old] == keys[k]
+        if matched and not awake[ba] and not awake[bb]:
+            c_count[k] = old_count[j_old]
+            c_touch[k] = old_touch[j_old]
+            for p in range(2):
+                c_ids[k, p] = old_ids[j_old, p]
+                c_nimp[k, p] = old_nimp[j_old, p]
+                c_timp[k, p] = old_timp[j_old, p]
+                c_sep[k, p] = old_sep[j_old, p]
+                c_point[k, p, 0] = old_point[j_old, p, 0]
+                c_point[k, p, 1] = old_point[j_old, p, 1]
+            c_normal[k, 0] = old_normal[j_old, 0]
+            c_normal[k, 1] = old_normal[j_old, 1]
+            continue
         ax, ay, ac, as_ = body_origin(com, angle, local_center, ba)
         bx, by, bc, bs = body_origin(com, angle, local_center, bb)
         tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, bx, by, bc, bs)
         oa = shape_offset[a]
         ob = shape_offset[bsh]
-        spec = SPECULATIVE_DISTANCE + motion[ba] + motion[bb]
+        spec = 0.0 if sensor else SPECULATIVE_DISTANCE + motion[ba] + motion[bb]
         m = collide_sat(verts[oa:oa + shape_count[a]], normals[oa:oa + shape_count[a]], shape_radius[a],
                         verts[ob:ob + shape_count[bsh]], normals[ob:ob + shape_count[bsh]], shape_radius[bsh],
                         tx, ty, tc, ts, spec, sv, snm)
@@ -204,16 +278,60 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
         c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
         c_sep[k, 1] = m[9]
         c_ids[k, 1] = m[10]
-        while j_old < n_old and old_keys[j_old] < keys[k]:
-            j_old += 1
-        if j_old < n_old and old_keys[j_old] == keys[k]:
+        deepest = m[5] if cnt == 1 else min(m[5], m[9])
+        c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
+        if matched and not sensor:
             for p in range(cnt):
                 for q in range(old_count[j_old]):
                     if old_ids[j_old, q] == c_ids[k, p]:
                         c_nimp[k, p] = old_nimp[j_old, q]
                         c_timp[k, p] = old_timp[j_old, q]
+    # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything)
+    wake = np.zeros(NB, np.bool_)
+    any_wake = False
+    for k in range(K):
+        if c_count[k] == 0 or c_sensor[k]:
+            continue
+        ba = shape_body[keys[k] >> KEY_SHIFT]
+        bb = shape_body[keys[k] & KEY_MASK]
+        if asleep[ba] and kind[ba] == DYNAMIC and awake[bb]:
+            wake[island[ba]] = True
+            any_wake = True
+        if asleep[bb] and kind[bb] == DYNAMIC and awake[ba]:
+            wake[island[bb]] = True
+            any_wake = True
+    if any_wake:
+        for b in range(NB):
+            if body_alive[b] and asleep[b] and wake[island[b]]:
+                asleep[b] = False
+                sleep_time[b] = 0.0
+                awake[b] = True
+    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor)
 
-    # --- solver preparation (anchors relative to the centres of mass, effective masses) ---
+
+@njit
+def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule):
+    """Solver rows of the contacts to solve: anchors relative to the centres of mass, effective masses, the
+    separation offsets the substeps track, and the approach speed (for restitution and hit events).
+
+    Solved are the non-sensor contacts with points and at least one awake dynamic body; ``order`` lists
+    them in key order (the fixed order the Gauss–Seidel sweeps visit them in)."""
+    (com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive, force, torque,
+     lin_damping, ang_damping, gravity_scale, body_min_extent, asleep, sleep_time, island) = bodies
+    shape_body, shape_radius, shape_friction, shape_restitution = shapes[0], shapes[4], shapes[5], shapes[6]
+    keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor = contacts
+    K = keys.shape[0]
+    order = np.empty(K, np.int64)
+    n = 0
+    for k in range(K):
+        if c_count[k] == 0 or c_sensor[k]:
+            continue
+        ba = shape_body[keys[k] >> KEY_SHIFT]
+        bb = shape_body[keys[k] & KEY_MASK]
+        if (kind[ba] == DYNAMIC and not asleep[ba]) or (kind[bb] == DYNAMIC and not asleep[bb]):
+            order[n] = k
+            n += 1
+    order = order[:n]
     c_ba = np.zeros(K, np.int64)
     c_bb = np.zeros(K, np.int64)
     c_mu = np.zeros(K)
@@ -227,12 +345,10 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
     qA = np.zeros((K, 2, 2))
     qB = np.zeros((K, 2, 2))
     rel_vel = np.zeros((K, 2))
-    max_nimp = np.zeros((K, 2))
-    for k in range(K):
-        if c_count[k] == 0:
-            continue
-        a = keys[k] // S
-        bsh = keys[k] % S
+    for i in range(n):
+        k = order[i]
+        a = keys[k] >> KEY_SHIFT
+        bsh = keys[k] & KEY_MASK
         ba = shape_body[a]
         bb = shape_body[bsh]
         c_ba[k] = ba
@@ -281,21 +397,35 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
             dvx = vel[bb, 0] - angvel[bb] * rby - vel[ba, 0] + angvel[ba] * ray
             dvy = vel[bb, 1] + angvel[bb] * rbx - vel[ba, 1] - angvel[ba] * rax
             rel_vel[k, p] = dvx * nx + dvy * ny
+    return order, (c_ba, c_bb, c_mu, c_e, c_static, rA, rB, nmass, tmass, adj_sep, qA, qB, rel_vel)
 
+
+@njit
+def solve_stage(dt, substeps, gx, gy, bodies, contacts, order, rows):
+    """The soft step (module docstring): substeps of integrate, warm start, biased solve, integrate
+    positions, relax; then restitution. Returns the start-of-step positions (for continuous collision) and
+    the largest impulse each point received (restitution and hit events use it)."""
+    (com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive, force, torque,
+     lin_damping, ang_damping, gravity_scale, body_min_extent, asleep, sleep_time, island) = bodies
+    c_count, c_nimp, c_timp, c_normal = contacts[1], contacts[3], contacts[4], contacts[5]
+    c_ba, c_bb, c_mu, c_e, c_static, rA, rB, nmass, tmass, adj_sep, qA, qB, rel_vel = rows
+    NB = com.shape[0]
+    K = c_count.shape[0]
+    inv_dt = 1.0 / dt
+    h = dt / substeps
+    inv_h = 1.0 / h
     contact_hertz = min(CONTACT_HERTZ, 0.25 * substeps * inv_dt)
     bias_rate, mass_scale, impulse_scale = soft_params(contact_hertz, CONTACT_DAMPING_RATIO, h)
     s_bias_rate, s_mass_scale, s_impulse_scale = soft_params(2.0 * contact_hertz, CONTACT_DAMPING_RATIO, h)
-
+    max_nimp = np.zeros((K, 2))
     # start-of-step state for continuous collision and the position deltas the solver tracks
     com0 = com.copy()
     angle0 = angle.copy()
     dcos = np.ones(NB)
     dsin = np.zeros(NB)
-
     for sub in range(substeps):
-        # integrate velocities
         for b in range(NB):
-            if not body_alive[b] or kind[b] != DYNAMIC:
+            if not body_alive[b] or kind[b] != DYNAMIC or asleep[b]:
                 continue
             vx = vel[b, 0] + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
             vy = vel[b, 1] + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
@@ -312,10 +442,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
             vel[b, 0] = vx
             vel[b, 1] = vy
             angvel[b] = w
-        # warm start
-        for k in range(K):
-            if c_count[k] == 0:
-                continue
+        for i in range(order.shape[0]):
+            k = order[i]
             ba = c_ba[k]
             bb = c_bb[k]
             nx = c_normal[k, 0]
@@ -323,22 +451,19 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
             for p in range(c_count[k]):
                 px = c_nimp[k, p] * nx + c_timp[k, p] * ny
                 py = c_nimp[k, p] * ny - c_timp[k, p] * nx
-                vel[ba, 0] -= inv_mass[ba] * px
-                vel[ba, 1] -= inv_mass[ba] * py
-                angvel[ba] -= inv_inertia[ba] * (rA[k, p, 0] * py - rA[k, p, 1] * px)
-                vel[bb, 0] += inv_mass[bb] * px
-                vel[bb, 1] += inv_mass[bb] * py
-                angvel[bb] += inv_inertia[bb] * (rB[k, p, 0] * py - rB[k, p, 1] * px)
+                (vel[ba, 0], vel[ba, 1], angvel[ba], vel[bb, 0], vel[bb, 1], angvel[bb]) = _exchange(
+                    vel[ba, 0], vel[ba, 1], angvel[ba], vel[bb, 0], vel[bb, 1], angvel[bb], inv_mass[ba],
+                    inv_inertia[ba], inv_mass[bb], inv_inertia[bb], rA[k, p, 0], rA[k, p, 1], rB[k, p, 0],
+                    rB[k, p, 1], px, py)
         for phase in range(2):
             use_bias = phase == 0
-            _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
-                            c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin, qA, qB,
-                            use_bias, inv_h, bias_rate, mass_scale, impulse_scale,
+            _solve_contacts(order, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
+                            c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin,
+                            qA, qB, use_bias, inv_h, bias_rate, mass_scale, impulse_scale,
                             s_bias_rate, s_mass_scale, s_impulse_scale)
             if phase == 0:
-                # integrate positions
                 for b in range(NB):
-                    if not body_alive[b] or kind[b] == STATIC:
+                    if not body_alive[b] or kind[b] == STATIC or asleep[b]:
                         continue
                     com[b, 0] += h * vel[b, 0]
                     com[b, 1] += h * vel[b, 1]
@@ -346,10 +471,10 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
                     da = angle[b] - angle0[b]
                     dcos[b] = math.cos(da)
                     dsin[b] = math.sin(da)
-
     # restitution
-    for k in range(K):
-        if c_count[k] == 0 or c_e[k] == 0.0:
+    for i in range(order.shape[0]):
+        k = order[i]
+        if c_e[k] == 0.0:
             continue
         ba = c_ba[k]
         bb = c_bb[k]
@@ -372,16 +497,149 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule,
             (vel[ba, 0], vel[ba, 1], angvel[ba], vel[bb, 0], vel[bb, 1], angvel[bb]) = _exchange(
                 vel[ba, 0], vel[ba, 1], angvel[ba], vel[bb, 0], vel[bb, 1], angvel[bb], inv_mass[ba],
                 inv_inertia[ba], inv_mass[bb], inv_inertia[bb], rax, ray, rbx, rby, lam * nx, lam * ny)
-
-    # continuous collision: fast dynamic bodies (and bullets) against static shapes
-    _continuous(NB, S, com, angle, com0, angle0, local_center, kind, bullet, body_alive, body_min_extent,
-                shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, lower, upper)
-
     for b in range(NB):
         force[b, 0] = 0.0
         force[b, 1] = 0.0
         torque[b] = 0.0
-    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep), new_cand
+    return com0, angle0, max_nimp
+
+
+@njit
+def _find(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit
+def sleep_stage(dt, sleep_enabled, bodies, shapes, reach, awake, contacts, order, rows):
+    """Islands and sleep (Box2D's rule): a body is slow while |v| + |ω|·reach < SLEEP_LINEAR_TOLERANCE; an
+    island (bodies joined by solved contacts; static bodies do not join) whose slowest-to-settle body has
+    been slow for SLEEP_TIME falls asleep as a whole: velocities zeroed, labelled by its smallest body index.
+    A body touching a moving kinematic body never sleeps."""
+    (com, angle, vel, angvel, inv_mass, inv_inertia, local_center, kind, bullet, body_alive, force, torque,
+     lin_damping, ang_damping, gravity_scale, body_min_extent, asleep, sleep_time, island) = bodies
+    c_ba, c_bb = rows[0], rows[1]
+    NB = com.shape[0]
+    if not sleep_enabled:
+        for b in range(NB):
+            sleep_time[b] = 0.0
+        return
+    for b in range(NB):
+        if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
+            sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) + abs(angvel[b]) * reach[b]
+            if sp > SLEEP_LINEAR_TOLERANCE:
+                sleep_time[b] = 0.0
+            else:
+                sleep_time[b] += dt
+    parent = np.arange(NB)
+    for i in range(order.shape[0]):
+        k = order[i]
+        ba = c_ba[k]
+        bb = c_bb[k]
+        if kind[ba] == KINEMATIC and awake[ba]:
+            sleep_time[bb] = 0.0
+        if kind[bb] == KINEMATIC and awake[bb]:
+            sleep_time[ba] = 0.0
+        if kind[ba] != DYNAMIC or kind[bb] != DYNAMIC:
+            continue
+        ra = _find(parent, ba)
+        rb = _find(parent, bb)
+        if ra < rb:
+            parent[rb] = ra
+        elif rb < ra:
+            parent[ra] = rb
+    island_time = np.full(NB, np.inf)
+    for b in range(NB):
+        if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
+            r = _find(parent, b)
+            if sleep_time[b] < island_time[r]:
+                island_time[r] = sleep_time[b]
+    for b in range(NB):
+        if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
+            r = _find(parent, b)
+            if island_time[r] >= SLEEP_TIME:
+                asleep[b] = True
+                island[b] = r
+                vel[b, 0] = 0.0
+                vel[b, 1] = 0.0
+                angvel[b] = 0.0
+
+
+@njit
+def event_stage(old, contacts, order, rows, max_nimp, hit_threshold):
+    """Begin/end touch events by merging last step's and this step's sorted contact keys, and hit events:
+    solved contacts whose approach speed −v_n (before the solve, at a point that received an impulse)
+    exceeds ``hit_threshold``. Returns (begin rows of the new table, end rows of the old table,
+    hit rows, hit point index, hit speed)."""
+    old_keys, old_touch = old[0], old[8]
+    keys, c_count, c_touch = contacts[0], contacts[1], contacts[8]
+    rel_vel = rows[12]
+    K = keys.shape[0]
+    n_old = old_keys.shape[0]
+    begin = np.empty(K, np.int64)
+    end = np.empty(n_old, np.int64)
+    nb = 0
+    ne = 0
+    i = 0
+    j = 0
+    while i < K or j < n_old:
+        if j >= n_old or (i < K and keys[i] < old_keys[j]):
+            if c_touch[i]:
+                begin[nb] = i
+                nb += 1
+            i += 1
+        elif i >= K or old_keys[j] < keys[i]:
+            if old_touch[j]:
+                end[ne] = j
+                ne += 1
+            j += 1
+        else:
+            if c_touch[i] and not old_touch[j]:
+                begin[nb] = i
+                nb += 1
+            elif old_touch[j] and not c_touch[i]:
+                end[ne] = j
+                ne += 1
+            i += 1
+            j += 1
+    hit_k = np.empty(order.shape[0], np.int64)
+    hit_p = np.empty(order.shape[0], np.int64)
+    hit_v = np.empty(order.shape[0])
+    nh = 0
+    for q in range(order.shape[0]):
+        k = order[q]
+        best = hit_threshold
+        bp = -1
+        for p in range(c_count[k]):
+            if max_nimp[k, p] > 0.0 and -rel_vel[k, p] > best:
+                best = -rel_vel[k, p]
+                bp = p
+        if bp >= 0:
+            hit_k[nh] = k
+            hit_p[nh] = bp
+            hit_v[nh] = best
+            nh += 1
+    return begin[:nb], end[:ne], hit_k[:nh], hit_p[:nh], hit_v[:nh]
+
+
+@njit
+def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, hit_threshold,
+                bodies, shapes, tree, shape_proxy, proxy_shape, old):
+    """Advance the world by dt: the stages above in order, in one compiled call (World.step with
+    ``profile`` on calls the same stages one by one from Python to time them).
+
+    Returns (contact table, new broad-phase candidate cache, events)."""
+    reach, awake, motion, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes)
+    keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
+    contacts = narrow_stage(bodies, shapes, awake, motion, keys, old)
+    order, rows = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule)
+    com0, angle0, max_nimp = solve_stage(dt, substeps, gx, gy, bodies, contacts, order, rows)
+    continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper)
+    sleep_stage(dt, sleep_enabled, bodies, shapes, reach, awake, contacts, order, rows)
+    events = event_stage(old, contacts, order, rows, max_nimp, hit_threshold)
+    return contacts, new_cand, events
 
 
 @njit
@@ -392,14 +650,13 @@ def _exchange(vax, vay, wa, vbx, vby, wb, mA, iA, mB, iB, rax, ray, rbx, rby, px
 
 
 @njit
-def _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
+def _solve_contacts(order, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nmass, tmass, adj_sep,
                     c_nimp, c_timp, max_nimp, vel, angvel, inv_mass, inv_inertia, com, com0, dcos, dsin, qA, qB,
                     use_bias, inv_h, bias_rate, mass_scale, impulse_scale, s_bias_rate, s_mass_scale,
                     s_impulse_scale):
-    for k in range(K):
+    for i in range(order.shape[0]):
+        k = order[i]
         cnt = c_count[k]
-        if cnt == 0:
-            continue
         ba = c_ba[k]
         bb = c_bb[k]
         mA = inv_mass[ba]
@@ -485,8 +742,7 @@ def _solve_contacts(K, c_count, c_ba, c_bb, c_normal, c_mu, c_static, rA, rB, nm
 
 
 @njit
-def _continuous(NB, S, com, angle, com0, angle0, local_center, kind, bullet, body_alive, body_min_extent,
-                shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, lower, upper):
+def continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper):
     """Conservative advancement of fast bodies against static shapes; stop them at the first contact.
 
     A body is fast when it is a bullet or moved more than half its smallest extent this step. Its swept
@@ -494,8 +750,14 @@ def _continuous(NB, S, com, angle, com0, angle0, local_center, kind, bullet, bod
     swept box, t advances by (d − target)/bound where bound = |Δc| + |Δθ|·reach bounds how fast any point
     of the shape can approach, so t never passes the first contact. The body is put back at the earliest t.
     """
+    com, angle, local_center, kind, bullet, body_alive, body_min_extent = (
+        bodies[0], bodies[1], bodies[6], bodies[7], bodies[8], bodies[9], bodies[15])
+    shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts = (
+        shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[12])
+    NB = com.shape[0]
+    S = shape_body.shape[0]
     for b in range(NB):
-        if not body_alive[b] or kind[b] != 2:
+        if not awake[b] or kind[b] != DYNAMIC:
             continue
         dx = com[b, 0] - com0[b, 0]
         dy = com[b, 1] - com0[b, 1]

@@ -5,11 +5,14 @@ Arrays grow by doubling. A handle is (world, index, generation): a removed body'
 the old handle then raises :class:`StaleHandleError` instead of aliasing the new body.
 """
 import math
+import pickle
+import time
+from collections import namedtuple
 
 import numpy as np
 
 from .._jit import announce_compile
-from ..constants import WORLD_LIMIT
+from ..constants import WORLD_LIMIT, HIT_EVENT_THRESHOLD
 
 #: Every collision category bit set: the default mask (a shape collides with all categories).
 ALL_CATEGORIES = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -79,6 +82,49 @@ def _grow(arr, size):
     return out
 
 
+_PAIR_FIELDS = [("shape_a", np.int64), ("shape_b", np.int64), ("body_a", np.int64), ("body_b", np.int64)]
+#: begin-touch records: the shapes (rows of the shape table), their bodies, a contact point and the normal
+#: (from A to B); for a sensor overlap ``sensor`` is True and shape_a is the sensor
+BEGIN_DTYPE = np.dtype(_PAIR_FIELDS + [("point", np.float64, 2), ("normal", np.float64, 2), ("sensor", np.bool_)])
+END_DTYPE = np.dtype(_PAIR_FIELDS + [("sensor", np.bool_)])
+#: hit records: the point that approached fastest and its approach speed (m/s) before the solve
+HIT_DTYPE = np.dtype(_PAIR_FIELDS + [("point", np.float64, 2), ("normal", np.float64, 2), ("speed", np.float64)])
+
+#: The events of the last step: three NumPy record arrays (``BEGIN_DTYPE``, ``END_DTYPE``, ``HIT_DTYPE``).
+ContactEvents = namedtuple("ContactEvents", "begin end hit")
+
+EVENT_KINDS = ("begin", "end", "hit")
+
+
+class ContactEvent:
+    """One event as handed to a handler: handles instead of row numbers (``speed`` is set for hits)."""
+
+    __slots__ = ("kind", "shape_a", "shape_b", "body_a", "body_b", "point", "normal", "speed", "sensor")
+
+    def __init__(self, kind, shape_a, shape_b, body_a, body_b, point, normal, speed, sensor):
+        self.kind = kind
+        self.shape_a = shape_a
+        self.shape_b = shape_b
+        self.body_a = body_a
+        self.body_b = body_b
+        self.point = point
+        self.normal = normal
+        self.speed = speed
+        self.sensor = sensor
+
+    def __repr__(self):
+        return f"<ContactEvent {self.kind} {self.shape_a!r} {self.shape_b!r}>"
+
+
+class Snapshot:
+    """A frozen copy of a world's whole state (bytes); ``carom.World.restore(snapshot)`` rebuilds it."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+
 class Body:
     """Handle to a body of a :class:`World`. Properties read and write the world's arrays."""
 
@@ -131,6 +177,7 @@ class Body:
         c, s = math.cos(w._angle[i]), math.sin(w._angle[i])
         lc = w._local_center[i]
         w._com[i] = p + np.array([c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]])
+        w._wake(i, partners=True)
 
     @property
     def world_center(self) -> np.ndarray:
@@ -164,6 +211,7 @@ class Body:
         i = self._i()
         self.world._check_unlocked()
         self.world._vel[i] = _vector(value, "velocity")
+        self.world._wake(i)
 
     @property
     def angular_velocity(self) -> float:
@@ -174,6 +222,7 @@ class Body:
         i = self._i()
         self.world._check_unlocked()
         self.world._angvel[i] = _number(value, "angular_velocity")
+        self.world._wake(i)
 
     @property
     def mass(self) -> float:
@@ -226,6 +275,32 @@ class Body:
         self._i()
         return list(self.world._body_shapes[self.index])
 
+    @property
+    def alive(self) -> bool:
+        """False once the body has been removed."""
+        return bool(self.world._gen[self.index] == self.generation and self.world._alive[self.index])
+
+    # --- sleep -----------------------------------------------------------------------------------------
+    @property
+    def sleeping(self) -> bool:
+        """True while the body's island sleeps (it is then not simulated until something wakes it)."""
+        return bool(self.world._asleep[self._i()])
+
+    def wake(self):
+        """Wake the body and the island it sleeps in."""
+        self.world._wake(self._i())
+
+    def sleep(self):
+        """Put this dynamic body to sleep now (it wakes when touched, pushed or changed)."""
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        if w._kind[i] == _step.DYNAMIC:
+            w._asleep[i] = True
+            w._island[i] = i
+            w._vel[i] = 0.0
+            w._angvel[i] = 0.0
+
     # --- forces ----------------------------------------------------------------------------------------
     def apply_force(self, force, point=None):
         """Add a force (N) for the next step, at ``point`` (world) or at the centre of mass."""
@@ -237,10 +312,12 @@ class Body:
             p = _vector(point, "point", WORLD_LIMIT)
             r = p - w._com[i]
             w._torque[i] += r[0] * f[1] - r[1] * f[0]
+        w._wake(i)
 
     def apply_torque(self, torque):
         i = self._i()
         self.world._torque[i] += _number(torque, "torque")
+        self.world._wake(i)
 
     def apply_impulse(self, impulse, point=None):
         """Change the momentum at once by ``impulse`` (N·s), at ``point`` (world) or the centre of mass."""
@@ -255,6 +332,7 @@ class Body:
             p = _vector(point, "point", WORLD_LIMIT)
             r = p - w._com[i]
             w._angvel[i] += w._inv_inertia[i] * (r[0] * j[1] - r[1] * j[0])
+        w._wake(i)
 
     # --- shapes ----------------------------------------------------------------------------------------
     def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1,
@@ -285,6 +363,18 @@ class ShapeHandle:
         if w._s_gen[self.index] != self.generation or not w._s_alive[self.index]:
             raise StaleHandleError(f"shape {self.index} (generation {self.generation}) has been removed")
         return self.index
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeHandle) and other.world is self.world and other.index == self.index
+                and other.generation == self.generation)
+
+    def __hash__(self):
+        return hash((id(self.world), self.index, self.generation, "shape"))
+
+    @property
+    def alive(self) -> bool:
+        """False once the shape (or its body) has been removed."""
+        return bool(self.world._s_gen[self.index] == self.generation and self.world._s_alive[self.index])
 
     @property
     def body(self) -> Body:
@@ -417,6 +507,16 @@ class World:
         self._shape_arrays += ("_s_proxy",)
         self._proxy_shape = np.zeros(16, np.int64)
         self.step_count = 0
+        #: sleeping on/off for the whole world
+        self.sleep_enabled = True
+        #: approach speed (m/s) above which a contact reports a hit event
+        self.hit_event_threshold = HIT_EVENT_THRESHOLD
+        #: time each stage of the step (``profile_times``, ms) at a small cost
+        self.profile = False
+        self.profile_times = {}
+        self._events = self._empty_events()
+        self._pending_end = []
+        self._handlers = []
         self._static_body = self.add_body(kind="static")
 
     # --- settings with validation ----------------------------------------------------------------------
@@ -465,7 +565,12 @@ class World:
     @staticmethod
     def _empty_contacts():
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2)),
-                np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)))
+                np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)), np.zeros(0, np.bool_),
+                np.zeros(0, np.bool_))
+
+    @staticmethod
+    def _empty_events():
+        return ContactEvents(np.zeros(0, BEGIN_DTYPE), np.zeros(0, END_DTYPE), np.zeros(0, HIT_DTYPE))
 
     # --- bodies ----------------------------------------------------------------------------------------
     @property
@@ -530,9 +635,11 @@ class World:
         i = body._i()
         if body == self._static_body:
             raise CaromError("the world's static_body cannot be removed")
+        self._wake(i, partners=True)
         for sh in list(self._body_shapes[i]):
             self._remove_shape(sh, update_mass=False)
         self._alive[i] = False
+        self._asleep[i] = False
         self._gen[i] += 1
         self._free_bodies.append(i)
 
@@ -628,11 +735,14 @@ class World:
         handle = ShapeHandle(self, s, int(self._s_gen[s]), shape)
         self._body_shapes[b].append(handle)
         self._update_mass(b)
+        self._wake(b)
         return handle
 
     def _remove_shape(self, handle, update_mass=True):
         s = handle._i()
         b = int(self._s_body[s])
+        self._wake(b, partners=True)
+        self._purge_contacts(s)
         self._s_alive[s] = False
         self._s_gen[s] += 1
         self._bp.remove(int(self._s_proxy[s]))
@@ -691,8 +801,29 @@ class World:
             self._s_reach[h.index] = float(np.max(np.hypot(*(geom.vertices - (cx, cy)).T))) + geom.radius
 
     # --- stepping --------------------------------------------------------------------------------------
+    def _kernel_args(self):
+        n = self._n_bodies
+        ns = self._n_shapes
+        bodies = (self._com[:n], self._angle[:n], self._vel[:n], self._angvel[:n], self._inv_mass[:n],
+                  self._inv_inertia[:n], self._local_center[:n], self._kind[:n], self._bullet[:n],
+                  self._alive[:n], self._force[:n], self._torque[:n], self._lin_damping[:n],
+                  self._ang_damping[:n], self._gravity_scale[:n], self._min_extent[:n], self._asleep[:n],
+                  self._sleep_time[:n], self._island[:n])
+        shapes = (self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
+                  self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
+                  self._s_sensor[:ns], self._s_category[:ns], self._s_mask[:ns], self._s_group[:ns],
+                  self._verts, self._normals)
+        bp = self._bp
+        tree = (bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
+                bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier)
+        return bodies, shapes, tree, self._s_proxy[:ns], self._proxy_shape
+
     def step(self, dt):
-        """Advance the world by ``dt`` seconds in one compiled call."""
+        """Advance the world by ``dt`` seconds in one compiled call, then deliver events to the handlers.
+
+        With ``world.profile = True`` the same stages run one by one so each can be timed; the last step's
+        times (ms) are in ``world.profile_times``.
+        """
         self._check_unlocked()
         dt = _number(dt, "dt", 0.0, low_open=True)
         n = self._n_bodies
@@ -709,37 +840,248 @@ class World:
                 raise SimulationError(f"body {i} has a non-finite {name}: {arr[i]}")
         self._locked = True
         try:
-            ns = self._n_shapes
             old = self._contacts
-            bp = self._bp
-            self._contacts, bp._cand = _step.step_kernel(
-                dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]),
-                MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing],
-                self._com[:n], self._angle[:n], self._vel[:n], self._angvel[:n], self._inv_mass[:n],
-                self._inv_inertia[:n], self._local_center[:n], self._kind[:n], self._bullet[:n],
-                self._alive[:n], self._force[:n], self._torque[:n], self._lin_damping[:n],
-                self._ang_damping[:n], self._gravity_scale[:n], self._min_extent[:n],
-                self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
-                self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
-                self._verts, self._normals,
-                old[0], old[1], old[2], old[3], old[4],
-                bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
-                bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier, self._s_proxy[:ns],
-                self._proxy_shape)
+            bodies, shapes, tree, proxy, proxy_shape = self._kernel_args()
+            settings = (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]))
+            mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
+            if self.profile:
+                contacts, cand, events = self._step_profiled(settings, mixing, bodies, shapes, tree, proxy,
+                                                             proxy_shape, old)
+            else:
+                contacts, cand, events = _step.step_kernel(
+                    *settings, *mixing, self.sleep_enabled, self.hit_event_threshold, bodies, shapes, tree,
+                    proxy, proxy_shape, old)
+            self._contacts = contacts
+            self._bp._cand = cand
+            self._events = self._build_events(old, contacts, events)
             self.step_count += 1
         finally:
             self._locked = False
+        self._deliver_events()
+
+    def _step_profiled(self, settings, mixing, bodies, shapes, tree, proxy, proxy_shape, old):
+        """The stages of ``_step.step_kernel``, called one at a time and timed (ms)."""
+        dt, substeps, gx, gy = settings
+        times = {}
+        clock = time.perf_counter
+        t0 = clock()
+        reach, awake, motion, lower, upper = _step.bounds_stage(dt, gx, gy, bodies, shapes)
+        keys, cand = _step.broad_stage(bodies, shapes, tree, proxy, proxy_shape, lower, upper)
+        t1 = clock()
+        contacts = _step.narrow_stage(bodies, shapes, awake, motion, keys, old)
+        t2 = clock()
+        order, rows = _step.prepare_stage(bodies, shapes, contacts, *mixing)
+        com0, angle0, max_nimp = _step.solve_stage(dt, substeps, gx, gy, bodies, contacts, order, rows)
+        t3 = clock()
+        _step.continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper)
+        t4 = clock()
+        _step.sleep_stage(dt, self.sleep_enabled, bodies, shapes, reach, awake, contacts, order, rows)
+        events = _step.event_stage(old, contacts, order, rows, max_nimp, self.hit_event_threshold)
+        t5 = clock()
+        times = {"broad": t1 - t0, "narrow": t2 - t1, "solve": t3 - t2, "continuous": t4 - t3,
+                 "sleep": t5 - t4}
+        self.profile_times = {k: 1000.0 * v for k, v in times.items()}
+        self.profile_times["total"] = 1000.0 * (t5 - t0)
+        return contacts, cand, events
 
     # --- contacts (read-only views for tests, drawing and events) ------------------------------------------
     def contacts(self):
-        """Touching contacts of the last step: list of dicts (shape_a, shape_b, normal, points, separations,
-        normal_impulses, tangent_impulses)."""
-        keys, count, ids, nimp, timp, normal, points, sep = self._contacts
-        ns = self._n_shapes
+        """Contacts of the last step that have points (touching or speculative), sensors excluded: list of
+        dicts (shape_a, shape_b, normal, points, separations, normal_impulses, tangent_impulses, touching)."""
+        keys, count, ids, nimp, timp, normal, points, sep, touch, sensor = self._contacts
         out = []
-        for k in np.flatnonzero(count > 0):
+        for k in np.flatnonzero((count > 0) & ~sensor):
             c = int(count[k])
-            out.append(dict(shape_a=int(keys[k] // ns), shape_b=int(keys[k] % ns), normal=normal[k].copy(),
-                            points=points[k, :c].copy(), separations=sep[k, :c].copy(),
-                            normal_impulses=nimp[k, :c].copy(), tangent_impulses=timp[k, :c].copy()))
+            out.append(dict(shape_a=int(keys[k] >> _step.KEY_SHIFT), shape_b=int(keys[k] & _step.KEY_MASK),
+                            normal=normal[k].copy(), points=points[k, :c].copy(), separations=sep[k, :c].copy(),
+                            normal_impulses=nimp[k, :c].copy(), tangent_impulses=timp[k, :c].copy(),
+                            touching=bool(touch[k])))
         return out
+
+    # --- sleep -------------------------------------------------------------------------------------------
+    def _wake(self, b, partners=False):
+        """Wake body b's sleeping island (every body sharing its island label); with ``partners`` also the
+        islands of the bodies it touches (it is being removed or moved away: they may rest on it). Touching
+        a sleeping body otherwise wakes it in the next step's narrow phase."""
+        n = self._n_bodies
+        if self._asleep[b]:
+            group = self._asleep[:n] & (self._island[:n] == self._island[b])
+            self._asleep[:n][group] = False
+            self._sleep_time[:n][group] = 0.0
+        self._sleep_time[b] = 0.0
+        keys, count = self._contacts[0], self._contacts[1]
+        if partners and keys.size and self._asleep[:n].any():
+            ba = self._s_body[keys >> _step.KEY_SHIFT]
+            bb = self._s_body[keys & _step.KEY_MASK]
+            touching = count > 0
+            partners = np.concatenate([bb[touching & (ba == b)], ba[touching & (bb == b)]])
+            for o in np.unique(partners):
+                if self._asleep[o]:
+                    self._wake(int(o))
+
+    @property
+    def awake_count(self) -> int:
+        """Number of dynamic and kinematic bodies that are awake (simulated this step)."""
+        n = self._n_bodies
+        return int((self._alive[:n] & (self._kind[:n] != _step.STATIC) & ~self._asleep[:n]).sum())
+
+    # --- events ------------------------------------------------------------------------------------------
+    def contact_events(self) -> ContactEvents:
+        """Begin, end and hit events of the last step as NumPy record arrays (shape and body rows; turn them
+        into handles with :meth:`shape_handle` / :meth:`body_handle`). Contacts ended by removing a shape
+        appear among the end events of the next step."""
+        return self._events
+
+    def shape_handle(self, index) -> "ShapeHandle":
+        s = int(index)
+        if not 0 <= s < self._n_shapes or not self._s_alive[s]:
+            raise StaleHandleError(f"shape {s} does not exist (removed or never created)")
+        return ShapeHandle(self, s, int(self._s_gen[s]), self._s_geometry[s])
+
+    def body_handle(self, index) -> Body:
+        b = int(index)
+        if not 0 <= b < self._n_bodies or not self._alive[b]:
+            raise StaleHandleError(f"body {b} does not exist (removed or never created)")
+        return Body(self, b, int(self._gen[b]))
+
+    def on(self, kind, handler, categories=None):
+        """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit").
+
+        ``categories=(cat_a, cat_b)`` limits it to pairs where one shape's category meets ``cat_a`` and the
+        other's meets ``cat_b``; the event is then oriented so that ``event.shape_a`` is the ``cat_a`` one.
+        Handlers run after the step, never during it, and may add or remove bodies. Begin and hit events
+        whose shapes an earlier handler removed are skipped; end events are always delivered (check
+        ``event.shape_a.alive``). Returns the handler, for :meth:`off`.
+        """
+        if kind not in EVENT_KINDS:
+            raise CaromError(f"event kind must be one of {EVENT_KINDS}, got {kind!r}")
+        if not callable(handler):
+            raise CaromError(f"handler must be callable, got {handler!r}")
+        if categories is not None:
+            if len(categories) != 2:
+                raise CaromError(f"categories must be a pair (cat_a, cat_b), got {categories!r}")
+            categories = (_bits(categories[0], "categories[0]"), _bits(categories[1], "categories[1]"))
+        self._handlers.append((kind, handler, categories))
+        return handler
+
+    def off(self, handler):
+        """Unregister a handler (every kind it was registered for)."""
+        self._handlers = [h for h in self._handlers if h[1] is not handler]
+
+    def _pair_rows(self, dtype, keys, rows, sensor):
+        out = np.zeros(len(rows), dtype)
+        sa = keys[rows] >> _step.KEY_SHIFT
+        sb = keys[rows] & _step.KEY_MASK
+        # a sensor event names the sensor as shape A
+        swap = sensor[rows] & ~self._s_sensor[sa]
+        out["shape_a"] = np.where(swap, sb, sa)
+        out["shape_b"] = np.where(swap, sa, sb)
+        out["body_a"] = self._s_body[out["shape_a"]]
+        out["body_b"] = self._s_body[out["shape_b"]]
+        return out, swap
+
+    def _build_events(self, old, contacts, events):
+        begin_k, end_j, hit_k, hit_p, hit_v = events
+        keys, count, normal, points, sep, sensor = (contacts[0], contacts[1], contacts[5], contacts[6],
+                                                    contacts[7], contacts[9])
+        begin, swap = self._pair_rows(BEGIN_DTYPE, keys, begin_k, sensor)
+        deepest = (count[begin_k] == 2) & (sep[begin_k, 1] < sep[begin_k, 0])
+        begin["point"] = points[begin_k, deepest.astype(np.int64)]
+        begin["normal"] = np.where(swap[:, None], -normal[begin_k], normal[begin_k])
+        begin["sensor"] = sensor[begin_k]
+        end, _ = self._pair_rows(END_DTYPE, old[0], end_j, old[9])
+        end["sensor"] = old[9][end_j]
+        if self._pending_end:
+            end = np.concatenate(self._pending_end + [end])
+            self._pending_end = []
+        hit, _ = self._pair_rows(HIT_DTYPE, keys, hit_k, sensor)
+        hit["point"] = points[hit_k, hit_p]
+        hit["normal"] = normal[hit_k]
+        hit["speed"] = hit_v
+        return ContactEvents(begin, end, hit)
+
+    def _purge_contacts(self, s):
+        """Drop the contacts of shape s (about to be removed); touching ones become pending end events."""
+        c = self._contacts
+        keys = c[0]
+        mine = ((keys >> _step.KEY_SHIFT) == s) | ((keys & _step.KEY_MASK) == s)
+        if not mine.any():
+            return
+        ended = np.flatnonzero(mine & c[8])
+        if ended.size:
+            rows, _ = self._pair_rows(END_DTYPE, keys, ended, c[9])
+            rows["sensor"] = c[9][ended]
+            self._pending_end.append(rows)
+        self._contacts = tuple(a[~mine] for a in c)
+
+    def _deliver_events(self):
+        if not self._handlers:
+            return
+        ev = self._events
+        for kind, records in (("begin", ev.begin), ("end", ev.end), ("hit", ev.hit)):
+            handlers = [h for h in self._handlers if h[0] == kind]
+            if not handlers or records.size == 0:
+                continue
+            for rec in records:
+                sa, sb = int(rec["shape_a"]), int(rec["shape_b"])
+                gen_a, gen_b = int(self._s_gen[sa]), int(self._s_gen[sb])
+                if kind != "end" and not (self._s_alive[sa] and self._s_alive[sb]):
+                    continue
+                for _kind, fn, cats in handlers:
+                    swap = False
+                    if cats is not None:
+                        ca, cb = self._s_category[sa], self._s_category[sb]
+                        zero = np.uint64(0)
+                        if (ca & cats[0]) != zero and (cb & cats[1]) != zero:
+                            swap = False
+                        elif (cb & cats[0]) != zero and (ca & cats[1]) != zero:
+                            swap = True
+                        else:
+                            continue
+                    if kind != "end" and not (self._s_alive[sa] and self._s_alive[sb]):
+                        break
+                    fn(self._event(kind, rec, sa, sb, gen_a, gen_b, swap))
+
+    def _event(self, kind, rec, sa, sb, gen_a, gen_b, swap):
+        ha = ShapeHandle(self, sa, gen_a, self._s_geometry[sa])
+        hb = ShapeHandle(self, sb, gen_b, self._s_geometry[sb])
+        ba, bb = int(rec["body_a"]), int(rec["body_b"])
+        body_a = Body(self, ba, int(self._gen[ba]))
+        body_b = Body(self, bb, int(self._gen[bb]))
+        point = rec["point"].copy() if kind != "end" else None
+        normal = rec["normal"].copy() if kind != "end" else None
+        if swap:
+            ha, hb, body_a, body_b = hb, ha, body_b, body_a
+            if normal is not None:
+                normal = -normal
+        return ContactEvent(kind, ha, hb, body_a, body_b, point, normal,
+                            float(rec["speed"]) if kind == "hit" else None, bool(rec["sensor"]) if kind != "hit"
+                            else False)
+
+    # --- snapshots -----------------------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """The whole state (bodies, shapes, broad phase, contacts with their warm-start impulses, settings) as
+        a :class:`Snapshot`; :meth:`restore` continues from it bitwise identically. Handlers are not part of
+        the state (they are often closures over this world) and must be registered again."""
+        self._check_unlocked()
+        return Snapshot(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+
+    @classmethod
+    def restore(cls, snapshot) -> "World":
+        if not isinstance(snapshot, Snapshot):
+            raise CaromError(f"expected a carom Snapshot, got {snapshot!r}")
+        return pickle.loads(snapshot.data)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_handlers"] = []
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __copy__(self):
+        return World.restore(self.snapshot())
+
+    def __deepcopy__(self, memo):
+        return World.restore(self.snapshot())

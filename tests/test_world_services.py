@@ -1,0 +1,332 @@
+"""World services: events, sensors, filtering, sleeping, snapshots, and a churn test of the internal arrays."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import carom
+from carom.errors import CaromError, SimulationError, StaleHandleError
+from carom.geometry import Circle, box, Segment
+from carom.rigid import _step
+from carom.scenes.rigid_scenes import pyramid, pile
+
+DT = 1 / 60
+
+
+def check_world(w):
+    """Consistency of the internal arrays after a step."""
+    n, ns = w._n_bodies, w._n_shapes
+    alive = w._alive[:n]
+    assert np.isfinite(w._com[:n][alive]).all() and np.isfinite(w._vel[:n][alive]).all()
+    # sleeping bodies are live dynamic bodies at rest
+    asleep = w._asleep[:n]
+    assert not (asleep & ~alive).any()
+    assert (w._kind[:n][asleep] == _step.DYNAMIC).all()
+    assert (w._vel[:n][asleep] == 0).all() and (w._angvel[:n][asleep] == 0).all()
+    # shapes belong to live bodies, and the body lists agree with the shape table
+    s_alive = w._s_alive[:ns]
+    assert alive[w._s_body[:ns][s_alive]].all()
+    listed = sorted(h.index for b in np.flatnonzero(alive) for h in w._body_shapes[b])
+    assert listed == sorted(np.flatnonzero(s_alive).tolist())
+    for b in np.flatnonzero(alive):
+        for h in w._body_shapes[b]:
+            assert w._s_body[h.index] == b
+    # every live shape has a proxy in the broad phase that maps back to it
+    for s in np.flatnonzero(s_alive):
+        p = w._s_proxy[s]
+        assert w._proxy_shape[p] == s and w._bp._flags[p] != 0
+    assert len(w._bp) == int(s_alive.sum())
+    # the contact table is sorted, unique, between live shapes of different bodies
+    keys, count = w._contacts[0], w._contacts[1]
+    assert (np.diff(keys) > 0).all()
+    sa, sb = keys >> 32, keys & 0xFFFFFFFF
+    assert (sa < sb).all() and s_alive[sa].all() and s_alive[sb].all()
+    assert (w._s_body[sa] != w._s_body[sb]).all()
+    assert ((count >= 0) & (count <= 2)).all()
+    # a touching contact between two dynamic bodies never joins a sleeping and an awake body
+    ba, bb = w._s_body[sa], w._s_body[sb]
+    dyn = (w._kind[ba] == _step.DYNAMIC) & (w._kind[bb] == _step.DYNAMIC) & (count > 0) & ~w._contacts[9]
+    assert (w._asleep[ba][dyn] == w._asleep[bb][dyn]).all()
+
+
+# --- sensors and events ------------------------------------------------------------------------------------
+
+def sensor_world():
+    w = carom.World(gravity=(0, 0))
+    gate = w.add_body(position=(0, 0), kind="static")
+    sensor = gate.add_shape(box(1.0, 2.0), sensor=True)
+    ball = w.add_body(position=(-4, 0), velocity=(6, 0))
+    ball.add_shape(Circle(0.3), density=1.0)
+    return w, sensor, ball
+
+
+def test_sensor_crossed_gives_one_begin_and_one_end():
+    w, sensor, ball = sensor_world()
+    begins, ends = [], []
+    for _ in range(120):
+        w.step(DT)
+        ev = w.contact_events()
+        begins += list(ev.begin)
+        ends += list(ev.end)
+        check_world(w)
+    assert len(begins) == 1 and len(ends) == 1
+    assert begins[0]["sensor"] and ends[0]["sensor"]
+    assert begins[0]["shape_a"] == sensor.index and begins[0]["body_b"] == ball.index
+    # it never pushed: the ball kept its velocity and went through
+    assert np.allclose(ball.velocity, (6, 0))
+    assert ball.position[0] > 3.0
+    # and the sensor overlap is not a contact
+    assert w.contacts() == []
+
+
+def test_handler_removing_the_body_it_is_told_about():
+    w, sensor, ball = sensor_world()
+    other = w.add_body(position=(-6, 0.0), velocity=(6, 0))
+    other.add_shape(Circle(0.3))
+    seen = []
+
+    def on_begin(event):
+        seen.append(event)
+        assert event.sensor and event.shape_a == sensor
+        w.remove(event.body_b)
+
+    w.on("begin", on_begin)
+    for _ in range(120):
+        w.step(DT)
+        check_world(w)
+    assert len(seen) == 2
+    assert not ball.alive and not other.alive
+    with pytest.raises(StaleHandleError):
+        ball.position
+    assert w.body_count == 1          # the gate
+    # the contacts ended by the removal are reported as end events of a later step
+    w2, _, ball2 = sensor_world()
+    for _ in range(45):
+        w2.step(DT)
+    assert w2.contact_events().end.size == 0
+    w2.remove(ball2)
+    w2.step(DT)
+    assert w2.contact_events().end.size == 1
+    check_world(w2)
+
+
+def test_handlers_see_events_after_the_step_and_can_add_bodies():
+    w = carom.World()
+    w.static_body.add_shape(Segment((-10, 0), (10, 0)))
+    ball = w.add_body(position=(0, 3))
+    ball.add_shape(Circle(0.5), category=0b10)
+    hits = []
+
+    def on_hit(event):
+        assert not w._locked
+        hits.append(event)
+        b = w.add_body(position=(5, 5))          # adding during delivery is allowed
+        b.add_shape(Circle(0.2))
+
+    # oriented: shape_a is the one in category 0b10
+    w.on("hit", on_hit, categories=(0b10, 0b1))
+    for _ in range(90):
+        w.step(DT)
+    assert len(hits) == 1
+    ev = hits[0]
+    assert ev.shape_a.body == ball and ev.body_b == w.static_body
+    assert ev.speed == pytest.approx(np.sqrt(2 * 10 * 2.5), rel=0.05)
+    assert ev.normal[1] == pytest.approx(-1.0)      # from the ball (A) to the ground (B)
+    assert w.body_count == 2
+    with pytest.raises(CaromError):
+        w.on("touch", on_hit)
+
+
+def test_begin_end_of_a_bouncing_box():
+    w = carom.World()
+    w.static_body.add_shape(box(10, 1, center=(0, -1)))
+    b = w.add_body(position=(0, 2))
+    b.add_shape(box(0.5, 0.5), restitution=0.8)
+    events = []
+    for _ in range(150):
+        w.step(DT)
+        ev = w.contact_events()
+        events += [("b", r["body_b"]) for r in ev.begin] + [("e", r["body_b"]) for r in ev.end]
+    # touches and leaves alternate, starting with a begin
+    kinds = [k for k, _ in events]
+    assert kinds[0] == "b" and kinds.count("b") >= 2
+    assert all(kinds[i] != kinds[i + 1] for i in range(len(kinds) - 1))
+
+
+# --- filtering -----------------------------------------------------------------------------------------------
+
+def should_collide_truth(fa, fb):
+    (ca, ma, ga), (cb, mb, gb) = fa, fb
+    if ga == gb and ga != 0:
+        return ga > 0
+    return (ca & mb) != 0 and (cb & ma) != 0
+
+
+def test_filter_matrix_against_truth_table():
+    rng = np.random.default_rng(7)
+    w = carom.World(gravity=(0, 0))
+    filters = []
+    handles = []
+    bits = [1, 2, 4, 1 << 40, 1 << 63, (1 << 64) - 1]
+    for i in range(40):
+        cat = bits[rng.integers(len(bits))]
+        mask = bits[rng.integers(len(bits))] | bits[rng.integers(len(bits))]
+        group = int(rng.choice([0, 0, 1, -1, 2, -2]))
+        body = w.add_body(position=(0.01 * i, 0.0))
+        handles.append(body.add_shape(Circle(1.0), category=cat, mask=mask, group=group))
+        filters.append((cat, mask, group))
+    w.step(DT)
+    found = {tuple(sorted((c["shape_a"], c["shape_b"]))) for c in w.contacts()}
+    truth = {tuple(sorted((handles[i].index, handles[j].index))) for i in range(40) for j in range(i + 1, 40)
+             if should_collide_truth(filters[i], filters[j])}
+    assert found == truth
+    assert 0 < len(truth) < 40 * 39 // 2
+    # filters change at any time: give everybody group -3 and nothing collides any more
+    for h in handles:
+        h.group = -3
+    w.step(DT)
+    assert w.contacts() == []
+    assert w.contact_events().end.size > 0
+    with pytest.raises(SimulationError, match="mask"):
+        handles[0].mask = 1 << 64
+    with pytest.raises(SimulationError, match="category"):
+        handles[0].category = -1
+    assert handles[0].category == filters[0][0]
+
+
+# --- sleeping ------------------------------------------------------------------------------------------------
+
+def test_pyramid_falls_asleep_and_a_ball_wakes_it():
+    w = pyramid(base=20)
+    steps = 0
+    while w.awake_count and steps < 300:
+        w.step(DT)
+        steps += 1
+    assert w.awake_count == 0, "the pyramid did not fall asleep within 5 s"
+    resting = w.positions.copy()
+    for _ in range(30):
+        w.step(DT)
+    assert np.array_equal(w.positions, resting)
+    assert all(b.sleeping for b in w.bodies)
+    ball = w.add_body(position=(0, 22))
+    ball.add_shape(Circle(0.5), density=5.0)
+    woke = 0
+    for _ in range(60):
+        w.step(DT)
+        woke = max(woke, w.awake_count)
+        check_world(w)
+    assert woke == 211
+    assert ball.position[1] > 19.5
+
+
+def test_forces_impulses_and_velocity_wake_a_sleeper():
+    w = carom.World()
+    w.static_body.add_shape(box(10, 1, center=(0, -1)))
+    b = w.add_body(position=(0, 0.5))
+    b.add_shape(box(0.5, 0.5))
+    for _ in range(120):
+        w.step(DT)
+    assert b.sleeping
+    for poke in (lambda: b.apply_force((0, 100)), lambda: b.apply_impulse((1, 0)),
+                 lambda: setattr(b, "velocity", (0, 1)), lambda: b.apply_torque(5.0)):
+        b.sleep()
+        assert b.sleeping
+        poke()
+        assert not b.sleeping
+    w.sleep_enabled = False
+    for _ in range(120):
+        w.step(DT)
+    assert not b.sleeping
+
+
+def test_removing_a_support_wakes_what_rests_on_it():
+    w = carom.World()
+    w.static_body.add_shape(box(10, 1, center=(0, -1)))
+    low = w.add_body(position=(0, 0.5))
+    low.add_shape(box(0.5, 0.5))
+    top = w.add_body(position=(3, 0.5))
+    top.add_shape(box(0.5, 0.5))
+    top2 = w.add_body(position=(3, 1.5))
+    top2.add_shape(box(0.5, 0.5))
+    for _ in range(120):
+        w.step(DT)
+    assert top2.sleeping and low.sleeping
+    w.remove(top)
+    assert not top2.sleeping and low.sleeping
+    for _ in range(60):
+        w.step(DT)
+        check_world(w)
+    assert top2.position[1] == pytest.approx(0.5, abs=0.02)
+
+
+# --- snapshots -----------------------------------------------------------------------------------------------
+
+STATE = ("_com", "_angle", "_vel", "_angvel", "_asleep", "_sleep_time")
+
+
+def assert_same(a, b):
+    for name in STATE:
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for x, y in zip(a._contacts, b._contacts):
+        assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("how", ["snapshot", "pickle", "copy"])
+def test_snapshot_continues_bitwise(how):
+    w = pile(count=40)
+    for _ in range(100):
+        w.step(DT)
+    if how == "snapshot":
+        snap = w.snapshot()
+        w2 = carom.World.restore(snap)
+    elif how == "pickle":
+        w2 = pickle.loads(pickle.dumps(w))
+    else:
+        w2 = copy.copy(w)
+    assert w2 is not w and w2._com is not w._com
+    for _ in range(500):
+        w.step(DT)
+        w2.step(DT)
+        assert_same(w, w2)
+    # handles of the copy belong to the copy
+    assert all(b.world is w2 for b in w2.bodies)
+    with pytest.raises(CaromError):
+        carom.World.restore(b"not a snapshot")
+
+
+# --- churn ---------------------------------------------------------------------------------------------------
+
+def test_seeded_churn_keeps_the_world_consistent():
+    rng = np.random.default_rng(11)
+    w = carom.World()
+    w.static_body.add_shape(box(20, 1, center=(0, -1)))
+    w.static_body.add_shape(box(1, 10, center=(-20, 9)))
+    w.static_body.add_shape(box(1, 10, center=(20, 9)))
+    bodies = []
+    sensor_body = w.add_body(position=(0, 2), kind="static")
+    sensor_body.add_shape(box(3, 1), sensor=True)
+    for step in range(600):
+        op = rng.integers(10)
+        if op < 3 or not bodies:
+            b = w.add_body(position=(rng.uniform(-15, 15), rng.uniform(1, 15)), angle=rng.uniform(0, 6))
+            if rng.integers(2):
+                b.add_shape(Circle(rng.uniform(0.2, 0.6)), density=1.0)
+            else:
+                b.add_shape(box(rng.uniform(0.2, 0.6), rng.uniform(0.2, 0.6)), density=1.0,
+                            category=int(rng.choice([1, 2])), mask=int(rng.choice([1, 3])))
+            bodies.append(b)
+        elif op == 3:
+            w.remove(bodies.pop(int(rng.integers(len(bodies)))))
+        elif op == 4:
+            bodies[int(rng.integers(len(bodies)))].sleep()
+        elif op == 5:
+            bodies[int(rng.integers(len(bodies)))].wake()
+        elif op == 6:
+            bodies[int(rng.integers(len(bodies)))].apply_impulse((rng.normal(), rng.normal()))
+        w.step(DT)
+        check_world(w)
+        ev = w.contact_events()
+        assert (ev.begin["shape_a"] != ev.begin["shape_b"]).all()
+    assert w.body_count == len(bodies) + 1 > 20     # + the sensor body
+    assert w.awake_count <= w.body_count
