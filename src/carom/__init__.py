@@ -6,4 +6,21 @@ from .rigid import World, Body, ShapeHandle
 from . import verlet
 
 __version__ = "0.1.0"
+
+
+def set_num_threads(n):
+    """Use ``n`` threads for the parallel stages of the rigid step (narrow phase, solver rows, coloured
+    contact sweeps). Results are bitwise the same for every thread count."""
+    import numba
+    top = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
+        raise CaromError(f"threads must be an integer from 1 to {top} (this machine), got {n!r}")
+    numba.set_num_threads(n)
+
+
+def get_num_threads():
+    """The number of threads the parallel stages use."""
+    import numba
+    return numba.get_num_threads()
+
 _announce_compile()

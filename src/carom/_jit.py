@@ -11,6 +11,8 @@ import glob
 import numba
 
 njit = numba.njit(cache=True)
+#: the same with Numba's parallel loops (``numba.prange``); the thread count is ``carom.set_num_threads``
+pnjit = numba.njit(cache=True, parallel=True)
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _announced = False

@@ -102,11 +102,21 @@ def _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_rad
     ids = np.empty(n_alive, np.int64)
     lowers = np.empty((n_alive, 2))
     uppers = np.empty((n_alive, 2))
+    # one cos/sin per body, not per shape
+    xform = np.empty((com.shape[0], 4))
+    done = np.zeros(com.shape[0], np.bool_)
     k = 0
     for s in range(S):
         if not s_alive[s]:
             continue
-        x, y, c, sn = _origin(com, angle, local_center, s_body[s])
+        b = s_body[s]
+        if not done[b]:
+            xform[b, 0], xform[b, 1], xform[b, 2], xform[b, 3] = _origin(com, angle, local_center, b)
+            done[b] = True
+        x = xform[b, 0]
+        y = xform[b, 1]
+        c = xform[b, 2]
+        sn = xform[b, 3]
         o = s_offset[s]
         lx, ly, ux, uy = core_aabb(verts[o:o + s_count[s]], s_radius[s], x, y, c, sn)
         lower[s, 0] = lx

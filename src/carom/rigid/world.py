@@ -21,7 +21,7 @@ from ..geometry.shapes import Shape
 from ..geometry.mass import shape_moments
 from ..geometry.aabb import core_aabb
 from ..geometry.broadphase import DynamicTree
-from . import _step
+from . import _step, queries
 
 KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
 KIND_NAMES = {v: k for k, v in KINDS.items()}
@@ -865,18 +865,18 @@ class World:
         times = {}
         clock = time.perf_counter
         t0 = clock()
-        reach, awake, motion, lower, upper = _step.bounds_stage(dt, gx, gy, bodies, shapes)
+        reach, awake, motion, xf, lower, upper = _step.bounds_stage(dt, gx, gy, bodies, shapes)
         keys, cand = _step.broad_stage(bodies, shapes, tree, proxy, proxy_shape, lower, upper)
         t1 = clock()
-        contacts = _step.narrow_stage(bodies, shapes, awake, motion, keys, old)
+        contacts = _step.narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
         t2 = clock()
-        order, rows = _step.prepare_stage(bodies, shapes, contacts, *mixing)
-        com0, angle0, max_nimp = _step.solve_stage(dt, substeps, gx, gy, bodies, contacts, order, rows)
+        perm, start, pair, rows = _step.prepare_stage(bodies, shapes, contacts, *mixing)
+        com0, angle0 = _step.solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows)
         t3 = clock()
         _step.continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper)
         t4 = clock()
-        _step.sleep_stage(dt, self.sleep_enabled, bodies, shapes, reach, awake, contacts, order, rows)
-        events = _step.event_stage(old, contacts, order, rows, max_nimp, self.hit_event_threshold)
+        _step.sleep_stage(dt, self.sleep_enabled, bodies, reach, awake, pair)
+        events = _step.event_stage(old, contacts, perm, rows, self.hit_event_threshold)
         t5 = clock()
         times = {"broad": t1 - t0, "narrow": t2 - t1, "solve": t3 - t2, "continuous": t4 - t3,
                  "sleep": t5 - t4}
@@ -897,6 +897,33 @@ class World:
                             normal_impulses=nimp[k, :c].copy(), tangent_impulses=timp[k, :c].copy(),
                             touching=bool(touch[k])))
         return out
+
+    # --- queries (carom.rigid.queries: one compiled kernel each, through the broad phase) ------------------
+    def raycast(self, p1, p2, mask=ALL_CATEGORIES, category=None):
+        """Every non-sensor shape the segment p1 → p2 enters, as ``WorldRayHit(shape, body, point, normal,
+        fraction)`` sorted by fraction; only shapes with ``category & mask != 0``."""
+        self._check_unlocked()
+        return queries.raycast(self, p1, p2, mask, category)
+
+    def raycast_first(self, p1, p2, mask=ALL_CATEGORIES, category=None):
+        """The closest hit of :meth:`raycast`, or None."""
+        self._check_unlocked()
+        return queries.raycast_first(self, p1, p2, mask, category)
+
+    def query_point(self, point, mask=ALL_CATEGORIES, category=None):
+        """Shapes containing the point (sensors included)."""
+        self._check_unlocked()
+        return queries.query_point(self, point, mask, category)
+
+    def query_aabb(self, lower, upper, mask=ALL_CATEGORIES, category=None):
+        """Shapes whose bounding box overlaps [lower, upper] (sensors included)."""
+        self._check_unlocked()
+        return queries.query_aabb(self, lower, upper, mask, category)
+
+    def query_shape(self, shape, transform, mask=ALL_CATEGORIES, category=None):
+        """Shapes overlapping ``shape`` placed at ``transform`` (separation < 0; sensors included)."""
+        self._check_unlocked()
+        return queries.query_shape(self, shape, transform, mask, category)
 
     # --- sleep -------------------------------------------------------------------------------------------
     def _wake(self, b, partners=False):
