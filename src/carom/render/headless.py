@@ -1,101 +1,114 @@
-"""Headless pictures of worlds with pillow: a frame per step, written as a GIF or PNG.
+"""Pictures without a window: a frame per step, written as a GIF (every frame) or a PNG (the last one).
 
-The picture maps a world rectangle onto the image (y up); rigid shapes are drawn from the world's shape
-table (polygons, circles with a rotation mark, capsules, segments), Verlet bodies from their outlines.
+Two ways in, one drawing description (:func:`carom.render.draw.describe`):
+
+* :func:`render` — any world you built, drawn with pillow alone (no pygame needed).
+* :func:`record_scene` — a named scene through the demo window class under SDL's dummy video driver, so the
+  file shows exactly what the window shows (heads-up line included). ``carom demo`` uses this headless.
+
+Each frame carries its time (or step) as text: GIF writers merge identical consecutive frames, and a scene at
+rest (a standing pyramid) would otherwise lose frames.
 """
-import math
+import os
+import sys
 
-import numpy as np
+from ..errors import CaromError
+from .draw import View, describe, describe_rigid, describe_verlet, BACKGROUND, INK
+from .backends import to_pillow
+
+__all__ = ["View", "render", "record_scene", "save_frames", "draw_rigid", "draw_verlet"]
 
 
-class View:
-    """World rectangle → pixel mapping."""
+def draw_rigid(world, view, image, **options):
+    """Draw a rigid world onto a pillow image (options as :func:`carom.render.draw.describe_rigid`)."""
+    return to_pillow(describe_rigid(world, **options), view, image)
 
-    def __init__(self, lower, upper, width=480, height=360):
-        self.lower = np.asarray(lower, float)
-        self.upper = np.asarray(upper, float)
-        span = self.upper - self.lower
-        self.scale = min(width / span[0], height / span[1])
+
+def draw_verlet(world, view, image, **options):
+    """Draw a Verlet world onto a pillow image."""
+    return to_pillow(describe_verlet(world, **options), view, image)
+
+
+def check_output(path, frames):
+    """Validate an output file name (.gif or .png) and a frame count (int ≥ 1) before any work is done."""
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in (".gif", ".png"):
+        raise CaromError(f"output file must end in .gif or .png, got {str(path)!r}")
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        raise CaromError(f"frames must be an integer >= 1, got {frames!r}")
+    return ext
+
+
+class Progress:
+    """A console progress bar ``[#####.....] k/n frames`` on one line (stderr-free: stdout, flushed)."""
+
+    def __init__(self, total, enabled=True, width=30, stream=None):
+        self.total = total
+        self.enabled = enabled
         self.width = width
-        self.height = height
+        self.stream = stream or sys.stdout
 
-    def px(self, p):
-        p = np.asarray(p, float)
-        x = (p[..., 0] - self.lower[0]) * self.scale
-        y = self.height - (p[..., 1] - self.lower[1]) * self.scale
-        return np.stack([x, y], -1)
+    def update(self, done):
+        if self.enabled and (done % 10 == 0 or done == self.total):
+            filled = done * self.width // self.total
+            print(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} frames", end="",
+                  flush=True, file=self.stream)
 
-
-def _colour(index, static):
-    if static:
-        return (90, 90, 100)
-    hue = (index * 0.61803398875) % 1.0
-    r, g, b = (int(255 * (0.45 + 0.45 * math.cos(2 * math.pi * (hue + k / 3)))) for k in range(3))
-    return (r, g, b)
+    def close(self):
+        if self.enabled:
+            print(file=self.stream)
 
 
-def draw_rigid(world, view, image):
-    from PIL import ImageDraw
-    d = ImageDraw.Draw(image)
-    ns = world._n_shapes
-    for s in range(ns):
-        if not world._s_alive[s]:
-            continue
-        b = int(world._s_body[s])
-        c, sn = math.cos(world._angle[b]), math.sin(world._angle[b])
-        lc = world._local_center[b]
-        origin = world._com[b] - (c * lc[0] - sn * lc[1], sn * lc[0] + c * lc[1])
-        o, n = int(world._s_offset[s]), int(world._s_count[s])
-        v = world._verts[o:o + n] @ np.array([[c, sn], [-sn, c]]) + origin
-        r = world._s_radius[s] * view.scale
-        col = _colour(b, world._kind[b] == 0)
-        pts = view.px(v)
-        if n == 1:
-            x, y = pts[0]
-            d.ellipse([x - r, y - r, x + r, y + r], fill=col, outline=(20, 20, 20))
-            e = view.px(v[0] + world._s_radius[s] * np.array([c, sn]))
-            d.line([tuple(pts[0]), tuple(e)], fill=(20, 20, 20))
-        elif n == 2:
-            width = max(1, int(2 * r))
-            d.line([tuple(pts[0]), tuple(pts[1])], fill=col, width=width)
-            for x, y in pts:
-                if r > 1:
-                    d.ellipse([x - r, y - r, x + r, y + r], fill=col)
-        else:
-            d.polygon([tuple(p) for p in pts], fill=col, outline=(20, 20, 20))
-
-
-def draw_verlet(world, view, image):
-    from PIL import ImageDraw
-    d = ImageDraw.Draw(image)
-    pos = world.positions
-    for k, (outline, static) in enumerate(zip(world.outlines, world.static_flags)):
-        pts = view.px(pos[np.asarray(outline)])
-        if len(pts) >= 3:
-            d.polygon([tuple(p) for p in pts], fill=_colour(k, static), outline=(20, 20, 20))
-    for i, j in np.asarray(world.edges):
-        d.line([tuple(view.px(pos[i])), tuple(view.px(pos[j]))], fill=(40, 40, 40))
-
-
-def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), size=(480, 360),
-           progress=True):
-    """Step ``world`` ``frames`` times, drawing each frame; write a GIF (or the last frame as PNG)."""
-    from PIL import Image
-    view = View(lower, upper, *size)
-    draw = draw_rigid if hasattr(world, "_s_alive") else draw_verlet
-    images = []
-    for f in range(frames):
-        world.step(dt)
-        img = Image.new("RGB", size, (245, 245, 240))
-        draw(world, view, img)
-        images.append(img)
-        if progress and (f % 10 == 9 or f == frames - 1):
-            done = (f + 1) * 30 // frames
-            print(f"\r[{'#' * done}{'.' * (30 - done)}] {f + 1}/{frames} frames", end="", flush=True)
-    if progress:
-        print()
-    if str(path).lower().endswith(".gif"):
-        images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 * dt), loop=0)
+def save_frames(images, path, dt=1 / 60):
+    """Write pillow images: every frame to a looping GIF (``dt`` seconds each), or the last one to a PNG."""
+    path = str(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if path.lower().endswith(".gif"):
+        images[0].save(path, save_all=True, append_images=images[1:], duration=max(int(round(1000 * dt)), 10),
+                       loop=0)
     else:
         images[-1].save(path)
     return path
+
+
+def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), size=(480, 360),
+           progress=True, contacts=True, aabbs=False, tree=False):
+    """Step ``world`` ``frames`` times, drawing each frame with pillow; write a GIF (or the last frame as PNG).
+
+    ``lower``/``upper`` are the world corners shown; ``contacts``/``aabbs``/``tree`` as in the debug draw.
+    Returns ``path``.
+    """
+    from PIL import Image, ImageDraw
+    check_output(path, frames)
+    view = View(lower, upper, *size)
+    images = []
+    bar = Progress(frames, progress)
+    for f in range(frames):
+        world.step(dt)
+        img = Image.new("RGB", tuple(size), BACKGROUND)
+        to_pillow(describe(world, contacts=contacts, aabbs=aabbs, tree=tree), view, img)
+        ImageDraw.Draw(img).text((4, 2), f"t = {(f + 1) * dt:.3f} s", fill=INK)
+        images.append(img)
+        bar.update(f + 1)
+    bar.close()
+    return save_frames(images, path, dt)
+
+
+def record_scene(scene, path, frames=180, size=(480, 360), dt=1 / 60, progress=True, **app_options):
+    """Run scene ``scene`` headless (SDL dummy driver) for ``frames`` frames and write ``path``.
+
+    Returns the :class:`~carom.render.window.DemoApp`, whose ``world`` and ``view`` are those of the last
+    frame (tests use them to find where bodies must be drawn).
+    """
+    check_output(path, frames)
+    from .window import DemoApp
+    app = DemoApp(scene, size=size, headless=True, dt=dt, **app_options)
+    images = []
+    bar = Progress(frames, progress)
+    for f in range(frames):
+        app.frame()
+        images.append(app.snapshot())
+        bar.update(f + 1)
+    bar.close()
+    save_frames(images, path, dt)
+    return app

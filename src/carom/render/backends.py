@@ -1,0 +1,148 @@
+"""Back ends: draw the primitives of :mod:`carom.render.draw` with pillow, pygame or matplotlib.
+
+Each takes the primitive list and its target; pillow and pygame also take a :class:`~carom.render.draw.View`
+(world → pixels), matplotlib draws in world coordinates on the axes directly. The libraries are imported
+inside the functions, so ``carom.render`` imports without any of them.
+"""
+import numpy as np
+
+from .draw import Poly, Disc, Lines, Dot, View, describe, fit_bounds, BACKGROUND
+
+
+def _pixels(primitives, view):
+    """Pixel coordinates of every primitive from one vectorised transform: a list with, per primitive, its
+    points as a list of [x, y] (polygons, lines) or its centre [x, y] (discs, dots)."""
+    chunks = [p.points if isinstance(p, (Poly, Lines)) else p.center.reshape(1, 2) for p in primitives]
+    if not chunks:
+        return []
+    flat = view.px(np.concatenate(chunks)).tolist()
+    out, at = [], 0
+    for p, c in zip(primitives, chunks):
+        k = len(c)
+        out.append(flat[at:at + k] if isinstance(p, (Poly, Lines)) else flat[at])
+        at += k
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- pillow
+def to_pillow(primitives, view, image):
+    """Draw onto a ``PIL.Image`` (RGB) through ``view``."""
+    from PIL import ImageDraw
+    d = ImageDraw.Draw(image)
+    for p, q in zip(primitives, _pixels(primitives, view)):
+        if isinstance(p, Poly):
+            pts = [tuple(v) for v in q]
+            if len(pts) >= 3:
+                d.polygon(pts, fill=p.fill, outline=p.outline)
+            elif len(pts) == 2:
+                d.line(pts, fill=p.fill or p.outline)
+        elif isinstance(p, Disc):
+            x, y = q
+            r = max(p.radius * view.scale, 1.0)
+            d.ellipse([x - r, y - r, x + r, y + r], fill=p.fill, outline=p.outline)
+        elif isinstance(p, Lines):
+            pts = [tuple(v) for v in q]
+            if p.closed:
+                pts.append(pts[0])
+            d.line(pts, fill=p.colour, width=p.width)
+        elif isinstance(p, Dot):
+            x, y = q
+            r = p.radius
+            d.ellipse([x - r, y - r, x + r, y + r], fill=p.colour)
+    return image
+
+
+# ------------------------------------------------------------------------------------------------- pygame
+def to_pygame(primitives, view, surface):
+    """Draw onto a ``pygame.Surface`` through ``view``."""
+    import pygame
+    draw = pygame.draw
+    for p, q in zip(primitives, _pixels(primitives, view)):
+        if isinstance(p, Poly):
+            if len(q) >= 3:
+                if p.fill is not None:
+                    draw.polygon(surface, p.fill, q)
+                if p.outline is not None:
+                    draw.polygon(surface, p.outline, q, 1)
+            elif len(q) == 2:
+                draw.line(surface, p.fill or p.outline, q[0], q[1])
+        elif isinstance(p, Disc):
+            r = max(p.radius * view.scale, 1.0)
+            if p.fill is not None:
+                draw.circle(surface, p.fill, q, r)
+            if p.outline is not None:
+                draw.circle(surface, p.outline, q, r, 1)
+        elif isinstance(p, Lines):
+            if len(q) >= 2:
+                draw.lines(surface, p.colour, p.closed, q, p.width)
+        elif isinstance(p, Dot):
+            draw.circle(surface, p.colour, q, p.radius)
+    return surface
+
+
+def draw_pygame(world, surface, view=None, contacts=True, aabbs=False, tree=False, clear=True):
+    """Debug-draw a rigid or Verlet world onto a pygame surface (the whole world fitted when ``view`` is None).
+
+    Shapes with rotation marks, sleeping bodies dimmed, contact points and normals; AABBs and the broad-phase
+    tree on demand. Returns the view used.
+    """
+    if view is None:
+        view = View(*fit_bounds(world), *surface.get_size())
+    if clear:
+        surface.fill(BACKGROUND)
+    to_pygame(describe(world, contacts=contacts, aabbs=aabbs, tree=tree), view, surface)
+    return view
+
+
+# --------------------------------------------------------------------------------------------- matplotlib
+def _rgb(colour):
+    return None if colour is None else tuple(c / 255.0 for c in colour)
+
+
+def to_matplotlib(primitives, ax):
+    """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect)."""
+    from matplotlib import patches
+    from matplotlib.collections import LineCollection
+    segments, colours, widths = [], [], []
+    dots, dot_colours, dot_sizes = [], [], []
+    for p in primitives:
+        if isinstance(p, Poly):
+            ax.add_patch(patches.Polygon(p.points, closed=True, facecolor=_rgb(p.fill) or "none",
+                                         edgecolor=_rgb(p.outline) or "none", linewidth=0.6))
+        elif isinstance(p, Disc):
+            ax.add_patch(patches.Circle(p.center, p.radius, facecolor=_rgb(p.fill) or "none",
+                                        edgecolor=_rgb(p.outline) or "none", linewidth=0.6))
+        elif isinstance(p, Lines):
+            pts = p.points
+            if p.closed:
+                pts = np.vstack([pts, pts[:1]])
+            segments.append(pts)
+            colours.append(_rgb(p.colour))
+            widths.append(0.8 * p.width)
+        elif isinstance(p, Dot):
+            dots.append(p.center)
+            dot_colours.append(_rgb(p.colour))
+            dot_sizes.append((1.5 * p.radius) ** 2)
+    if segments:
+        ax.add_collection(LineCollection(segments, colors=colours, linewidths=widths))
+    if dots:
+        d = np.array(dots)
+        ax.scatter(d[:, 0], d[:, 1], s=dot_sizes, c=dot_colours, zorder=3)
+    ax.set_aspect("equal")
+    ax.autoscale_view()
+    return ax
+
+
+def draw_matplotlib(world, ax=None, contacts=True, aabbs=False, tree=False, lower=None, upper=None):
+    """Debug-draw a rigid or Verlet world on matplotlib axes (a new figure when ``ax`` is None), for notebooks.
+    ``lower``/``upper`` set the axis limits (default: everything). Returns the axes."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+        _, ax = plt.subplots(figsize=(6, 4.5))
+    to_matplotlib(describe(world, contacts=contacts, aabbs=aabbs, tree=tree), ax)
+    if lower is None or upper is None:
+        lower, upper = fit_bounds(world)
+    ax.set_xlim(lower[0], upper[0])
+    ax.set_ylim(lower[1], upper[1])
+    ax.set_facecolor(_rgb(BACKGROUND))
+    return ax

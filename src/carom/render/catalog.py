@@ -1,0 +1,60 @@
+"""The scenes the demo window, ``carom demo`` and the tests know by name, each with the world rectangle to show.
+
+Rigid scenes come from :data:`carom.scenes.rigid_scenes.SCENES` (whatever is registered there, so scenes added
+for the benchmarks appear too), Verlet scenes from :mod:`carom.scenes.verlet_scenes`. A scene without a
+rectangle listed here is framed by :func:`carom.render.draw.fit_bounds` on its first build.
+"""
+from collections import namedtuple
+
+SceneInfo = namedtuple("SceneInfo", ("name", "build", "doc", "lower", "upper"))
+
+#: Hand-picked framing (lower, upper) for the scenes whose extent the builder alone does not show well
+#: (the pile starts 37 m high; the pyramid's ground is 100 m wide).
+FRAMES = {
+    "balls": ((-10, -1), (10, 14)),
+    "pyramid": ((-12, -1), (12, 21)),
+    "pile": ((-10, -1), (10, 14)),
+    "bullets": ((-10, -1), (12, 12)),
+    "verlet_boxes": ((-13.5, -1.5), (13.5, 18)),
+    "rope_cloth": ((-10, -1), (10, 13)),
+    "jelly": ((-11.5, -1.5), (11.5, 12)),
+}
+
+VERLET_SCENES = ("verlet_boxes", "rope_cloth", "jelly")
+
+
+def _first_line(fn, name):
+    return ((fn.__doc__ or name).strip().splitlines() or [name])[0]
+
+
+def scenes():
+    """Ordered ``{name: SceneInfo}``: rigid scenes, then the Verlet ones."""
+    from ..scenes.rigid_scenes import SCENES as RIGID
+    from ..scenes import verlet_scenes
+    out = {}
+    for name, entry in RIGID.items():
+        fn, doc = entry[0], entry[1]
+        lower, upper = FRAMES.get(name, (None, None))
+        out[name] = SceneInfo(name, fn, doc, lower, upper)
+    for name in VERLET_SCENES:
+        fn = getattr(verlet_scenes, name, None)
+        if fn is not None:
+            lower, upper = FRAMES.get(name, (None, None))
+            out[name] = SceneInfo(name, fn, _first_line(fn, name), lower, upper)
+    return out
+
+
+def build(name, table=None):
+    """Build scene ``name``: ``(world, lower, upper)``. Unknown names raise CaromError listing the known ones."""
+    from ..errors import CaromError
+    from .draw import fit_bounds
+    table = table or scenes()
+    if name not in table:
+        raise CaromError(f"unknown scene {name!r}; known scenes: {', '.join(table)}")
+    info = table[name]
+    world = info.build()
+    if info.lower is None:
+        lower, upper = fit_bounds(world)
+    else:
+        lower, upper = info.lower, info.upper
+    return world, lower, upper

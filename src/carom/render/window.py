@@ -1,0 +1,347 @@
+"""The demo window: :class:`DemoApp`, a pygame-ce loop a test (or a recorder) can drive one call at a time.
+
+``handle_event(event)`` reacts to one pygame event, ``frame()`` advances the world one step (unless paused)
+and draws; ``run()`` is only the loop ``pump → frame → tick``. With ``headless=True`` the SDL "dummy" video
+driver is used: nothing appears on screen, but the surface, the event queue and every control work, so the
+same class writes the headless GIFs (:func:`carom.render.headless.record_scene`).
+
+Controls: space pause/resume · → or S single step (pauses) · R reset · Tab / N next scene, Backspace / B
+previous, 1–9 scene by number · C contacts · A AABBs · T broad-phase tree · left drag moves a body (or a
+Verlet particle) · left click on empty space or right click spawns a body · Esc / Q quit.
+
+Dragging a rigid body is a soft spring on velocity (there are no joints): each frame the grabbed point's
+velocity is pulled a fraction of the way towards (mouse − point) / τ by an impulse at that point, so the body
+swings about where it was grabbed. A Verlet particle is simply pinned to the mouse while held.
+"""
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import catalog
+from .draw import View, describe, BACKGROUND, INK
+
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+#: Grab spring: the grabbed point's velocity is steered towards (mouse − point) / GRAB_TIME ...
+GRAB_TIME = 0.08
+#: ... by this fraction per frame (a soft constraint: 1 would be rigid and jittery) ...
+GRAB_STIFFNESS = 0.5
+#: ... and never faster than this (m/s), so a flick does not launch the body through the walls.
+GRAB_MAX_SPEED = 30.0
+#: Scenes with more bodies than this start with contact drawing off (C turns it on): tens of thousands of
+#: contact markers hide the bodies and cost more than the step.
+CONTACTS_BODY_LIMIT = 1000
+
+
+def display_available():
+    """True when a window can be opened: not forced headless, and on X11/Wayland systems a display is set."""
+    if os.environ.get("SDL_VIDEODRIVER", "").lower() in ("dummy", "offscreen"):
+        return False
+    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+#: SDL video drivers that show nothing on screen (SDL falls back to "offscreen" when no display answers).
+INVISIBLE_DRIVERS = ("dummy", "offscreen")
+
+
+def _init_pygame(headless):
+    """Initialise only pygame's display and font modules (not audio, which can block on machines without
+    sound). Headless: the dummy driver. A window: fail with RuntimeError if SDL found no visible driver."""
+    import pygame
+    if headless:
+        if pygame.display.get_init() and pygame.display.get_driver() != "dummy":
+            pygame.display.quit()
+        os.environ["SDL_VIDEODRIVER"] = "dummy"
+    pygame.display.init()
+    if not headless and pygame.display.get_driver() in INVISIBLE_DRIVERS:
+        driver = pygame.display.get_driver()
+        pygame.display.quit()
+        raise RuntimeError(f"no display to open a window on (SDL chose the {driver!r} driver)")
+    pygame.font.init()
+    return pygame
+
+
+class DemoApp:
+    """A scene in a pygame window (or the dummy driver when ``headless``), stepped at ``dt`` per frame.
+
+    Public state for tests and tools: ``world``, ``scene``, ``view``, ``paused``, ``steps`` (world steps since
+    the scene was (re)loaded), ``frames`` (frames drawn), ``running``, ``step_ms`` (smoothed step time),
+    ``show_contacts``/``show_aabbs``/``show_tree``, ``grabbed``.
+
+    ``headless=None`` opens a window when :func:`display_available` says so and falls back to the dummy
+    driver if it cannot; ``headless=False`` raises RuntimeError instead.
+    """
+
+    def __init__(self, scene="pile", size=(960, 720), headless=None, dt=1 / 60, seed=0, hud=True, scenes=None):
+        self.headless = (not display_available()) if headless is None else bool(headless)
+        try:
+            self.pygame = pg = _init_pygame(self.headless)
+        except (RuntimeError, OSError):       # pygame.error is a RuntimeError
+            if headless is not None or self.headless:
+                raise
+            self.headless = True               # "automatic" asked for a window that cannot open
+            self.pygame = pg = _init_pygame(True)
+        self.size = (int(size[0]), int(size[1]))
+        self.screen = pg.display.set_mode(self.size)
+        pg.display.set_caption("carom demo")
+        self.font = pg.font.Font(None, 18 if self.size[1] < 500 else 22)
+        self.table = scenes or catalog.scenes()
+        self.names = list(self.table)
+        self.dt = float(dt)
+        self.rng = np.random.default_rng(seed)
+        self.hud = hud
+        self.paused = False
+        self.running = True
+        self.show_aabbs = False
+        self.show_tree = False
+        self.frames = 0
+        self._single_step = False
+        self.load(scene)
+
+    # ------------------------------------------------------------------------------------------ scenes
+    def load(self, name):
+        """(Re)build scene ``name``; counters, step time and any grab start over."""
+        self.world, lower, upper = catalog.build(name, self.table)
+        self.scene = name
+        self.rigid = hasattr(self.world, "_s_alive")
+        self.view = View(lower, upper, *self.size)
+        self.steps = 0
+        self.step_ms = 0.0
+        self.grabbed = None
+        count = self.world.body_count if self.rigid else len(self.world.bodies)
+        self.show_contacts = count <= CONTACTS_BODY_LIMIT
+        self.mouse = None
+
+    def reset(self):
+        self.load(self.scene)
+
+    def switch(self, offset):
+        i = self.names.index(self.scene) if self.scene in self.names else 0
+        self.load(self.names[(i + offset) % len(self.names)])
+
+    # ------------------------------------------------------------------------------------------ events
+    def handle_event(self, event):
+        """React to one pygame event (keys, mouse, window close)."""
+        pg = self.pygame
+        if event.type == pg.QUIT:
+            self.running = False
+        elif event.type == pg.KEYDOWN:
+            key = event.key
+            if key == pg.K_SPACE:
+                self.paused = not self.paused
+            elif key in (pg.K_RIGHT, pg.K_s, pg.K_PERIOD):
+                self.paused = True
+                self._single_step = True
+            elif key == pg.K_r:
+                self.reset()
+            elif key in (pg.K_TAB, pg.K_n):
+                self.switch(+1)
+            elif key in (pg.K_BACKSPACE, pg.K_b):
+                self.switch(-1)
+            elif pg.K_1 <= key <= pg.K_9 and key - pg.K_1 < len(self.names):
+                self.load(self.names[key - pg.K_1])
+            elif key == pg.K_c:
+                self.show_contacts = not self.show_contacts
+            elif key == pg.K_a:
+                self.show_aabbs = not self.show_aabbs
+            elif key == pg.K_t:
+                self.show_tree = not self.show_tree
+            elif key in (pg.K_ESCAPE, pg.K_q):
+                self.running = False
+        elif event.type == pg.MOUSEBUTTONDOWN:
+            p = self.view.to_world(event.pos)
+            self.mouse = p
+            if event.button == 1 and self._grab(p):
+                return
+            if event.button in (1, 3):
+                self.spawn(p)
+        elif event.type == pg.MOUSEMOTION:
+            self.mouse = self.view.to_world(event.pos)
+        elif event.type == pg.MOUSEBUTTONUP and event.button == 1:
+            self._release()
+
+    def pump(self):
+        """Handle every event waiting in pygame's queue."""
+        for event in self.pygame.event.get():
+            self.handle_event(event)
+
+    # ------------------------------------------------------------------------------------------ mouse
+    def body_at(self, p):
+        """Index of the dynamic rigid body with a shape containing world point ``p``, or None."""
+        w = self.world
+        ns = w._n_shapes
+        for s in np.flatnonzero(w._s_alive[:ns])[::-1]:
+            b = int(w._s_body[s])
+            if w._kind[b] != 2:
+                continue
+            x, y, c, sn = w._origin_transform(b)
+            o, n = int(w._s_offset[s]), int(w._s_count[s])
+            v = w._verts[o:o + n]
+            core = np.stack([c * v[:, 0] - sn * v[:, 1] + x, sn * v[:, 0] + c * v[:, 1] + y], 1)
+            if _core_distance(core, p) <= w._s_radius[s]:
+                return b
+        return None
+
+    def _grab(self, p):
+        if self.rigid:
+            b = self.body_at(p)
+            if b is None:
+                return False
+            x, y, c, s = self.world._origin_transform(b)
+            d = p - (x, y)
+            self.grabbed = ("body", b, np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1]]))
+            return True
+        pos = self.world.positions
+        free = np.isfinite(self.world.masses)
+        if not free.any():
+            return False
+        dist = np.where(free, np.hypot(*(pos - p).T), np.inf)
+        i = int(np.argmin(dist))
+        if dist[i] > max(0.5, 12 / self.view.scale):
+            return False
+        self.grabbed = ("particle", i, bool(self.world.pinned[i]))
+        return True
+
+    def _release(self):
+        if self.grabbed is not None and self.grabbed[0] == "particle" and not self.grabbed[2]:
+            self.world.unpin(self.grabbed[1])
+        self.grabbed = None
+
+    def _drag(self):
+        """Pull the grabbed body point (or pin the grabbed particle) towards the mouse."""
+        if self.grabbed is None or self.mouse is None:
+            return
+        kind, index, extra = self.grabbed
+        if kind == "particle":
+            self.world.pin(index, self.mouse)
+            return
+        w = self.world
+        if not w._alive[index]:
+            self.grabbed = None
+            return
+        x, y, c, s = w._origin_transform(index)
+        anchor = np.array([x + c * extra[0] - s * extra[1], y + s * extra[0] + c * extra[1]])
+        r = anchor - w._com[index]
+        v_anchor = w._vel[index] + w._angvel[index] * np.array([-r[1], r[0]])
+        target = (self.mouse - anchor) / GRAB_TIME
+        speed = math.hypot(*target)
+        if speed > GRAB_MAX_SPEED:
+            target *= GRAB_MAX_SPEED / speed
+        body = _body_handle(w, index)
+        wake = getattr(body, "wake", None)
+        if callable(wake):
+            wake()
+        body.apply_impulse(GRAB_STIFFNESS * w._mass[index] * (target - v_anchor), point=anchor)
+        body.angular_velocity = 0.9 * body.angular_velocity
+
+    def spawn(self, p):
+        """Drop a random body (box, circle or capsule; a box in a Verlet world) at world point ``p``."""
+        from ..geometry import Circle, Capsule, box
+        rng = self.rng
+        if not self.rigid:
+            self.world.add_box(center=tuple(p), width=rng.uniform(0.5, 1.2), height=rng.uniform(0.5, 1.2),
+                               angle=rng.uniform(0, math.pi))
+            return
+        body = self.world.add_body(position=tuple(p), angle=rng.uniform(0, math.pi))
+        k = int(rng.integers(3))
+        if k == 0:
+            body.add_shape(box(*rng.uniform(0.2, 0.6, 2)), density=1.0)
+        elif k == 1:
+            body.add_shape(Circle(rng.uniform(0.2, 0.5)), density=1.0)
+        else:
+            body.add_shape(Capsule((-0.35, 0), (0.35, 0), rng.uniform(0.12, 0.25)), density=1.0)
+
+    # ------------------------------------------------------------------------------------------ frames
+    def frame(self):
+        """One frame: drag, one world step unless paused (a requested single step still runs), draw.
+        Returns ``running``."""
+        if not self.paused or self._single_step:
+            self._single_step = False
+            self._drag()
+            t0 = time.perf_counter()
+            self.world.step(self.dt)
+            ms = 1e3 * (time.perf_counter() - t0)
+            self.step_ms = ms if self.steps == 0 else 0.9 * self.step_ms + 0.1 * ms
+            self.steps += 1
+        self.draw()
+        self.frames += 1
+        if not self.headless:
+            self.pygame.display.flip()
+        return self.running
+
+    def draw(self):
+        from .backends import to_pygame
+        self.screen.fill(BACKGROUND)
+        to_pygame(describe(self.world, contacts=self.show_contacts, aabbs=self.show_aabbs,
+                           tree=self.show_tree), self.view, self.screen)
+        if self.hud:
+            self._draw_hud()
+
+    def _draw_hud(self):
+        if self.rigid:
+            count = f"{self.world.body_count} bodies"
+        else:
+            count = f"{len(self.world.bodies)} bodies, {self.world.particle_count} particles"
+        state = "paused" if self.paused else f"{self.step_ms:6.2f} ms/step"
+        lines = [f"{self.scene}   step {self.steps}   t = {self.steps * self.dt:5.2f} s   {count}   {state}"]
+        if self.size[0] >= 640:
+            scenes = "  ".join(f"{k + 1}:{n}" for k, n in enumerate(self.names[:9]))
+            lines.append("space pause  s step  r reset  tab scene  c/a/t contacts/aabbs/tree  drag/click")
+            lines.append(scenes)
+        images = [self.font.render(text, True, INK) for text in lines]
+        width = max(img.get_width() for img in images) + 12
+        height = sum(img.get_height() + 1 for img in images) + 6
+        backdrop = self.pygame.Surface((width, height), self.pygame.SRCALPHA)
+        backdrop.fill(BACKGROUND + (210,))          # translucent, so the HUD stays legible over bodies
+        self.screen.blit(backdrop, (0, 0))
+        y = 4
+        for img in images:
+            self.screen.blit(img, (6, y))
+            y += img.get_height() + 1
+
+    def snapshot(self):
+        """The current picture as a ``PIL.Image`` (RGB)."""
+        from PIL import Image
+        data = self.pygame.image.tobytes(self.screen, "RGB")
+        return Image.frombytes("RGB", self.size, data)
+
+    def run(self, max_frames=None, fps=60):
+        """The interactive loop; stops on quit or after ``max_frames`` frames."""
+        clock = self.pygame.time.Clock()
+        while self.running and (max_frames is None or self.frames < max_frames):
+            self.pump()
+            if not self.running:
+                break
+            self.frame()
+            clock.tick(fps)
+        return self
+
+    def close(self):
+        self.pygame.display.quit()
+
+
+def _body_handle(world, index):
+    from ..rigid.world import Body
+    return Body(world, index, int(world._gen[index]))
+
+
+def _core_distance(core, p):
+    """Distance from point ``p`` to a convex core (1 point, a segment, or a CCW polygon; 0 inside)."""
+    n = core.shape[0]
+    if n == 1:
+        return float(np.hypot(*(p - core[0])))
+    a = core
+    b = np.roll(core, -1, axis=0)
+    e = b - a
+    if n >= 3:
+        cross = e[:, 0] * (p[1] - a[:, 1]) - e[:, 1] * (p[0] - a[:, 0])
+        if np.all(cross >= 0.0):
+            return 0.0
+    t = np.clip(((p - a) * e).sum(1) / np.maximum((e * e).sum(1), 1e-300), 0.0, 1.0)
+    q = a + t[:, None] * e
+    return float(np.min(np.hypot(*(q - p).T)))
