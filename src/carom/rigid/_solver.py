@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit
+from .._jit import njit, pnjit, inline_njit
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD)
 
@@ -64,7 +64,7 @@ VX, VY, W, DPX, DPY, DC, DS = 0, 1, 2, 3, 4, 5, 6
 STATE_WIDTH = 8
 
 
-@njit
+@inline_njit
 def mix(a, b, rule):
     if rule == MIX_SQRT:
         return math.sqrt(a * b)
@@ -169,7 +169,7 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule):
     return perm, start, pair, rows
 
 
-@njit
+@inline_njit
 def _prepare_row(i, k, bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule, restitution_rule):
     """Row i of the solver from contact k (kept out of the parallel loop so every name in it is private)."""
     com, vel, angvel, inv_mass, inv_inertia = bodies[0], bodies[2], bodies[3], bodies[4], bodies[5]
@@ -182,23 +182,22 @@ def _prepare_row(i, k, bodies, shapes, contacts, c_ba, c_bb, pair, rows, frictio
     bb = c_bb[k]
     pair[i, 0] = ba
     pair[i, 1] = bb
-    row = rows[i]
     mA = inv_mass[ba]
     mB = inv_mass[bb]
     iA = inv_inertia[ba]
     iB = inv_inertia[bb]
     nx = c_normal[k, 0]
     ny = c_normal[k, 1]
-    row[MA] = mA
-    row[IA] = iA
-    row[MB] = mB
-    row[IB] = iB
-    row[NX] = nx
-    row[NY] = ny
-    row[MU] = mix(shape_friction[a], shape_friction[bsh], friction_rule)
-    row[E] = mix(shape_restitution[a], shape_restitution[bsh], restitution_rule)
-    row[SOFT] = 1.0 if (mA == 0.0 or mB == 0.0) else 0.0
-    row[COUNT] = c_count[k]
+    rows[i, MA] = mA
+    rows[i, IA] = iA
+    rows[i, MB] = mB
+    rows[i, IB] = iB
+    rows[i, NX] = nx
+    rows[i, NY] = ny
+    rows[i, MU] = mix(shape_friction[a], shape_friction[bsh], friction_rule)
+    rows[i, E] = mix(shape_restitution[a], shape_restitution[bsh], restitution_rule)
+    rows[i, SOFT] = 1.0 if (mA == 0.0 or mB == 0.0) else 0.0
+    rows[i, COUNT] = c_count[k]
     for p in range(c_count[k]):
         o = P0 + p * POINT_WIDTH
         hs = 0.5 * c_sep[k, p]
@@ -206,97 +205,97 @@ def _prepare_row(i, k, bodies, shapes, contacts, c_ba, c_bb, pair, rows, frictio
         ray = c_point[k, p, 1] - hs * ny - com[ba, 1]
         rbx = c_point[k, p, 0] + hs * nx - com[bb, 0]
         rby = c_point[k, p, 1] + hs * ny - com[bb, 1]
-        row[o + RAX] = rax
-        row[o + RAY] = ray
-        row[o + RBX] = rbx
-        row[o + RBY] = rby
+        rows[i, o + RAX] = rax
+        rows[i, o + RAY] = ray
+        rows[i, o + RBX] = rbx
+        rows[i, o + RBY] = rby
         rna = rax * ny - ray * nx
         rnb = rbx * ny - rby * nx
         kn = mA + mB + iA * rna * rna + iB * rnb * rnb
-        row[o + NMASS] = 1.0 / kn if kn > 0.0 else 0.0
+        rows[i, o + NMASS] = 1.0 / kn if kn > 0.0 else 0.0
         # tangent t = (n.y, −n.x)
         rta = rax * (-nx) - ray * ny
         rtb = rbx * (-nx) - rby * ny
         kt = mA + mB + iA * rta * rta + iB * rtb * rtb
-        row[o + TMASS] = 1.0 / kt if kt > 0.0 else 0.0
+        rows[i, o + TMASS] = 1.0 / kt if kt > 0.0 else 0.0
         # separation is tracked between the cores (surface point moved in by the radius): for a
         # circle that is its centre, which spinning does not move
         qax = rax - shape_radius[a] * nx
         qay = ray - shape_radius[a] * ny
         qbx = rbx + shape_radius[bsh] * nx
         qby = rby + shape_radius[bsh] * ny
-        row[o + QAX] = qax
-        row[o + QAY] = qay
-        row[o + QBX] = qbx
-        row[o + QBY] = qby
-        row[o + ADJ] = c_sep[k, p] - ((qbx - qax) * nx + (qby - qay) * ny)
-        row[o + NIMP] = c_nimp[k, p]
-        row[o + TIMP] = c_timp[k, p]
+        rows[i, o + QAX] = qax
+        rows[i, o + QAY] = qay
+        rows[i, o + QBX] = qbx
+        rows[i, o + QBY] = qby
+        rows[i, o + ADJ] = c_sep[k, p] - ((qbx - qax) * nx + (qby - qay) * ny)
+        rows[i, o + NIMP] = c_nimp[k, p]
+        rows[i, o + TIMP] = c_timp[k, p]
         dvx = vel[bb, 0] - angvel[bb] * rby - vel[ba, 0] + angvel[ba] * ray
         dvy = vel[bb, 1] + angvel[bb] * rbx - vel[ba, 1] - angvel[ba] * rax
-        row[o + RELV] = dvx * nx + dvy * ny
+        rows[i, o + RELV] = dvx * nx + dvy * ny
 
 
-@njit
-def _warm_start(row, sa, sb):
+@inline_njit
+def _warm_start(rows, i, state, ia, ib):
     """Apply last step's impulses; a static or kinematic body (no inverse mass) is only read, never written."""
-    move_a = row[MA] > 0.0 or row[IA] > 0.0
-    move_b = row[MB] > 0.0 or row[IB] > 0.0
-    nx = row[NX]
-    ny = row[NY]
-    for p in range(int(row[COUNT])):
+    move_a = rows[i, MA] > 0.0 or rows[i, IA] > 0.0
+    move_b = rows[i, MB] > 0.0 or rows[i, IB] > 0.0
+    nx = rows[i, NX]
+    ny = rows[i, NY]
+    for p in range(int(rows[i, COUNT])):
         o = P0 + p * POINT_WIDTH
-        px = row[o + NIMP] * nx + row[o + TIMP] * ny
-        py = row[o + NIMP] * ny - row[o + TIMP] * nx
+        px = rows[i, o + NIMP] * nx + rows[i, o + TIMP] * ny
+        py = rows[i, o + NIMP] * ny - rows[i, o + TIMP] * nx
         if move_a:
-            sa[VX] -= row[MA] * px
-            sa[VY] -= row[MA] * py
-            sa[W] -= row[IA] * (row[o + RAX] * py - row[o + RAY] * px)
+            state[ia, VX] -= rows[i, MA] * px
+            state[ia, VY] -= rows[i, MA] * py
+            state[ia, W] -= rows[i, IA] * (rows[i, o + RAX] * py - rows[i, o + RAY] * px)
         if move_b:
-            sb[VX] += row[MB] * px
-            sb[VY] += row[MB] * py
-            sb[W] += row[IB] * (row[o + RBX] * py - row[o + RBY] * px)
+            state[ib, VX] += rows[i, MB] * px
+            state[ib, VY] += rows[i, MB] * py
+            state[ib, W] += rows[i, IB] * (rows[i, o + RBX] * py - rows[i, o + RBY] * px)
 
 
-@njit
-def _solve_contact(row, sa, sb, use_bias, inv_h, soft, stiff):
+@inline_njit
+def _solve_contact(rows, i, state, ia, ib, use_bias, inv_h, soft, stiff):
     """One contact: normal points (soft, biased when ``use_bias``), then Coulomb friction."""
-    mA = row[MA]
-    iA = row[IA]
-    mB = row[MB]
-    iB = row[IB]
-    nx = row[NX]
-    ny = row[NY]
-    cnt = int(row[COUNT])
-    br, ms, isc = stiff if row[SOFT] != 0.0 else soft
-    dpx = sb[DPX] - sa[DPX]
-    dpy = sb[DPY] - sa[DPY]
-    ca = sa[DC]
-    sna = sa[DS]
-    cb = sb[DC]
-    snb = sb[DS]
-    vax = sa[VX]
-    vay = sa[VY]
-    wa = sa[W]
-    vbx = sb[VX]
-    vby = sb[VY]
-    wb = sb[W]
+    mA = rows[i, MA]
+    iA = rows[i, IA]
+    mB = rows[i, MB]
+    iB = rows[i, IB]
+    nx = rows[i, NX]
+    ny = rows[i, NY]
+    cnt = int(rows[i, COUNT])
+    br, ms, isc = stiff if rows[i, SOFT] != 0.0 else soft
+    dpx = state[ib, DPX] - state[ia, DPX]
+    dpy = state[ib, DPY] - state[ia, DPY]
+    ca = state[ia, DC]
+    sna = state[ia, DS]
+    cb = state[ib, DC]
+    snb = state[ib, DS]
+    vax = state[ia, VX]
+    vay = state[ia, VY]
+    wa = state[ia, W]
+    vbx = state[ib, VX]
+    vby = state[ib, VY]
+    wb = state[ib, W]
     for p in range(cnt):
         o = P0 + p * POINT_WIDTH
-        rax = row[o + RAX]
-        ray = row[o + RAY]
-        rbx = row[o + RBX]
-        rby = row[o + RBY]
+        rax = rows[i, o + RAX]
+        ray = rows[i, o + RAY]
+        rbx = rows[i, o + RBX]
+        rby = rows[i, o + RBY]
         # current separation from the position deltas (core anchors turned by each body's rotation so far)
-        qax = row[o + QAX]
-        qay = row[o + QAY]
-        qbx = row[o + QBX]
-        qby = row[o + QBY]
+        qax = rows[i, o + QAX]
+        qay = rows[i, o + QAY]
+        qbx = rows[i, o + QBX]
+        qby = rows[i, o + QBY]
         prax = ca * qax - sna * qay
         pray = sna * qax + ca * qay
         prbx = cb * qbx - snb * qby
         prby = snb * qbx + cb * qby
-        s = (dpx + prbx - prax) * nx + (dpy + prby - pray) * ny + row[o + ADJ]
+        s = (dpx + prbx - prax) * nx + (dpy + prby - pray) * ny + rows[i, o + ADJ]
         bias = 0.0
         mscale = 1.0
         iscale = 0.0
@@ -309,13 +308,13 @@ def _solve_contact(row, sa, sb, use_bias, inv_h, soft, stiff):
         dvx = vbx - wb * rby - vax + wa * ray
         dvy = vby + wb * rbx - vay - wa * rax
         vn = dvx * nx + dvy * ny
-        old = row[o + NIMP]
-        lam = -row[o + NMASS] * mscale * (vn + bias) - iscale * old
+        old = rows[i, o + NIMP]
+        lam = -rows[i, o + NMASS] * mscale * (vn + bias) - iscale * old
         new = max(old + lam, 0.0)
         lam = new - old
-        row[o + NIMP] = new
-        if lam > row[o + MAXIMP]:
-            row[o + MAXIMP] = lam
+        rows[i, o + NIMP] = new
+        if lam > rows[i, o + MAXIMP]:
+            rows[i, o + MAXIMP] = lam
         px = lam * nx
         py = lam * ny
         vax -= mA * px
@@ -324,24 +323,24 @@ def _solve_contact(row, sa, sb, use_bias, inv_h, soft, stiff):
         vbx += mB * px
         vby += mB * py
         wb += iB * (rbx * py - rby * px)
-    mu = row[MU]
+    mu = rows[i, MU]
     tx = ny
     ty = -nx
     for p in range(cnt):
         o = P0 + p * POINT_WIDTH
-        rax = row[o + RAX]
-        ray = row[o + RAY]
-        rbx = row[o + RBX]
-        rby = row[o + RBY]
+        rax = rows[i, o + RAX]
+        ray = rows[i, o + RAY]
+        rbx = rows[i, o + RBX]
+        rby = rows[i, o + RBY]
         dvx = vbx - wb * rby - vax + wa * ray
         dvy = vby + wb * rbx - vay - wa * rax
         vt = dvx * tx + dvy * ty
-        old = row[o + TIMP]
-        lam = -row[o + TMASS] * vt
-        limit = mu * row[o + NIMP]
+        old = rows[i, o + TIMP]
+        lam = -rows[i, o + TMASS] * vt
+        limit = mu * rows[i, o + NIMP]
         new = min(max(old + lam, -limit), limit)
         lam = new - old
-        row[o + TIMP] = new
+        rows[i, o + TIMP] = new
         px = lam * tx
         py = lam * ty
         vax -= mA * px
@@ -351,49 +350,49 @@ def _solve_contact(row, sa, sb, use_bias, inv_h, soft, stiff):
         vby += mB * py
         wb += iB * (rbx * py - rby * px)
     if mA > 0.0 or iA > 0.0:
-        sa[VX] = vax
-        sa[VY] = vay
-        sa[W] = wa
+        state[ia, VX] = vax
+        state[ia, VY] = vay
+        state[ia, W] = wa
     if mB > 0.0 or iB > 0.0:
-        sb[VX] = vbx
-        sb[VY] = vby
-        sb[W] = wb
+        state[ib, VX] = vbx
+        state[ib, VY] = vby
+        state[ib, W] = wb
 
 
-@njit
-def _restitute(row, sa, sb):
-    e = row[E]
+@inline_njit
+def _restitute(rows, i, state, ia, ib):
+    e = rows[i, E]
     if e == 0.0:
         return
-    nx = row[NX]
-    ny = row[NY]
-    for p in range(int(row[COUNT])):
+    nx = rows[i, NX]
+    ny = rows[i, NY]
+    for p in range(int(rows[i, COUNT])):
         o = P0 + p * POINT_WIDTH
-        relv = row[o + RELV]
-        if relv > -RESTITUTION_THRESHOLD or row[o + MAXIMP] == 0.0:
+        relv = rows[i, o + RELV]
+        if relv > -RESTITUTION_THRESHOLD or rows[i, o + MAXIMP] == 0.0:
             continue
-        rax = row[o + RAX]
-        ray = row[o + RAY]
-        rbx = row[o + RBX]
-        rby = row[o + RBY]
-        dvx = sb[VX] - sb[W] * rby - sa[VX] + sa[W] * ray
-        dvy = sb[VY] + sb[W] * rbx - sa[VY] - sa[W] * rax
+        rax = rows[i, o + RAX]
+        ray = rows[i, o + RAY]
+        rbx = rows[i, o + RBX]
+        rby = rows[i, o + RBY]
+        dvx = state[ib, VX] - state[ib, W] * rby - state[ia, VX] + state[ia, W] * ray
+        dvy = state[ib, VY] + state[ib, W] * rbx - state[ia, VY] - state[ia, W] * rax
         vn = dvx * nx + dvy * ny
-        old = row[o + NIMP]
-        lam = -row[o + NMASS] * (vn + e * relv)
+        old = rows[i, o + NIMP]
+        lam = -rows[i, o + NMASS] * (vn + e * relv)
         new = max(old + lam, 0.0)
         lam = new - old
-        row[o + NIMP] = new
+        rows[i, o + NIMP] = new
         px = lam * nx
         py = lam * ny
-        if row[MA] > 0.0 or row[IA] > 0.0:
-            sa[VX] -= row[MA] * px
-            sa[VY] -= row[MA] * py
-            sa[W] -= row[IA] * (rax * py - ray * px)
-        if row[MB] > 0.0 or row[IB] > 0.0:
-            sb[VX] += row[MB] * px
-            sb[VY] += row[MB] * py
-            sb[W] += row[IB] * (rbx * py - rby * px)
+        if rows[i, MA] > 0.0 or rows[i, IA] > 0.0:
+            state[ia, VX] -= rows[i, MA] * px
+            state[ia, VY] -= rows[i, MA] * py
+            state[ia, W] -= rows[i, IA] * (rax * py - ray * px)
+        if rows[i, MB] > 0.0 or rows[i, IB] > 0.0:
+            state[ib, VX] += rows[i, MB] * px
+            state[ib, VY] += rows[i, MB] * py
+            state[ib, W] += rows[i, IB] * (rbx * py - rby * px)
 
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
@@ -408,19 +407,19 @@ def _sweep(task, start, pair, rows, state, inv_h, soft, stiff):
         if hi - lo == 0:
             continue
         for i in prange(lo, hi):
-            _one(task, rows[i], state[pair[i, 0]], state[pair[i, 1]], inv_h, soft, stiff)
+            _one(task, rows, i, state, pair[i, 0], pair[i, 1], inv_h, soft, stiff)
     for i in range(start[OVERFLOW], start[OVERFLOW + 1]):
-        _one(task, rows[i], state[pair[i, 0]], state[pair[i, 1]], inv_h, soft, stiff)
+        _one(task, rows, i, state, pair[i, 0], pair[i, 1], inv_h, soft, stiff)
 
 
-@njit
-def _one(task, row, sa, sb, inv_h, soft, stiff):
+@inline_njit
+def _one(task, rows, i, state, ia, ib, inv_h, soft, stiff):
     if task == WARM:
-        _warm_start(row, sa, sb)
+        _warm_start(rows, i, state, ia, ib)
     elif task == RESTITUTE:
-        _restitute(row, sa, sb)
+        _restitute(rows, i, state, ia, ib)
     else:
-        _solve_contact(row, sa, sb, task == BIASED, inv_h, soft, stiff)
+        _solve_contact(rows, i, state, ia, ib, task == BIASED, inv_h, soft, stiff)
 
 
 # Parallel loops below only call a function per item: Numba 0.6x miscompiled an in-place update of a tuple
@@ -429,19 +428,19 @@ def _one(task, row, sa, sb, inv_h, soft, stiff):
 @pnjit
 def _integrate_velocities(state, bodies, gx, gy, h):
     for b in prange(state.shape[0]):
-        _integrate_velocity(b, state[b], bodies, gx, gy, h)
+        _integrate_velocity(b, state, bodies, gx, gy, h)
 
 
-@njit
-def _integrate_velocity(b, st, bodies, gx, gy, h):
+@inline_njit
+def _integrate_velocity(b, state, bodies, gx, gy, h):
     inv_mass, inv_inertia, kind, body_alive, force, torque = (
         bodies[4], bodies[5], bodies[7], bodies[9], bodies[10], bodies[11])
     lin_damping, ang_damping, gravity_scale, asleep = bodies[12], bodies[13], bodies[14], bodies[16]
     if not body_alive[b] or kind[b] != DYNAMIC or asleep[b]:
         return
-    vx = st[VX] + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
-    vy = st[VY] + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
-    w = st[W] + h * inv_inertia[b] * torque[b]
+    vx = state[b, VX] + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
+    vy = state[b, VY] + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
+    w = state[b, W] + h * inv_inertia[b] * torque[b]
     vx /= 1.0 + h * lin_damping[b]
     vy /= 1.0 + h * lin_damping[b]
     w /= 1.0 + h * ang_damping[b]
@@ -451,33 +450,33 @@ def _integrate_velocity(b, st, bodies, gx, gy, h):
         vy *= MAX_TRANSLATION_SPEED / sp
     if abs(w) * h > MAX_ROTATION:
         w *= MAX_ROTATION / (abs(w) * h)
-    st[VX] = vx
-    st[VY] = vy
-    st[W] = w
+    state[b, VX] = vx
+    state[b, VY] = vy
+    state[b, W] = w
 
 
 @pnjit
 def _integrate_positions(state, bodies, dangle, h):
     for b in prange(state.shape[0]):
-        _integrate_position(b, state[b], bodies, dangle, h)
+        _integrate_position(b, state, bodies, dangle, h)
 
 
 @njit
-def _integrate_position(b, st, bodies, dangle, h):
+def _integrate_position(b, state, bodies, dangle, h):
     com, angle, kind, body_alive, asleep = bodies[0], bodies[1], bodies[7], bodies[9], bodies[16]
     if not body_alive[b] or kind[b] == STATIC or asleep[b]:
         return
-    dx = h * st[VX]
-    dy = h * st[VY]
-    da = h * st[W]
+    dx = h * state[b, VX]
+    dy = h * state[b, VY]
+    da = h * state[b, W]
     com[b, 0] = com[b, 0] + dx
     com[b, 1] = com[b, 1] + dy
-    st[DPX] = st[DPX] + dx
-    st[DPY] = st[DPY] + dy
+    state[b, DPX] = state[b, DPX] + dx
+    state[b, DPY] = state[b, DPY] + dy
     angle[b] = angle[b] + da
     dangle[b] = dangle[b] + da
-    st[DC] = math.cos(dangle[b])
-    st[DS] = math.sin(dangle[b])
+    state[b, DC] = math.cos(dangle[b])
+    state[b, DS] = math.sin(dangle[b])
 
 
 @njit
