@@ -22,7 +22,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/geometry.py
 	$(PY) benchmarks/broadphase.py
 	$(PY) benchmarks/verlet.py
-	$(PY) benchmarks/rigid.py
+	$(PY) benchmarks/run.py
 
 clean:
 	rm -rf $(VENV) out

@@ -13,6 +13,12 @@ HEADER = "# carom benchmark results\n\nEach section is written by the script nam
 
 
 def machine() -> str:
+    """CPU model, cores and versions; the same line `carom bench` writes (carom.bench.machine_description)."""
+    try:
+        from carom.bench import machine_description
+        return machine_description()
+    except ImportError:
+        pass
     try:
         with open("/proc/cpuinfo") as f:
             cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")

@@ -20,7 +20,7 @@ from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat
 from ..geometry.gjk import shape_distance
-from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached
+from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect
 from ._solver import (prepare_stage, solve_stage, P0, POINT_WIDTH, MAXIMP, RELV, MIX_SQRT, MIX_MIN, MIX_MAX,
                       MIX_MEAN, MIX_MULTIPLY)
 
@@ -59,8 +59,9 @@ def bounds_stage(dt, gx, gy, bodies, shapes):
     (|v| + |ω|·reach + dt·|g|)·dt, where reach is the farthest shape point from the centre of mass.
     ``xf[b]`` = (origin x, origin y, cos θ, sin θ) of each body, computed once for the whole step.
     """
-    com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale, asleep = (
-        bodies[0], bodies[1], bodies[2], bodies[3], bodies[6], bodies[7], bodies[9], bodies[14], bodies[16])
+    com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale, body_min_extent, asleep = (
+        bodies[0], bodies[1], bodies[2], bodies[3], bodies[6], bodies[7], bodies[9], bodies[14], bodies[15],
+        bodies[16])
     shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_reach, verts = (
         shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[7], shapes[12])
     NB = com.shape[0]
@@ -92,7 +93,9 @@ def bounds_stage(dt, gx, gy, bodies, shapes):
             sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) + abs(angvel[b]) * reach[b]
             if kind[b] == DYNAMIC:
                 sp += dt * math.sqrt(gx * gx + gy * gy) * abs(gravity_scale[b])
-            motion[b] = sp * dt
+            # capped at the body's half extent: beyond that, continuous collision (against static shapes)
+            # takes over, and an uncapped margin would give fast bodies fat boxes full of useless pairs
+            motion[b] = min(sp * dt, 0.5 * body_min_extent[b])
     lower = np.zeros((S, 2))
     upper = np.zeros((S, 2))
     for s in range(S):
@@ -428,14 +431,14 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
     perm, start, pair, rows = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule)
     com0, angle0 = solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows)
-    continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper)
+    continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape)
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair)
     events = event_stage(old, contacts, perm, rows, hit_threshold)
     return contacts, new_cand, events
 
 
 @njit
-def continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper):
+def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
     """Conservative advancement of fast bodies against static shapes; stop them at the first contact.
 
     A body is fast when it is a bullet or moved more than half its smallest extent this step. Its swept
@@ -447,8 +450,17 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper):
         bodies[0], bodies[1], bodies[6], bodies[7], bodies[8], bodies[9], bodies[15])
     shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts = (
         shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[12])
+    stack = np.empty(64, np.int64)
+    hits = np.empty(64, np.int64)
     NB = com.shape[0]
     S = shape_body.shape[0]
+    # each body's shapes as a linked list (so a fast body visits its own shapes, not the whole table)
+    first_shape = np.full(NB, -1, np.int64)
+    next_shape = np.full(S, -1, np.int64)
+    for s in range(S - 1, -1, -1):
+        if shape_alive[s]:
+            next_shape[s] = first_shape[shape_body[s]]
+            first_shape[shape_body[s]] = s
     for b in range(NB):
         if not awake[b] or kind[b] != DYNAMIC:
             continue
@@ -459,9 +471,10 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper):
         if not bullet[b] and dist < 0.5 * body_min_extent[b]:
             continue
         t_min = 1.0
-        for s in range(S):
-            if not shape_alive[s] or shape_body[s] != b:
-                continue
+        s_next = first_shape[b]
+        while s_next != -1:
+            s = s_next
+            s_next = next_shape[s]
             o = shape_offset[s]
             vs = verts[o:o + shape_count[s]]
             # swept box of this shape and its reach from the centre of mass
@@ -480,11 +493,9 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, lower, upper):
             sly = min(com0[b, 1], com[b, 1]) - reach
             sux = max(com0[b, 0], com[b, 0]) + reach
             suy = max(com0[b, 1], com[b, 1]) + reach
-            for q in range(S):
-                if not shape_alive[q] or kind[shape_body[q]] != 0:
-                    continue
-                if lower[q, 0] > sux or upper[q, 0] < slx or lower[q, 1] > suy or upper[q, 1] < sly:
-                    continue
+            hits, nh, stack = _tree_collect(tree[1], tree[2], tree[3], slx, sly, sux, suy, stack, hits, 0)
+            for hq in range(nh):
+                q = proxy_shape[hits[hq]]
                 bq = shape_body[q]
                 oq = shape_offset[q]
                 vq = verts[oq:oq + shape_count[q]]

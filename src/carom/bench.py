@@ -1,0 +1,735 @@
+"""``carom bench``: carom, pymunk and pybox2d on the same scenes, in one run, with one ruler for quality.
+
+Scenes are carom worlds from :mod:`carom.scenes.rigid_scenes`. Each one is read back into a plain description
+(:func:`describe`: bodies, their shapes, materials, poses and velocities) and pymunk's and pybox2d's worlds are
+built from that description, so all engines start from the same geometry by construction. Every engine then
+runs with dt = 1/60, one thread: carom with 4 substeps, pymunk with 10 iterations, pybox2d with 8 velocity and
+3 position iterations.
+
+Timing: each engine and scene runs in a fresh subprocess. A run is: build the world, one untimed warm-up step,
+then ``steps`` timed steps; the figure is the best of 3 runs (ms per step). Each run rebuilds the world rather
+than continuing the previous one: the scenes change character as they go (the smash scatters, the pile settles),
+so continued runs would time three different stretches of the simulation and "best of 3" would pick whichever
+was cheapest, possibly a different stretch for each engine. Rebuilt runs time the same stretch every time.
+
+Memory: in the same subprocess, the peak resident set (``ru_maxrss``; on Linux the equivalent ``VmHWM``, see
+:func:`_maxrss_mb`) after the first run minus the resident set before building the scene. The baseline is
+taken after the imports and after one step of a tiny world, so it holds the interpreter, NumPy, Numba and
+carom's loaded kernels (a fixed cost, reported on its own by the start-up figures), and the peak mark is
+reset there (Linux ``/proc/self/clear_refs``) so that the transient spike of loading does not hide the
+scene: the increment is what the scene itself costs.
+
+Quality, computed the same way for every engine from the final poses and velocities (one ruler):
+
+* deepest overlap (mm): the largest penetration between any two shapes of different bodies, by carom's SAT
+  (:func:`carom.geometry.manifold.collide_many`) over the pairs carom's sweep-and-prune reports;
+* top-box drift (m), pyramids only: how far the top box of each pyramid moved (the largest of them);
+* bodies escaped: dynamic bodies outside the scene's bounds — the box around the initial bodies, the static
+  shapes and the discs kinematic shapes sweep when they turn, grown by 1 m plus the distance 2·v_max·t that
+  no body could cover physically (2·v_max is the fastest a light body can leave an elastic collision with a
+  heavy one moving at v_max); inside a turning container (the tumbler), also bodies whose centres are past
+  the inner face of a wall in the container's frame;
+* kinetic energy (J) at the end: Σ ½·m·|v|² + ½·I·ω² over dynamic bodies, with carom's masses for everyone.
+
+Two settings are matched so that the engines solve the same problem: pymunk's ``collision_slop`` is set to
+carom's (and Box2D's) linear slop of 5 mm instead of pymunk's default 0.1, and pymunk's friction, which
+multiplies (μa·μb), is given √μ per shape so that two shapes of friction μ meet with μ as in carom and Box2D
+(√(μa·μb)). Sleeping is off in all three (carom's ``sleep_enabled``, pybox2d's per-body ``allowSleep``;
+pymunk does not sleep by default): every body stays awake, as in Box2D's benchmarks. Sensors and collision
+filters are not translated (no benchmark scene has them).
+
+Start-up: ``python -c "import carom; <small pyramid>; w.step(1/60)"`` with ``NUMBA_CACHE_DIR`` set to a new
+empty directory (cold: every kernel the step needs is compiled) and again with the same directory (warm: the
+kernels load from the cache).
+
+pymunk and Box2D are imported only inside the functions that use them; an engine that is not installed is
+reported as such.
+"""
+import argparse
+import datetime
+import gc
+import math
+import os
+import pickle
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DT = 1.0 / 60.0
+ENGINES = ("carom", "pymunk", "box2d")
+ENGINE_LABELS = {"carom": "carom", "pymunk": "pymunk", "box2d": "pybox2d"}
+RUNS = 3
+
+# The benchmark set: Box2D v3's large_pyramid, many_pyramids, smash and tumbler plus a 5,000-circle pile.
+# ``kwargs`` go to the carom builder in carom.scenes.rigid_scenes; ``note`` says where the scene departs
+# from Box2D's.
+BENCH_SCENES = {
+    "large_pyramid": dict(builder="large_pyramid", kwargs={}, pyramid=True,
+                          note="5,050 boxes of 1 m (base 100), as Box2D"),
+    "many_pyramids": dict(builder="many_pyramids", kwargs=dict(rows=10, columns=10), pyramid=True,
+                          note="10 × 10 pyramids of base 10, 5,500 boxes (Box2D: 20 × 20, 22,000 boxes)"),
+    "smash": dict(builder="smash", kwargs=dict(columns=60, rows=40, projectile_x=23.8), pyramid=False,
+                  note="60 × 40 boxes of 0.4 m (Box2D: 120 × 80); the projectile starts 2 m from the block "
+                       "(Box2D: 45.8 m) so the timed steps are spent smashing"),
+    "tumbler": dict(builder="tumbler", kwargs={}, pyramid=False, container_half=9.5,
+                    note="45 × 45 boxes of 0.25 m, container kinematic at 25°/s (Box2D: motor at 25°/s)"),
+    "circle_pile": dict(builder="circle_pile", kwargs={}, pyramid=False,
+                        note="5,000 circles of radius 0.25 m dropped into an open box"),
+}
+
+
+class NotExpressible(Exception):
+    """The scene uses something the engine has no equivalent for (e.g. a capsule in pybox2d)."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# scene descriptions
+
+def scene_spec(name):
+    """The bench entry for ``name``: a benchmark scene, or any scene of carom.scenes.rigid_scenes as it is."""
+    from .scenes import rigid_scenes
+    if name in BENCH_SCENES:
+        return dict(BENCH_SCENES[name])
+    if name in rigid_scenes.SCENES:
+        return dict(builder=name, kwargs={}, pyramid=name == "pyramid", note=rigid_scenes.SCENES[name][1])
+    known = sorted(set(BENCH_SCENES) | set(rigid_scenes.SCENES))
+    from .errors import CaromError
+    raise CaromError(f"unknown scene {name!r}; known: {', '.join(known)}")
+
+
+def build_carom(spec):
+    """The carom world of a bench entry, with sleeping off (every body awake, as in the other engines)."""
+    from .scenes import rigid_scenes
+    world = getattr(rigid_scenes, spec["builder"])(**spec["kwargs"])
+    if hasattr(world, "sleep_enabled"):
+        world.sleep_enabled = False
+    return world
+
+
+def describe(world):
+    """A carom world as plain data: what another engine needs to build the same scene.
+
+    Returns a dict: ``gravity``; per body (rows of ``world.bodies``) ``kind`` ('dynamic', 'kinematic' or
+    'static'),
+    ``position`` (origin), ``angle``, ``velocity`` (of the centre of mass), ``angular_velocity``, ``mass`` and
+    ``inertia`` (about the centre of mass); ``shapes``: (owner row or −1 for the static body, geometry,
+    density, friction, restitution) in the world's shape order.
+    """
+    bodies = world.bodies
+    shapes = []
+    for h in world.static_body.shapes:
+        shapes.append((-1, h.geometry, 0.0, h.friction, h.restitution))
+    for k, b in enumerate(bodies):
+        for h in b.shapes:
+            shapes.append((k, h.geometry, h.density, h.friction, h.restitution))
+    return dict(
+        gravity=tuple(float(g) for g in world.gravity),
+        kind=[b.kind for b in bodies],
+        position=world.positions, angle=world.angles, velocity=world.velocities,
+        angular_velocity=world.angular_velocities,
+        mass=np.array([b.mass for b in bodies]), inertia=np.array([b.inertia for b in bodies]),
+        shapes=shapes)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the other engines, built from a description
+
+def build_pymunk(desc):
+    """A pymunk Space holding the described scene; returns (space, bodies in description order)."""
+    import pymunk
+    from .constants import LINEAR_SLOP
+    from .geometry.shapes import CIRCLE, CAPSULE, SEGMENT
+    space = pymunk.Space()
+    space.gravity = desc["gravity"]
+    space.iterations = 10
+    space.collision_slop = LINEAR_SLOP
+    bodies = []
+    body_types = dict(dynamic=pymunk.Body.DYNAMIC, kinematic=pymunk.Body.KINEMATIC, static=pymunk.Body.STATIC)
+    for k, kind in enumerate(desc["kind"]):
+        b = pymunk.Body(body_type=body_types[kind])
+        b.position = tuple(desc["position"][k])
+        b.angle = float(desc["angle"][k])
+        bodies.append(b)
+    owned = [[] for _ in bodies]
+    static = []
+    for owner, geom, density, friction, restitution in desc["shapes"]:
+        body = space.static_body if owner < 0 else bodies[owner]
+        v = geom.vertices
+        if geom.kind == CIRCLE:
+            s = pymunk.Circle(body, geom.radius, tuple(v[0]))
+        elif geom.kind in (CAPSULE, SEGMENT):
+            s = pymunk.Segment(body, tuple(v[0]), tuple(v[1]), geom.radius)
+        else:
+            s = pymunk.Poly(body, [tuple(p) for p in v], radius=geom.radius)
+        if owner >= 0 and desc["kind"][owner] == "dynamic":
+            s.density = density
+        s.friction = math.sqrt(friction)          # pymunk multiplies: √μa·√μb = √(μa·μb) as in carom
+        s.elasticity = math.sqrt(restitution)
+        (static if owner < 0 else owned[owner]).append(s)
+    space.add(*static)
+    for b, shapes in zip(bodies, owned):
+        space.add(b, *shapes)
+    for k, b in enumerate(bodies):                # velocities after the shapes set the centre of mass
+        b.velocity = tuple(desc["velocity"][k])
+        b.angular_velocity = float(desc["angular_velocity"][k])
+    return space, bodies
+
+
+def build_box2d(desc):
+    """A pybox2d (Box2D v2.3) world holding the described scene; returns (world, bodies in order).
+
+    Raises NotExpressible for capsules and rounded polygons (v2 has neither) and polygons of more than
+    b2_maxPolygonVertices vertices.
+    """
+    import Box2D
+    from .geometry.shapes import CIRCLE, CAPSULE, SEGMENT
+    world = Box2D.b2World(gravity=desc["gravity"], doSleep=False)
+    ground = world.CreateStaticBody()
+    bodies = []
+    for k, kind in enumerate(desc["kind"]):
+        make = dict(dynamic=world.CreateDynamicBody, kinematic=world.CreateKinematicBody,
+                    static=world.CreateStaticBody)[kind]
+        # allowSleep per body: in pybox2d 2.3.10 the world's doSleep=False alone still lets bodies sleep
+        bodies.append(make(position=tuple(desc["position"][k]), angle=float(desc["angle"][k]), allowSleep=False))
+    for owner, geom, density, friction, restitution in desc["shapes"]:
+        v = geom.vertices
+        if geom.kind == CIRCLE:
+            shape = Box2D.b2CircleShape(radius=geom.radius, pos=tuple(v[0]))
+        elif geom.kind == SEGMENT:
+            shape = Box2D.b2EdgeShape(vertices=[tuple(v[0]), tuple(v[1])])
+        elif geom.kind == CAPSULE:
+            raise NotExpressible("pybox2d (Box2D v2) has no capsule shape")
+        else:
+            if geom.radius > 0.0:
+                raise NotExpressible("pybox2d (Box2D v2) has no rounded polygons")
+            if len(v) > Box2D.b2_maxPolygonVertices:
+                raise NotExpressible(f"pybox2d polygons have at most {Box2D.b2_maxPolygonVertices} vertices")
+            shape = Box2D.b2PolygonShape(vertices=[tuple(p) for p in v])
+        body = ground if owner < 0 else bodies[owner]
+        dynamic = owner >= 0 and desc["kind"][owner] == "dynamic"
+        body.CreateFixture(shape=shape, density=density if dynamic else 0.0, friction=friction,
+                           restitution=restitution)
+    for k, b in enumerate(bodies):
+        b.linearVelocity = tuple(desc["velocity"][k])
+        b.angularVelocity = float(desc["angular_velocity"][k])
+    return world, bodies
+
+
+class _Runner:
+    """One engine running one scene: ``build()``, ``step()``, ``state()`` (in description order)."""
+
+    def __init__(self, engine, spec, desc):
+        self.engine, self.spec, self.desc = engine, spec, desc
+        self.world = self.bodies = None
+
+    def build(self):
+        self.world = self.bodies = None
+        gc.collect()
+        if self.engine == "carom":
+            self.world = build_carom(self.spec)
+            self.step = lambda: self.world.step(DT)
+        elif self.engine == "pymunk":
+            self.world, self.bodies = build_pymunk(self.desc)
+            self.step = lambda: self.world.step(DT)
+        else:
+            self.world, self.bodies = build_box2d(self.desc)
+            self.step = lambda: self.world.Step(DT, 8, 3)
+
+    def state(self):
+        """(positions of the origins, angles, centre-of-mass velocities, angular velocities)."""
+        if self.engine == "carom":
+            w = self.world
+            return w.positions, w.angles, w.velocities, w.angular_velocities
+        if self.engine == "pymunk":
+            bs = self.bodies
+            return (np.array([tuple(b.position) for b in bs]), np.array([b.angle for b in bs]),
+                    np.array([tuple(b.velocity) for b in bs]), np.array([b.angular_velocity for b in bs]))
+        bs = self.bodies
+        return (np.array([tuple(b.position) for b in bs]), np.array([b.angle for b in bs]),
+                np.array([tuple(b.linearVelocity) for b in bs]), np.array([b.angularVelocity for b in bs]))
+
+
+def _tiny_description():
+    """Two bodies on a ground box: stepping it loads an engine's code before the memory baseline."""
+    from .rigid import World
+    from .geometry import Circle, box
+    w = World(gravity=(0, -10))
+    w.static_body.add_shape(box(5.0, 0.5, center=(0, -0.5)))
+    w.add_body(position=(0, 0.5)).add_shape(box(0.5, 0.5))
+    w.add_body(position=(0.2, 1.6)).add_shape(Circle(0.5))
+    return w, describe(w)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# quality, one ruler for all engines
+
+def deepest_overlap(desc, positions, angles):
+    """Deepest penetration (m) between shapes of different bodies, by carom's SAT on the given poses.
+
+    Pairs come from carom's SweepAndPrune over the shapes' tight boxes; pairs on the same body and pairs with
+    no dynamic body (static–kinematic) are skipped. Separation s < 0 of a manifold point is an overlap of −s.
+    """
+    from .geometry.broadphase import SweepAndPrune
+    from .geometry.manifold import collide_many
+    shapes = desc["shapes"]
+    n = len(shapes)
+    owner = np.array([s[0] for s in shapes], np.int64)
+    geoms = [s[1] for s in shapes]
+    counts = np.array([g.vertices.shape[0] for g in geoms], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    verts = np.concatenate([g.vertices for g in geoms])
+    normals = np.concatenate([g.normals for g in geoms])
+    radii = np.array([g.radius for g in geoms])
+    xf = np.zeros((n, 4))
+    xf[:, 2] = 1.0
+    moving = owner >= 0
+    xf[moving, 0:2] = positions[owner[moving]]
+    xf[moving, 2] = np.cos(angles[owner[moving]])
+    xf[moving, 3] = np.sin(angles[owner[moving]])
+    # world vertices of every shape, then per-shape min/max (one pass over the vertex table)
+    shape_of_vertex = np.repeat(np.arange(n), counts)
+    c, s = xf[shape_of_vertex, 2], xf[shape_of_vertex, 3]
+    wx = c * verts[:, 0] - s * verts[:, 1] + xf[shape_of_vertex, 0]
+    wy = s * verts[:, 0] + c * verts[:, 1] + xf[shape_of_vertex, 1]
+    lower = np.stack([np.minimum.reduceat(wx, offsets), np.minimum.reduceat(wy, offsets)], 1) - radii[:, None]
+    upper = np.stack([np.maximum.reduceat(wx, offsets), np.maximum.reduceat(wy, offsets)], 1) + radii[:, None]
+    dynamic = np.array([o >= 0 and desc["kind"][o] == "dynamic" for o in owner])
+    sap = SweepAndPrune()
+    for k in range(n):
+        sap.insert(lower[k], upper[k], static=not dynamic[k])
+    pairs = np.asarray(sap.pairs(), np.int64).reshape(-1, 2)
+    keep = (owner[pairs[:, 0]] != owner[pairs[:, 1]]) | (owner[pairs[:, 0]] < 0)
+    keep &= dynamic[pairs[:, 0]] | dynamic[pairs[:, 1]]
+    pairs = np.ascontiguousarray(pairs[keep])
+    if len(pairs) == 0:
+        return 0.0
+    out_f = np.zeros((len(pairs), 8))
+    out_i = np.zeros((len(pairs), 3), np.int64)
+    collide_many(verts, normals, offsets, counts, radii, xf, pairs, 0.0, out_f, out_i)
+    seps = np.concatenate([out_f[out_i[:, 0] >= 1, 4], out_f[out_i[:, 0] >= 2, 7]])
+    return float(max(0.0, -seps.min())) if seps.size else 0.0
+
+
+def pyramid_tops(desc):
+    """Rows of the top box of each pyramid of unit boxes: dynamic bodies with no box resting on them.
+
+    Boxes sit on a half-metre lattice (x = k/2, y = ½ + row); a box at (x, y) carries the boxes at
+    (x − ½, y + 1), (x, y + 1) and (x + ½, y + 1). A box with none of those is a top.
+    """
+    p = desc["position"]
+    keys = {(int(round(2 * x)), int(round(2 * y))) for x, y in p}
+    tops = [k for k, (x, y) in enumerate(p) if desc["kind"][k] == "dynamic"
+            and not any((int(round(2 * x)) + dx, int(round(2 * y)) + 2) in keys for dx in (-1, 0, 1))]
+    return np.array(tops, np.int64)
+
+
+def scene_bounds(desc, elapsed):
+    """(lower, upper) that no body can physically leave in ``elapsed`` seconds (see the module docstring)."""
+    p = desc["position"]
+    lo, hi = p.min(axis=0), p.max(axis=0)
+    for owner, geom, *_ in desc["shapes"]:
+        if owner < 0:
+            lo = np.minimum(lo, geom.vertices.min(axis=0) - geom.radius)
+            hi = np.maximum(hi, geom.vertices.max(axis=0) + geom.radius)
+        elif desc["kind"][owner] == "kinematic":
+            # a kinematic body may turn: the disc its shape sweeps about the body origin
+            reach = float(np.max(np.hypot(*geom.vertices.T))) + geom.radius
+            lo = np.minimum(lo, p[owner] - reach)
+            hi = np.maximum(hi, p[owner] + reach)
+    vmax = float(np.max(np.hypot(*desc["velocity"].T))) if len(p) else 0.0
+    grow = 1.0 + 2.0 * vmax * elapsed
+    return lo - grow, hi + grow
+
+
+def quality(spec, desc, state, elapsed):
+    """The quality figures of one final state (dict): overlap_mm, drift_m, escaped, kinetic_J."""
+    pos, ang, vel, angvel = state
+    dyn = np.array([k == "dynamic" for k in desc["kind"]])
+    out = dict(overlap_mm=1000.0 * deepest_overlap(desc, pos, ang))
+    if spec.get("pyramid"):
+        tops = pyramid_tops(desc)
+        out["drift_m"] = float(np.max(np.hypot(*(pos[tops] - desc["position"][tops]).T))) if len(tops) else 0.0
+    lo, hi = scene_bounds(desc, elapsed)
+    outside = np.any((pos < lo) | (pos > hi), axis=1)
+    if spec.get("container_half"):
+        k = desc["kind"].index("kinematic")
+        c, s = math.cos(ang[k]), math.sin(ang[k])
+        d = pos - pos[k]
+        local = np.stack([c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1]], 1)
+        outside |= np.any(np.abs(local) > spec["container_half"], axis=1)
+    out["escaped"] = int(np.count_nonzero(outside & dyn))
+    m, inertia = desc["mass"], desc["inertia"]
+    ke = 0.5 * m * (vel[:, 0] ** 2 + vel[:, 1] ** 2) + 0.5 * inertia * angvel ** 2
+    out["kinetic_J"] = float(np.sum(ke[dyn]))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the worker: one engine, one scene, in its own process
+
+def _maxrss_mb():
+    """Peak resident set of this process (MB).
+
+    On Linux this is ``VmHWM`` from /proc/self/status, the same high-water mark that ``ru_maxrss`` reports
+    except that ``ru_maxrss`` of a process started by fork + exec also includes the peak of the parent at the
+    fork (the kernel carries the old address space's mark over the exec), which would bury a worker's figure
+    under the parent's. Elsewhere ``ru_maxrss``.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / (1024.0 * 1024.0) if sys.platform == "darwin" else kb / 1024.0
+
+
+def _reset_peak_rss():
+    """Reset the peak-RSS mark to the current RSS (Linux ≥ 4.0: write 5 to /proc/self/clear_refs).
+
+    Without it the baseline would be the peak of the imports (Numba's loading is a transient spike larger
+    than a small scene), and a scene that fits under that old spike would read as 0 MB. Returns False where
+    the reset is not available (the figure is then only an upper bound on nothing: read it as ≥ 0).
+    """
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _engine_available(engine):
+    import importlib
+    module = {"pymunk": "pymunk", "box2d": "Box2D"}.get(engine)
+    try:
+        if module:
+            importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def run_engine(engine, spec, desc, steps, runs=RUNS, threads=1):
+    """Time one engine on one scene in this process; returns a result dict (see :func:`_worker`)."""
+    if not _engine_available(engine):
+        return dict(error="not installed")
+    if engine == "carom":
+        import carom
+        if hasattr(carom, "set_num_threads"):        # explicit, also for 1: parallel kernels default to all
+            carom.set_num_threads(threads)
+    tiny_world, tiny = _tiny_description()
+    if hasattr(tiny_world, "sleep_enabled"):
+        tiny_world.sleep_enabled = False
+    if engine == "carom":
+        tiny_world.step(DT)                        # loads (or compiles) carom's kernels
+    elif engine == "pymunk":
+        build_pymunk(tiny)[0].step(DT)
+    else:
+        build_box2d(tiny)[0].Step(DT, 8, 3)
+    del tiny_world
+    gc.collect()
+    peak_reset = _reset_peak_rss()
+    baseline = _maxrss_mb()
+    runner = _Runner(engine, spec, desc)
+    times, peak = [], None
+    try:
+        for r in range(runs):
+            runner.build()
+            runner.step()                          # warm-up step, not timed
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                runner.step()
+            times.append((time.perf_counter() - t0) / steps * 1000.0)
+            if peak is None:
+                peak = _maxrss_mb()
+    except NotExpressible as e:
+        return dict(error=f"not expressible: {e}")
+    q = quality(spec, desc, runner.state(), (steps + 1) * DT)
+    return dict(ms=times, memory_mb=peak - baseline, baseline_mb=baseline, peak_reset=peak_reset, quality=q)
+
+
+def _worker(path):
+    """Subprocess entry: read the job pickled at ``path``, run it, write the result to ``path + '.out'``."""
+    with open(path, "rb") as f:
+        job = pickle.load(f)
+    try:
+        result = run_engine(job["engine"], job["spec"], job["desc"], job["steps"], job["runs"], job["threads"])
+    except Exception as e:                          # reported in the table, the other engines still run
+        result = dict(error=f"{type(e).__name__}: {e}")
+    with open(path + ".out", "wb") as f:
+        pickle.dump(result, f)
+
+
+def _child_env(extra=None):
+    env = dict(os.environ)
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.update(extra or {})
+    return env
+
+
+def run_in_subprocess(engine, spec, desc, steps, runs=RUNS, threads=1, timeout=1800):
+    """:func:`run_engine` in a fresh Python process (so memory figures do not mix)."""
+    with tempfile.TemporaryDirectory(prefix="carom-bench-") as tmp:
+        path = os.path.join(tmp, "job.pkl")
+        with open(path, "wb") as f:
+            pickle.dump(dict(engine=engine, spec=spec, desc=desc, steps=steps, runs=runs, threads=threads), f)
+        # Numba's thread pool capped at the run's thread count, whatever carom's kernels do with it
+        env = _child_env({"NUMBA_NUM_THREADS": str(max(1, min(threads, os.cpu_count() or 1)))})
+        proc = subprocess.run([sys.executable, "-c", "import sys; from carom.bench import _worker; "
+                               "_worker(sys.argv[1])", path], env=env, capture_output=True,
+                              text=True, timeout=timeout)
+        if not os.path.exists(path + ".out"):
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            return dict(error=f"worker failed (exit {proc.returncode}): {tail[0]}")
+        with open(path + ".out", "rb") as f:
+            return pickle.load(f)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# start-up: cold compile and warm start
+
+# prints this process's peak resident set in MB (as _maxrss_mb, without importing carom)
+_PEAK = ("import resource, sys\n"
+         "try:\n"
+         "    _kb = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1])\n"
+         "except (OSError, StopIteration):\n"
+         "    _kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+         "print(_kb / 1024)\n")
+
+STARTUP_CODE = ("import carom\n"
+                "from carom.scenes.rigid_scenes import pyramid\n"
+                "w = pyramid(base=5)\n"
+                "w.step(1 / 60)\n") + _PEAK
+
+# the same 15-box pyramid in the other engines, for their whole-process memory (imports included)
+_OTHER_STARTUP = {
+    "pymunk": ("import pymunk\n"
+               "s = pymunk.Space(); s.gravity = (0, -10)\n"
+               "s.add(pymunk.Poly(s.static_body, [(-50, -2), (50, -2), (50, 0), (-50, 0)]))\n"
+               "for row in range(5):\n"
+               "    for i in range(5 - row):\n"
+               "        b = pymunk.Body(); b.position = (i - 0.5 * (4 - row), 0.5 + row)\n"
+               "        p = pymunk.Poly.create_box(b, (1, 1)); p.density = 1.0; s.add(b, p)\n"
+               "s.step(1 / 60)\n") + _PEAK,
+    "box2d": ("import Box2D\n"
+              "w = Box2D.b2World(gravity=(0, -10), doSleep=False)\n"
+              "w.CreateStaticBody().CreatePolygonFixture(box=(50, 1, (0, -1), 0))\n"
+              "for row in range(5):\n"
+              "    for i in range(5 - row):\n"
+              "        w.CreateDynamicBody(position=(i - 0.5 * (4 - row), 0.5 + row)).CreatePolygonFixture("
+              "box=(0.5, 0.5), density=1.0)\n"
+              "w.Step(1 / 60, 8, 3)\n") + _PEAK,
+}
+
+
+def _run_timed(code, env):
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        return wall, None, (proc.stderr.strip().splitlines() or ["?"])[-1]
+    return wall, float(proc.stdout.split()[-1]), None
+
+
+def startup_times(engines=ENGINES):
+    """Start-up of a fresh process that imports carom, builds a 15-box pyramid and steps once.
+
+    Returns ``cold_s`` (wall time with an empty Numba cache: every kernel the step needs is compiled),
+    ``warm_s`` (the same again, kernels loaded from that cache), ``rss_mb`` (whole-process peak resident set
+    of the warm run, per engine: the same pyramid in pymunk and pybox2d when installed) and ``error``.
+    """
+    out = dict(rss_mb={})
+    with tempfile.TemporaryDirectory(prefix="carom-numba-cache-") as cache:
+        env = _child_env({"NUMBA_CACHE_DIR": cache})
+        for label in ("cold_s", "warm_s"):
+            out[label], rss, err = _run_timed(STARTUP_CODE, env)
+            if err:
+                out["error"] = err
+                return out
+        out["rss_mb"]["carom"] = rss
+    for engine in engines:
+        if engine in _OTHER_STARTUP and _engine_available(engine):
+            _wall, rss, err = _run_timed(_OTHER_STARTUP[engine], _child_env())
+            if rss is not None:
+                out["rss_mb"][engine] = rss
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# machine, table, report
+
+def machine_description():
+    """CPU model (from /proc/cpuinfo), core count, and the Python / NumPy / Numba / engine versions."""
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    cpu = cpu or platform.processor() or platform.machine()
+    import numba
+    parts = [f"{cpu}, {os.cpu_count()} cores", f"Python {platform.python_version()}",
+             f"NumPy {np.__version__}", f"Numba {numba.__version__}"]
+    for label, module in (("pymunk", "pymunk"), ("pybox2d", "Box2D")):
+        try:
+            mod = __import__(module)
+            parts.append(f"{label} {getattr(mod, 'version', None) or getattr(mod, '__version__', '?')}")
+        except ImportError:
+            parts.append(f"{label} not installed")
+    return ", ".join(parts)
+
+
+def markdown_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+TABLE_HEADER = ["scene", "bodies", "engine", "ms/step (best of {runs})", "÷ carom", "runs spread", "memory (MB)",
+                "top-box drift (m)", "deepest overlap (mm)", "escaped", "kinetic energy (J)"]
+
+
+def _row(name, bodies, label, res, carom_ms):
+    if "error" in res:
+        return [name, bodies, label, res["error"]] + [""] * (len(TABLE_HEADER) - 4)
+    best = min(res["ms"])
+    q = res["quality"]
+    ratio = f"{best / carom_ms:.2f}" if carom_ms else ""
+    spread = f"{(max(res['ms']) - best) / best * 100:.0f}%"
+    drift = f"{q['drift_m']:.4f}" if "drift_m" in q else ""
+    return [name, bodies, label, f"{best:.2f}", ratio, spread, f"{res['memory_mb']:.1f}", drift,
+            f"{q['overlap_mm']:.1f}", q["escaped"], f"{q['kinetic_J']:.4g}"]
+
+
+def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
+    """Run the benchmark; returns the Markdown report (table and notes) and prints rows as they come."""
+    import carom
+    rows, summary, notes, scene_notes = [], [], [], []
+    header = [h.format(runs=runs) for h in TABLE_HEADER]
+    log("| " + " | ".join(header) + " |")
+    thread_sets = [1]
+    if threads > 1:
+        if hasattr(carom, "set_num_threads"):
+            thread_sets.append(threads)
+        else:
+            notes.append(f"--threads {threads} ignored: this carom has no set_num_threads.")
+            log(f"note: {notes[-1]}")
+    for name in scenes:
+        spec = scene_spec(name)
+        desc = describe(build_carom(spec))
+        n = sum(1 for k in desc["kind"] if k == "dynamic")
+        ms = {}
+        for engine in engines:
+            for th in thread_sets if engine == "carom" else [1]:
+                res = run_in_subprocess(engine, spec, desc, steps, runs, th)
+                label = ENGINE_LABELS[engine] + (f" ({th} threads)" if th > 1 else "")
+                if "error" not in res:
+                    ms.setdefault(engine, min(res["ms"]))
+                rows.append(_row(name, n, label, res, ms.get("carom")))
+                log("| " + " | ".join(str(c) for c in rows[-1]) + " |")
+        for other in ("pymunk", "box2d"):
+            if "carom" in ms and other in ms:
+                summary.append(f"{name}: carom {ms['carom']:.2f} ms, {ENGINE_LABELS[other]} {ms[other]:.2f} ms "
+                               f"→ carom takes {ms['carom'] / ms[other]:.2f}× {ENGINE_LABELS[other]}'s time")
+        if spec.get("note"):
+            scene_notes.append(f"{name}: {spec['note']}.")
+    report = markdown_table(header, rows)
+    if summary:
+        report += "\n\nRatios (carom time ÷ other engine's time; below 1 means carom is faster):\n\n"
+        report += "\n".join(f"- {s}" for s in summary)
+    if startup:
+        st = startup_times(engines)
+        if "error" in st:
+            line = f"carom start-up: failed ({st['error']})"
+        else:
+            rss = ", ".join(f"{ENGINE_LABELS[e]} {mb:.0f} MB" for e, mb in st["rss_mb"].items())
+            line = (f"carom start-up (fresh process: `import carom`, a 15-box pyramid, one step): cold compile "
+                    f"{st['cold_s']:.1f} s (empty Numba cache), warm start {st['warm_s']:.2f} s (kernels "
+                    f"from the cache). Whole-process peak memory for that small pyramid (interpreter and "
+                    f"imports included): {rss}")
+        log(line)
+        report += "\n\n" + line + "."
+    report += (f"\n\nEach figure: a fresh process per engine and scene; the world is rebuilt for each of {runs} "
+               f"runs of one warm-up step + {steps} timed steps (best run shown; spread = (worst − best) / best). "
+               "dt = 1/60, one thread. carom: 4 substeps; pymunk: 10 iterations, collision slop 5 mm, friction "
+               "√μ per shape (so pairs meet with μ); pybox2d: 8 velocity / 3 position iterations. Sleeping "
+               "off everywhere. Memory: peak resident set during build + first run minus the resident set "
+               "before building (imports and loaded kernels excluded; peak mark reset before the scene). "
+               "Quality, from the final state of the last run with one ruler for every engine: deepest overlap "
+               "by carom's SAT between shapes of different bodies; drift of the pyramids' top boxes (largest); "
+               "bodies escaped from the scene bounds (tumbler: past a wall's inner face in the container "
+               "frame); kinetic energy with carom's masses.")
+    if scene_notes:
+        report += "\n\nScenes: " + " ".join(scene_notes)
+    if notes:
+        report += "\n\n" + " ".join(notes)
+    return report
+
+
+def append_results(path, report, command):
+    """Append a dated section (date, machine, command, report) to the Markdown file at ``path``."""
+    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    block = (f"\n## Rigid bodies: carom vs pymunk vs pybox2d — {now}\n\n"
+             f"{machine_description()} — `{command}`\n\n{report.strip()}\n")
+    if not os.path.exists(path):
+        block = "# carom benchmark results\n" + block
+    with open(path, "a") as f:
+        f.write(block)
+
+
+def main(argv=None, command=None):
+    """``carom bench [SCENE ...] [--steps N] [--threads N] [--engines carom,pymunk,box2d] [--no-write]``.
+
+    ``command`` is how the run is named in the results file (default ``carom bench`` and the arguments).
+    """
+    ap = argparse.ArgumentParser(prog="carom bench", description="carom vs pymunk vs pybox2d on Box2D's "
+                                 "benchmark scenes: ms per step, memory and quality")
+    ap.add_argument("scenes", nargs="*", help=f"scenes (default: {' '.join(BENCH_SCENES)}); any scene of "
+                    "`carom scenes` works too")
+    ap.add_argument("--steps", type=int, default=100, help="timed steps per run (default 100)")
+    ap.add_argument("--runs", type=int, default=RUNS, help="runs per engine and scene, best kept (default 3)")
+    ap.add_argument("--threads", type=int, default=1, help="also run carom with N threads, if it can")
+    ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated: carom,pymunk,box2d")
+    ap.add_argument("--startup", action=argparse.BooleanOptionalAction, default=None,
+                    help="measure cold compile and warm start (default: on when no scene is named)")
+    ap.add_argument("--out", default=os.path.join("benchmarks", "RESULTS.md"),
+                    help="Markdown file the dated results are appended to (default benchmarks/RESULTS.md)")
+    ap.add_argument("--no-write", action="store_true", help="print only, append nothing")
+    args = ap.parse_args(argv)
+    engines = [e.strip().lower() for e in args.engines.split(",") if e.strip()]
+    engines = ["box2d" if e in ("pybox2d", "b2") else e for e in engines]
+    bad = [e for e in engines if e not in ENGINES]
+    if bad or not engines:
+        ap.error(f"unknown engine(s) {', '.join(bad) or '(none)'}; choose from {', '.join(ENGINES)}")
+    if args.steps < 1 or args.runs < 1 or args.threads < 1:
+        ap.error("--steps, --runs and --threads must be at least 1")
+    scenes = args.scenes or list(BENCH_SCENES)
+    for name in scenes:
+        try:
+            scene_spec(name)
+        except Exception as e:
+            ap.error(str(e))
+    startup = (not args.scenes) if args.startup is None else args.startup
+    report = run(scenes, engines, args.steps, args.runs, args.threads, startup)
+    if not args.no_write:
+        if os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+            if command is None:
+                command = "carom bench " + " ".join(sys.argv[1:] if argv is None else argv)
+            append_results(args.out, report, command.strip())
+            print(f"appended to {args.out}")
+        else:
+            print(f"not written: no directory for {args.out} (use --out or --no-write)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
