@@ -645,7 +645,6 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     k = 0
     for a in range(moved_meta[0]):
         p = moved[a]
-        moved_flag[p] = 0
         if flags[p] == FREE:
             continue
         t = static if flags[p] == STATIC else moving
@@ -659,14 +658,13 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
             hits, h, stack = _tree_collect(static, lower, upper, lx, ly, ux, uy, stack, hits, h, False)
         for b in range(h):
             q = hits[b]
-            if q == p:
-                continue
+            if q == p or (moved_flag[q] and q < p and flags[q] != FREE):
+                continue           # the pair of two moved proxies is added once, by the smaller one's query
             if p < q:
                 new = _push(new, k, (p << _KEY_SHIFT) | q)
             else:
                 new = _push(new, k, (q << _KEY_SHIFT) | p)
             k += 1
-    moved_meta[0] = 0
     new = np.sort(new[:k])
     # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs
     out = np.empty(cand.shape[0] + k, np.int64)
@@ -690,18 +688,23 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
         j = key & _KEY_MASK
         if flags[i] == FREE or flags[j] == FREE or (flags[i] == STATIC and flags[j] == STATIC):
             continue
-        ti = static if flags[i] == STATIC else moving
-        tj = static if flags[j] == STATIC else moving
-        li = leaf_of[i]
-        lj = leaf_of[j]
-        if (tj.lo[lj, 0] > ti.hi[li, 0] or ti.lo[li, 0] > tj.hi[lj, 0]
-                or tj.lo[lj, 1] > ti.hi[li, 1] or ti.lo[li, 1] > tj.hi[lj, 1]):
-            continue
+        if moved_flag[i] or moved_flag[j]:
+            # a fat box changed: check that the pair still fat-overlaps (unmoved pairs still do)
+            ti = static if flags[i] == STATIC else moving
+            tj = static if flags[j] == STATIC else moving
+            li = leaf_of[i]
+            lj = leaf_of[j]
+            if (tj.lo[lj, 0] > ti.hi[li, 0] or ti.lo[li, 0] > tj.hi[lj, 0]
+                    or tj.lo[lj, 1] > ti.hi[li, 1] or ti.lo[li, 1] > tj.hi[lj, 1]):
+                continue
         out[m] = key
         m += 1
         if overlap(lower, upper, i, j):
             res = _push(res, r, key)
             r += 1
+    for a in range(moved_meta[0]):
+        moved_flag[moved[a]] = 0
+    moved_meta[0] = 0
     pairs = np.empty((r, 2), np.int64)
     for c in range(r):
         pairs[c, 0] = res[c] >> _KEY_SHIFT

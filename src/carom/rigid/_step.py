@@ -163,7 +163,12 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
             continue
         keys[K] = (min(sa, sb) << KEY_SHIFT) | max(sa, sb)
         K += 1
-    return np.sort(keys[:K]), new_cand
+    keys = keys[:K]
+    # proxies are usually numbered like their shapes, and then the pairs come out already in key order
+    for q in range(1, K):
+        if keys[q] < keys[q - 1]:
+            return np.sort(keys), new_cand
+    return keys, new_cand
 
 
 @njit
@@ -420,6 +425,14 @@ def event_stage(old, contacts, perm, rows, hit_threshold):
 
 
 @njit
+def no_events():
+    """The events of a step in which nothing is awake: nothing moved, so no contact began or ended (a world
+    whose bodies all sleep costs one pass over its bodies and shapes per step)."""
+    none = np.empty(0, np.int64)
+    return none, none.copy(), none.copy(), none.copy(), np.empty(0)
+
+
+@njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, hit_threshold,
                 bodies, shapes, tree, shape_proxy, proxy_shape, old):
     """Advance the world by dt: the stages in order, in one compiled call (World.step with ``profile`` on
@@ -427,6 +440,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
 
     Returns (contact table, new broad-phase candidate cache, events)."""
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes)
+    if not awake.any():
+        return old, tree[9], no_events()
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
     perm, start, pair, rows = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule)

@@ -868,6 +868,10 @@ class World:
         clock = time.perf_counter
         t0 = clock()
         reach, awake, motion, xf, lower, upper = _step.bounds_stage(dt, gx, gy, bodies, shapes)
+        if not awake.any():
+            self.profile_times = {"broad": 0.0, "narrow": 0.0, "solve": 0.0, "continuous": 0.0, "sleep": 0.0,
+                                  "total": 1000.0 * (clock() - t0)}
+            return old, tree[9], _step.no_events()
         keys, cand = _step.broad_stage(bodies, shapes, tree, proxy, proxy_shape, lower, upper)
         t1 = clock()
         contacts = _step.narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
