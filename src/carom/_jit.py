@@ -11,9 +11,6 @@ import glob
 import numba
 
 njit = numba.njit(cache=True)
-#: inlined into the caller at Numba's IR level: the body of a parallel loop calls one of these per item, so
-#: no array is reference-counted per call (atomic increments that threads would fight over)
-inline_njit = numba.njit(cache=True, inline="always")
 #: the same with Numba's parallel loops (``numba.prange``); the thread count is ``carom.set_num_threads``
 pnjit = numba.njit(cache=True, parallel=True)
 

@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit
+from .._jit import njit, pnjit
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD)
 
@@ -64,7 +64,7 @@ VX, VY, W, DPX, DPY, DC, DS = 0, 1, 2, 3, 4, 5, 6
 STATE_WIDTH = 8
 
 
-@inline_njit
+@njit
 def mix(a, b, rule):
     if rule == MIX_SQRT:
         return math.sqrt(a * b)
@@ -130,7 +130,7 @@ def colour_contacts(order, c_ba, c_bb, kind, NB):
 
 
 @pnjit
-def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule):
+def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads):
     """Rows of the contacts to solve, coloured, in solve order.
 
     Solved are the non-sensor contacts with points and at least one awake dynamic body. Each row holds the
@@ -163,13 +163,15 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule):
     perm, start = colour_contacts(order[:n], c_ba, c_bb, kind, NB)
     pair = np.empty((n, 2), np.int64)
     rows = np.zeros((n, ROW_WIDTH))
-    for i in prange(n):
-        _prepare_row(i, perm[i], bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule,
-                     restitution_rule)
+    chunks = chunk_count(n, threads)
+    for ch in prange(chunks):
+        for i in range(ch * n // chunks, (ch + 1) * n // chunks):
+            _prepare_row(i, perm[i], bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule,
+                         restitution_rule)
     return perm, start, pair, rows
 
 
-@inline_njit
+@njit
 def _prepare_row(i, k, bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule, restitution_rule):
     """Row i of the solver from contact k (kept out of the parallel loop so every name in it is private)."""
     com, vel, angvel, inv_mass, inv_inertia = bodies[0], bodies[2], bodies[3], bodies[4], bodies[5]
@@ -236,7 +238,7 @@ def _prepare_row(i, k, bodies, shapes, contacts, c_ba, c_bb, pair, rows, frictio
         rows[i, o + RELV] = dvx * nx + dvy * ny
 
 
-@inline_njit
+@njit
 def _warm_start(rows, i, state, ia, ib):
     """Apply last step's impulses; a static or kinematic body (no inverse mass) is only read, never written."""
     move_a = rows[i, MA] > 0.0 or rows[i, IA] > 0.0
@@ -257,7 +259,7 @@ def _warm_start(rows, i, state, ia, ib):
             state[ib, W] += rows[i, IB] * (rows[i, o + RBX] * py - rows[i, o + RBY] * px)
 
 
-@inline_njit
+@njit
 def _solve_contact(rows, i, state, ia, ib, use_bias, inv_h, soft, stiff):
     """One contact: normal points (soft, biased when ``use_bias``), then Coulomb friction."""
     mA = rows[i, MA]
@@ -359,7 +361,7 @@ def _solve_contact(rows, i, state, ia, ib, use_bias, inv_h, soft, stiff):
         state[ib, W] = wb
 
 
-@inline_njit
+@njit
 def _restitute(rows, i, state, ia, ib):
     e = rows[i, E]
     if e == 0.0:
@@ -398,21 +400,48 @@ def _restitute(rows, i, state, ia, ib):
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
 
 
+#: a parallel loop hands each thread this many chunks (for balance); a chunk is one call that runs a plain
+#: loop, so per-item costs (array reference counts on calls) are paid once per chunk, not per contact
+CHUNKS_PER_THREAD = 4
+#: below this many items a loop runs in the calling thread: launching threads costs more than it saves
+PARALLEL_MIN_ITEMS = 256
+
+
+@njit
+def chunk_count(n, threads):
+    """How many chunks a parallel loop over n independent items gets (1: run it in this thread). Any split
+    gives the same result, since the items are independent; only the speed depends on it. ``threads`` is
+    ``numba.get_num_threads()``, passed in from Python (reading it inside a kernel defeats the disk cache)."""
+    if threads == 1 or n < PARALLEL_MIN_ITEMS:
+        return 1
+    return min(n, threads * CHUNKS_PER_THREAD)
+
+
 @pnjit
-def _sweep(task, start, pair, rows, state, inv_h, soft, stiff):
-    """One pass over all contacts, colour by colour; the contacts of a parallel colour at once."""
+def _sweep(task, start, pair, rows, state, inv_h, soft, stiff, threads):
+    """One pass over all contacts, colour by colour; the contacts of a parallel colour in parallel chunks."""
     for c in range(OVERFLOW):
         lo = start[c]
-        hi = start[c + 1]
-        if hi - lo == 0:
+        n = start[c + 1] - lo
+        if n == 0:
             continue
-        for i in prange(lo, hi):
-            _one(task, rows, i, state, pair[i, 0], pair[i, 1], inv_h, soft, stiff)
-    for i in range(start[OVERFLOW], start[OVERFLOW + 1]):
+        chunks = chunk_count(n, threads)
+        if chunks == 1:
+            _sweep_range(task, lo, lo + n, pair, rows, state, inv_h, soft, stiff)
+            continue
+        for ch in prange(chunks):
+            _sweep_range(task, lo + ch * n // chunks, lo + (ch + 1) * n // chunks, pair, rows, state, inv_h,
+                         soft, stiff)
+    _sweep_range(task, start[OVERFLOW], start[OVERFLOW + 1], pair, rows, state, inv_h, soft, stiff)
+
+
+@njit
+def _sweep_range(task, lo, hi, pair, rows, state, inv_h, soft, stiff):
+    for i in range(lo, hi):
         _one(task, rows, i, state, pair[i, 0], pair[i, 1], inv_h, soft, stiff)
 
 
-@inline_njit
+@njit
 def _one(task, rows, i, state, ia, ib, inv_h, soft, stiff):
     if task == WARM:
         _warm_start(rows, i, state, ia, ib)
@@ -426,12 +455,15 @@ def _one(task, rows, i, state, ia, ib, inv_h, soft, stiff):
 # member array inside a prange body (``angle[b] += …`` was applied twice), and a call keeps every name private.
 
 @pnjit
-def _integrate_velocities(state, bodies, gx, gy, h):
-    for b in prange(state.shape[0]):
-        _integrate_velocity(b, state, bodies, gx, gy, h)
+def _integrate_velocities(state, bodies, gx, gy, h, threads):
+    n = state.shape[0]
+    chunks = chunk_count(n, threads)
+    for ch in prange(chunks):
+        for b in range(ch * n // chunks, (ch + 1) * n // chunks):
+            _integrate_velocity(b, state, bodies, gx, gy, h)
 
 
-@inline_njit
+@njit
 def _integrate_velocity(b, state, bodies, gx, gy, h):
     inv_mass, inv_inertia, kind, body_alive, force, torque = (
         bodies[4], bodies[5], bodies[7], bodies[9], bodies[10], bodies[11])
@@ -456,9 +488,12 @@ def _integrate_velocity(b, state, bodies, gx, gy, h):
 
 
 @pnjit
-def _integrate_positions(state, bodies, dangle, h):
-    for b in prange(state.shape[0]):
-        _integrate_position(b, state, bodies, dangle, h)
+def _integrate_positions(state, bodies, dangle, h, threads):
+    n = state.shape[0]
+    chunks = chunk_count(n, threads)
+    for ch in prange(chunks):
+        for b in range(ch * n // chunks, (ch + 1) * n // chunks):
+            _integrate_position(b, state, bodies, dangle, h)
 
 
 @njit
@@ -480,7 +515,7 @@ def _integrate_position(b, state, bodies, dangle, h):
 
 
 @njit
-def solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows):
+def solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows, threads):
     """The soft step (module docstring) over the coloured rows: substeps of integrate, warm start, biased
     solve, integrate positions, relax; then restitution. The impulses go back to the contact table.
     Returns the start-of-step positions and angles (for continuous collision)."""
@@ -504,12 +539,12 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows)
         state[b, W] = angvel[b]
         state[b, DC] = 1.0
     for sub in range(substeps):
-        _integrate_velocities(state, bodies, gx, gy, h)
-        _sweep(WARM, start, pair, rows, state, inv_h, soft, stiff)
-        _sweep(BIASED, start, pair, rows, state, inv_h, soft, stiff)
-        _integrate_positions(state, bodies, dangle, h)
-        _sweep(RELAX, start, pair, rows, state, inv_h, soft, stiff)
-    _sweep(RESTITUTE, start, pair, rows, state, inv_h, soft, stiff)
+        _integrate_velocities(state, bodies, gx, gy, h, threads)
+        _sweep(WARM, start, pair, rows, state, inv_h, soft, stiff, threads)
+        _sweep(BIASED, start, pair, rows, state, inv_h, soft, stiff, threads)
+        _integrate_positions(state, bodies, dangle, h, threads)
+        _sweep(RELAX, start, pair, rows, state, inv_h, soft, stiff, threads)
+    _sweep(RESTITUTE, start, pair, rows, state, inv_h, soft, stiff, threads)
     for b in range(NB):
         vel[b, 0] = state[b, VX]
         vel[b, 1] = state[b, VY]

@@ -434,7 +434,7 @@ def no_events():
 
 @njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, hit_threshold,
-                bodies, shapes, tree, shape_proxy, proxy_shape, old):
+                bodies, shapes, tree, shape_proxy, proxy_shape, old, threads):
     """Advance the world by dt: the stages in order, in one compiled call (World.step with ``profile`` on
     calls the same stages one by one from Python to time them).
 
@@ -444,8 +444,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         return old, tree[9], no_events()
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
-    perm, start, pair, rows = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule)
-    com0, angle0 = solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows)
+    perm, start, pair, rows = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads)
+    com0, angle0 = solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows, threads)
     continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape)
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair)
     events = event_stage(old, contacts, perm, rows, hit_threshold)

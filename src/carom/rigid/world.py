@@ -9,6 +9,7 @@ import pickle
 import time
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from .._jit import announce_compile
@@ -852,7 +853,7 @@ class World:
             else:
                 contacts, cand, events = _step.step_kernel(
                     *settings, *mixing, self.sleep_enabled, self.hit_event_threshold, bodies, shapes, tree,
-                    proxy, proxy_shape, old)
+                    proxy, proxy_shape, old, numba.get_num_threads())
             self._contacts = contacts
             self._bp._cand = cand
             self._events = self._build_events(old, contacts, events)
@@ -876,8 +877,9 @@ class World:
         t1 = clock()
         contacts = _step.narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
         t2 = clock()
-        perm, start, pair, rows = _step.prepare_stage(bodies, shapes, contacts, *mixing)
-        com0, angle0 = _step.solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows)
+        perm, start, pair, rows = _step.prepare_stage(bodies, shapes, contacts, *mixing, numba.get_num_threads())
+        com0, angle0 = _step.solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows,
+                                        numba.get_num_threads())
         t3 = clock()
         _step.continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape)
         t4 = clock()
