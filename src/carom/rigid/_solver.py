@@ -139,13 +139,11 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     long lever arm), the effective masses, the separation offsets the substeps track between the cores, the
     warm-start impulses and the approach speed. Returns (perm, colour starts, body pairs, rows).
     """
-    com, vel, angvel, inv_mass, inv_inertia, kind, asleep = (bodies[0], bodies[2], bodies[3], bodies[4],
-                                                              bodies[5], bodies[7], bodies[16])
-    shape_body, shape_radius, shape_friction, shape_restitution = shapes[0], shapes[4], shapes[5], shapes[6]
-    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_sensor = (
-        contacts[0], contacts[1], contacts[3], contacts[4], contacts[5], contacts[6], contacts[7], contacts[9])
+    kind, asleep = bodies[7], bodies[16]
+    shape_body = shapes[0]
+    keys, c_count, c_sensor = contacts[0], contacts[1], contacts[9]
     K = keys.shape[0]
-    NB = com.shape[0]
+    NB = kind.shape[0]
     c_ba = np.empty(K, np.int64)
     c_bb = np.empty(K, np.int64)
     order = np.empty(K, np.int64)

@@ -8,21 +8,17 @@ Bodies are stored by their centre of mass ``com`` and ``angle``; shapes by their
 import math
 
 import numpy as np
-
 from numba import prange
 
 from .._jit import njit, pnjit
-from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, MAX_ROTATION, MAX_TRANSLATION_SPEED,
-                         CONTACT_HERTZ, CONTACT_DAMPING_RATIO, CONTACT_PUSH_MAX_VELOCITY,
-                         RESTITUTION_THRESHOLD, TOI_TARGET, TOI_MAX_ITERATIONS, SLEEP_LINEAR_TOLERANCE,
-                         SLEEP_TIME)
+from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
+                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME)
 from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat
 from ..geometry.gjk import shape_distance
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect
-from ._solver import (prepare_stage, solve_stage, P0, POINT_WIDTH, MAXIMP, RELV, MIX_SQRT, MIX_MIN, MIX_MAX,
-                      MIX_MEAN, MIX_MULTIPLY)
+from ._solver import prepare_stage, solve_stage, P0, POINT_WIDTH, MAXIMP, RELV
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -461,8 +457,8 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
     swept box, t advances by (d − target)/bound where bound = |Δc| + |Δθ|·reach bounds how fast any point
     of the shape can approach, so t never passes the first contact. The body is put back at the earliest t.
     """
-    com, angle, local_center, kind, bullet, body_alive, body_min_extent = (
-        bodies[0], bodies[1], bodies[6], bodies[7], bodies[8], bodies[9], bodies[15])
+    com, angle, local_center, kind, bullet, body_min_extent = (
+        bodies[0], bodies[1], bodies[6], bodies[7], bodies[8], bodies[15])
     shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts = (
         shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[12])
     stack = np.empty(64, np.int64)

@@ -22,12 +22,12 @@ from ..geometry.shapes import Shape
 from ..geometry.mass import shape_moments
 from ..geometry.aabb import core_aabb
 from ..geometry.broadphase import DynamicTree
-from . import _step, queries
+from . import _step, _solver, queries
 
 KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
 KIND_NAMES = {v: k for k, v in KINDS.items()}
-MIX_RULES = {"sqrt": _step.MIX_SQRT, "min": _step.MIX_MIN, "max": _step.MIX_MAX, "mean": _step.MIX_MEAN,
-             "multiply": _step.MIX_MULTIPLY}
+MIX_RULES = {"sqrt": _solver.MIX_SQRT, "min": _solver.MIX_MIN, "max": _solver.MIX_MAX,
+             "mean": _solver.MIX_MEAN, "multiply": _solver.MIX_MULTIPLY}
 
 
 def _number(value, name, low=None, high=None, low_open=False):
