@@ -11,6 +11,10 @@ import glob
 import numba
 
 njit = numba.njit(cache=True)
+#: inlined into the caller at Numba's IR level (no call, so no array reference counts per call); used only for
+#: the per-contact solver functions, called in a plain loop once per chunk (inlining into a parallel loop's
+#: body costs much more compile time)
+inline_njit = numba.njit(cache=True, inline="always")
 #: the same with Numba's parallel loops (``numba.prange``); the thread count is ``carom.set_num_threads``
 pnjit = numba.njit(cache=True, parallel=True)
 

@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit
+from .._jit import njit, pnjit, inline_njit
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD)
 
@@ -236,7 +236,7 @@ def _prepare_row(i, k, bodies, shapes, contacts, c_ba, c_bb, pair, rows, frictio
         rows[i, o + RELV] = dvx * nx + dvy * ny
 
 
-@njit
+@inline_njit
 def _warm_start(rows, i, state, ia, ib):
     """Apply last step's impulses; a static or kinematic body (no inverse mass) is only read, never written."""
     move_a = rows[i, MA] > 0.0 or rows[i, IA] > 0.0
@@ -257,7 +257,7 @@ def _warm_start(rows, i, state, ia, ib):
             state[ib, W] += rows[i, IB] * (rows[i, o + RBX] * py - rows[i, o + RBY] * px)
 
 
-@njit
+@inline_njit
 def _solve_contact(rows, i, state, ia, ib, use_bias, inv_h, soft, stiff):
     """One contact: normal points (soft, biased when ``use_bias``), then Coulomb friction."""
     mA = rows[i, MA]
@@ -359,7 +359,7 @@ def _solve_contact(rows, i, state, ia, ib, use_bias, inv_h, soft, stiff):
         state[ib, W] = wb
 
 
-@njit
+@inline_njit
 def _restitute(rows, i, state, ia, ib):
     e = rows[i, E]
     if e == 0.0:
@@ -439,7 +439,7 @@ def _sweep_range(task, lo, hi, pair, rows, state, inv_h, soft, stiff):
         _one(task, rows, i, state, pair[i, 0], pair[i, 1], inv_h, soft, stiff)
 
 
-@njit
+@inline_njit
 def _one(task, rows, i, state, ia, ib, inv_h, soft, stiff):
     if task == WARM:
         _warm_start(rows, i, state, ia, ib)
