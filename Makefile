@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,3 +27,7 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) out
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+# Numba's disk cache does not notice a changed kernel in another module: drop it after editing kernels.
+clean-cache:
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
