@@ -628,6 +628,65 @@ _KEY_SHIFT = np.int64(32)
 _KEY_MASK = np.int64(0xFFFFFFFF)
 
 
+#: when more than this fraction of the proxies moved, one sweep over every fat box finds the candidate pairs
+#: faster than a tree query per moved proxy (a pile of 5,000 falling circles: 9 ms of queries)
+SWEEP_FRACTION = 0.125
+
+
+@njit
+def _fat_pairs_by_sweep(moving, static, flags, leaf_of):
+    """Every pair of live proxies whose fat leaf boxes overlap (not static–static), as sorted keys i << 32 | j.
+
+    Sort and sweep along the axis on which the box centres spread most: after sorting by the lower bound,
+    each box is compared with the following ones until their lower bound passes its upper bound."""
+    n = flags.shape[0]
+    live = 0
+    for p in range(n):
+        if flags[p] != FREE:
+            live += 1
+    ids = np.empty(live, np.int64)
+    lo = np.empty((live, 2))
+    hi = np.empty((live, 2))
+    m = 0
+    for p in range(n):
+        if flags[p] == FREE:
+            continue
+        t = static if flags[p] == STATIC else moving
+        leaf = leaf_of[p]
+        ids[m] = p
+        lo[m, 0] = t.lo[leaf, 0]
+        lo[m, 1] = t.lo[leaf, 1]
+        hi[m, 0] = t.hi[leaf, 0]
+        hi[m, 1] = t.hi[leaf, 1]
+        m += 1
+    axis = 0
+    if live > 1:
+        cx = 0.5 * (lo[:, 0] + hi[:, 0])
+        cy = 0.5 * (lo[:, 1] + hi[:, 1])
+        if cy.var() > cx.var():
+            axis = 1
+    other = 1 - axis
+    order = np.argsort(lo[:, axis], kind="mergesort")
+    keys = np.empty(64, np.int64)
+    k = 0
+    for a in range(live):
+        i = order[a]
+        upper_i = hi[i, axis]
+        for b in range(a + 1, live):
+            j = order[b]
+            if lo[j, axis] > upper_i:
+                break
+            if lo[j, other] > hi[i, other] or lo[i, other] > hi[j, other]:
+                continue
+            pi = ids[i]
+            pj = ids[j]
+            if flags[pi] == STATIC and flags[pj] == STATIC:
+                continue
+            keys = _push(keys, k, (min(pi, pj) << _KEY_SHIFT) | max(pi, pj))
+            k += 1
+    return np.sort(keys[:k])
+
+
 @njit
 def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand):
     """Pairs from a cache of candidate pairs (Box2D's pair buffer), O(candidates + moved log n).
@@ -639,6 +698,26 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     dropped; of the rest, those whose real boxes overlap are the answer, already in sorted order.
     Returns ``(pairs, new_cand)`` and empties the move buffer.
     """
+    live = 0
+    for p in range(flags.shape[0]):
+        if flags[p] != FREE:
+            live += 1
+    if moved_meta[0] > SWEEP_FRACTION * live:
+        out = _fat_pairs_by_sweep(moving, static, flags, leaf_of)
+        res = np.empty(out.shape[0], np.int64)
+        r = 0
+        for c in range(out.shape[0]):
+            if overlap(lower, upper, out[c] >> _KEY_SHIFT, out[c] & _KEY_MASK):
+                res[r] = out[c]
+                r += 1
+        for a in range(moved_meta[0]):
+            moved_flag[moved[a]] = 0
+        moved_meta[0] = 0
+        pairs = np.empty((r, 2), np.int64)
+        for c in range(r):
+            pairs[c, 0] = res[c] >> _KEY_SHIFT
+            pairs[c, 1] = res[c] & _KEY_MASK
+        return pairs, out
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
     new = np.empty(64, np.int64)
