@@ -49,6 +49,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import njit
+from ._step import body_origin
 from ..constants import WORLD_LIMIT
 from ..errors import SimulationError, WorldLockedError
 from ..geometry.aabb import core_aabb
@@ -78,16 +79,6 @@ way from p1 to p2 (in [0, 1])."""
 # --------------------------------------------------------------------------------------------------------
 
 @njit
-def _origin(com, angle, local_center, b):
-    """Body origin and rotation (x, y, cos, sin): the origin sits at com − R·local_center."""
-    c = math.cos(angle[b])
-    s = math.sin(angle[b])
-    lx = local_center[b, 0]
-    ly = local_center[b, 1]
-    return com[b, 0] - (c * lx - s * ly), com[b, 1] - (s * lx + c * ly), c, s
-
-
-@njit
 def _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, s_proxy,
              moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier, moved, moved_flag,
              moved_meta):
@@ -111,7 +102,7 @@ def _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_rad
             continue
         b = s_body[s]
         if not done[b]:
-            xform[b, 0], xform[b, 1], xform[b, 2], xform[b, 3] = _origin(com, angle, local_center, b)
+            xform[b, 0], xform[b, 1], xform[b, 2], xform[b, 3] = body_origin(com, angle, local_center, b)
             done[b] = True
         x = xform[b, 0]
         y = xform[b, 1]
@@ -180,7 +171,7 @@ def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count
         s = proxy_shape[p]
         if s_sensor[s] or not _passes(s, s_alive, s_category, s_mask, mask, category, use_category):
             continue
-        x, y, c, sn = _origin(com, angle, local_center, s_body[s])
+        x, y, c, sn = body_origin(com, angle, local_center, s_body[s])
         o = s_offset[s]
         e = o + s_count[s]
         h, t, px, py, nx, ny = raycast_world_kernel(verts[o:e], normals[o:e], s_radius[s], x, y, c, sn,
@@ -249,7 +240,7 @@ def _point_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, 
         s = proxy_shape[proxies[a]]
         if not _passes(s, s_alive, s_category, s_mask, mask, category, use_category):
             continue
-        x, y, c, sn = _origin(com, angle, local_center, s_body[s])
+        x, y, c, sn = body_origin(com, angle, local_center, s_body[s])
         # q in the body frame: R^T (p − origin)
         lx = c * (qx - x) + sn * (qy - y)
         ly = -sn * (qx - x) + c * (qy - y)
@@ -350,7 +341,7 @@ def _shape_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, 
         s = proxy_shape[proxies[a]]
         if not _passes(s, s_alive, s_category, s_mask, mask, category, use_category):
             continue
-        x, y, c, sn = _origin(com, angle, local_center, s_body[s])
+        x, y, c, sn = body_origin(com, angle, local_center, s_body[s])
         tx, ty, tc, ts = relative_transform(qx, qy, qc, qs, x, y, c, sn)
         o = s_offset[s]
         e = o + s_count[s]
