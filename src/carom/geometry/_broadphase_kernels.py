@@ -53,37 +53,27 @@ def ray_box_fraction(ox, oy, dx, dy, lx, ly, ux, uy):
     An axis with ``d = 0`` is all-or-nothing. Both quotients are monotonic in ``l`` and ``u`` under
     rounding, so a ray that hits a box also hits every box containing it (the tree relies on this).
     """
-    tmin = 0.0
-    tmax = 1.0
-    if dx == 0.0:
-        if ox < lx or ox > ux:
-            return -1.0
-    else:
-        t1 = (lx - ox) / dx
-        t2 = (ux - ox) / dx
-        if t1 > t2:
-            t1, t2 = t2, t1
-        if t1 > tmin:
-            tmin = t1
-        if t2 < tmax:
-            tmax = t2
-        if tmin > tmax:
-            return -1.0
-    if dy == 0.0:
-        if oy < ly or oy > uy:
-            return -1.0
-    else:
-        t1 = (ly - oy) / dy
-        t2 = (uy - oy) / dy
-        if t1 > t2:
-            t1, t2 = t2, t1
-        if t1 > tmin:
-            tmin = t1
-        if t2 < tmax:
-            tmax = t2
-        if tmin > tmax:
-            return -1.0
+    tmin, tmax = _slab(ox, dx, lx, ux, 0.0, 1.0)
+    if tmin > tmax:
+        return -1.0
+    tmin, tmax = _slab(oy, dy, ly, uy, tmin, tmax)
+    if tmin > tmax:
+        return -1.0
     return tmin
+
+
+@njit
+def _slab(o, d, lo, hi, tmin, tmax):
+    """Clip [tmin, tmax] to the part of the segment o + t·d inside the slab lo ≤ x ≤ hi (empty: tmin > tmax)."""
+    if d == 0.0:
+        if o < lo or o > hi:
+            return 1.0, 0.0
+        return tmin, tmax
+    t1 = (lo - o) / d
+    t2 = (hi - o) / d
+    if t1 > t2:
+        t1, t2 = t2, t1
+    return max(tmin, t1), min(tmax, t2)
 
 
 @njit

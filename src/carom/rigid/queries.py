@@ -356,18 +356,9 @@ def _shape_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, 
 # --------------------------------------------------------------------------------------------------------
 
 def _point(value, name):
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise SimulationError(f"{name} must be a point (x, y), got {value!r}") from exc
-    if arr.shape != (2,):
-        raise SimulationError(f"{name} must be a point (x, y), got {value!r}")
-    x, y = float(arr[0]), float(arr[1])
-    if not (math.isfinite(x) and math.isfinite(y)):
-        raise SimulationError(f"{name} = ({x}, {y}) is not finite")
-    if max(abs(x), abs(y)) > WORLD_LIMIT:
-        raise SimulationError(f"{name} = ({x}, {y}) is beyond the world limit {WORLD_LIMIT:g} m")
-    return x, y
+    """A finite point inside the world limit, as floats (the world's own vector check)."""
+    arr = _world._vector(value, name, WORLD_LIMIT)
+    return float(arr[0]), float(arr[1])
 
 
 def _bits(value, name):
