@@ -163,19 +163,31 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     rows = np.zeros((n, ROW_WIDTH))
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        for i in range(ch * n // chunks, (ch + 1) * n // chunks):
-            _prepare_row(i, perm[i], bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule,
-                         restitution_rule)
+        _prepare_rows(ch * n // chunks, (ch + 1) * n // chunks, perm, bodies, shapes, contacts, c_ba, c_bb,
+                      pair, rows, friction_rule, restitution_rule)
     return perm, start, pair, rows
 
 
 @njit
-def _prepare_row(i, k, bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule, restitution_rule):
-    """Row i of the solver from contact k (kept out of the parallel loop so every name in it is private)."""
+def _prepare_rows(lo, hi, perm, bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule,
+                  restitution_rule):
+    """Rows lo … hi − 1 of the solver, row i from contact perm[i] (one call per chunk: kept out of the
+    parallel loop so every name in it is private, and the tuples' arrays are unpacked once per chunk)."""
     com, vel, angvel, inv_mass, inv_inertia = bodies[0], bodies[2], bodies[3], bodies[4], bodies[5]
     shape_radius, shape_friction, shape_restitution = shapes[4], shapes[5], shapes[6]
     keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep = (
         contacts[0], contacts[1], contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
+    for i in range(lo, hi):
+        _prepare_row(i, perm[i], com, vel, angvel, inv_mass, inv_inertia, shape_radius, shape_friction,
+                     shape_restitution, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_ba, c_bb,
+                     pair, rows, friction_rule, restitution_rule)
+
+
+@inline_njit
+def _prepare_row(i, k, com, vel, angvel, inv_mass, inv_inertia, shape_radius, shape_friction,
+                 shape_restitution, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_ba, c_bb, pair,
+                 rows, friction_rule, restitution_rule):
+    """Row i of the solver from contact k."""
     a = keys[k] >> KEY_SHIFT
     bsh = keys[k] & KEY_MASK
     ba = c_ba[k]
@@ -457,17 +469,23 @@ def _integrate_velocities(state, bodies, gx, gy, h, threads):
     n = state.shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        for b in range(ch * n // chunks, (ch + 1) * n // chunks):
-            _integrate_velocity(b, state, bodies, gx, gy, h)
+        _integrate_velocity_range(ch * n // chunks, (ch + 1) * n // chunks, state, bodies, gx, gy, h)
 
 
 @njit
-def _integrate_velocity(b, state, bodies, gx, gy, h):
+def _integrate_velocity_range(lo, hi, state, bodies, gx, gy, h):
     inv_mass, inv_inertia, kind, body_alive, force, torque = (
         bodies[4], bodies[5], bodies[7], bodies[9], bodies[10], bodies[11])
     lin_damping, ang_damping, gravity_scale, asleep = bodies[12], bodies[13], bodies[14], bodies[16]
-    if not body_alive[b] or kind[b] != DYNAMIC or asleep[b]:
-        return
+    for b in range(lo, hi):
+        if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
+            _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damping, ang_damping,
+                                gravity_scale, gx, gy, h)
+
+
+@inline_njit
+def _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damping, ang_damping,
+                        gravity_scale, gx, gy, h):
     vx = state[b, VX] + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
     vy = state[b, VY] + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
     w = state[b, W] + h * inv_inertia[b] * torque[b]
@@ -490,15 +508,19 @@ def _integrate_positions(state, bodies, dangle, h, threads):
     n = state.shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        for b in range(ch * n // chunks, (ch + 1) * n // chunks):
-            _integrate_position(b, state, bodies, dangle, h)
+        _integrate_position_range(ch * n // chunks, (ch + 1) * n // chunks, state, bodies, dangle, h)
 
 
 @njit
-def _integrate_position(b, state, bodies, dangle, h):
+def _integrate_position_range(lo, hi, state, bodies, dangle, h):
     com, angle, kind, body_alive, asleep = bodies[0], bodies[1], bodies[7], bodies[9], bodies[16]
-    if not body_alive[b] or kind[b] == STATIC or asleep[b]:
-        return
+    for b in range(lo, hi):
+        if body_alive[b] and kind[b] != STATIC and not asleep[b]:
+            _integrate_position(b, state, com, angle, dangle, h)
+
+
+@inline_njit
+def _integrate_position(b, state, com, angle, dangle, h):
     dx = h * state[b, VX]
     dy = h * state[b, VY]
     da = h * state[b, W]

@@ -12,7 +12,7 @@ from numba import prange
 
 from .._jit import njit, pnjit
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
-                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME)
+                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE)
 from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat
@@ -167,13 +167,90 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
     return keys, new_cand
 
 
+# Contact cache (the table's last member, one row per contact): the manifold as it was computed, in body A's
+# frame: the relative pose (t, cos, sin) of B's frame in A's, the normal, and per point the anchor on A's
+# surface (A frame) and the anchor on B's surface (B frame). A recycled manifold is rebuilt from it.
+CTX, CTY, CTC, CTS, CNX, CNY = 0, 1, 2, 3, 4, 5
+CQ0 = 6
+CACHE_WIDTH = CQ0 + 2 * 4
+
+
+@njit
+def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
+    """Rebuild contact k's manifold (A frame) from its cache for B now at pose (tx, ty, tc, ts) in A's frame,
+    if the pose moved less than RECYCLE_DISTANCE since the manifold was computed.
+
+    Each point's anchor u on B's surface (B frame) is now at T·u; the point is midway between it and the
+    anchor on A's surface, the separation their distance along the normal (fixed in A's frame). The move is
+    measured where it matters: the largest displacement of B's anchors plus the change of relative angle
+    times the smaller shape's diameter (``reach``), which bounds how far any other feature of the contact
+    region moved. Returns (ok, manifold tuple as collide_sat's).
+    """
+    ctc = cache[k, CTC]
+    cts = cache[k, CTS]
+    # relative rotation since the manifold was computed: sin and cos of the angle change
+    dsin = ts * ctc - tc * cts
+    dcos = tc * ctc + ts * cts
+    nx = cache[k, CNX]
+    ny = cache[k, CNY]
+    p0x, p0y, s0, d0 = _recycle_point(cache, k, 0, nx, ny, tx, ty, tc, ts)
+    p1x = p1y = s1 = d1 = 0.0
+    if cnt == 2:
+        p1x, p1y, s1, d1 = _recycle_point(cache, k, 1, nx, ny, tx, ty, tc, ts)
+    if dcos <= 0.0 or max(d0, d1) + abs(dsin) * 2.0 * reach > RECYCLE_DISTANCE:
+        return False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
+    return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0)
+
+
+@njit
+def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
+    """Point p of contact k's cached manifold with B at pose (tx, ty, tc, ts): (x, y, separation, how far
+    B's anchor moved since the manifold was computed)."""
+    o = CQ0 + 4 * p
+    ux = cache[k, o + 2]
+    uy = cache[k, o + 3]
+    bx = tc * ux - ts * uy + tx
+    by = ts * ux + tc * uy + ty
+    ox = cache[k, CTC] * ux - cache[k, CTS] * uy + cache[k, CTX]
+    oy = cache[k, CTS] * ux + cache[k, CTC] * uy + cache[k, CTY]
+    ax = cache[k, o]
+    ay = cache[k, o + 1]
+    return 0.5 * (ax + bx), 0.5 * (ay + by), (bx - ax) * nx + (by - ay) * ny, math.hypot(bx - ox, by - oy)
+
+
+@njit
+def _store_cache(cache, k, m, tx, ty, tc, ts):
+    """Cache a freshly computed manifold m (A frame) of contact k with the pose it was computed at."""
+    cache[k, CTX] = tx
+    cache[k, CTY] = ty
+    cache[k, CTC] = tc
+    cache[k, CTS] = ts
+    nx = m[1]
+    ny = m[2]
+    cache[k, CNX] = nx
+    cache[k, CNY] = ny
+    for p in range(m[0]):
+        px = m[3] if p == 0 else m[7]
+        py = m[4] if p == 0 else m[8]
+        hs = 0.5 * (m[5] if p == 0 else m[9])
+        o = CQ0 + 4 * p
+        cache[k, o] = px - hs * nx
+        cache[k, o + 1] = py - hs * ny
+        # B's anchor px + hs·n taken into B's frame: u = Rᵀ(q − t)
+        qx = px + hs * nx - tx
+        qy = py + hs * ny - ty
+        cache[k, o + 2] = tc * qx + ts * qy
+        cache[k, o + 3] = -ts * qx + tc * qy
+
+
 @njit
 def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
     """Contacts lo … hi − 1 of the narrow phase (one parallel block; every name in here is private)."""
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
      shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes
     old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch = old[:9]
-    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor = table
+    old_cache = old[10]
+    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = table
     n_old = old_keys.shape[0]
     if lo >= hi:
         return
@@ -202,6 +279,7 @@ def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
                 c_point[k, p, 1] = old_point[j_old, p, 1]
             c_normal[k, 0] = old_normal[j_old, 0]
             c_normal[k, 1] = old_normal[j_old, 1]
+            c_cache[k, :] = old_cache[j_old, :]
             continue
         ax = xf[ba, 0]
         ay = xf[ba, 1]
@@ -211,9 +289,17 @@ def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
         oa = shape_offset[a]
         ob = shape_offset[bsh]
         spec = 0.0 if sensor else SPECULATIVE_DISTANCE + motion[ba] + motion[bb]
-        m = collide_sat(verts[oa:oa + shape_count[a]], normals[oa:oa + shape_count[a]], shape_radius[a],
-                        verts[ob:ob + shape_count[bsh]], normals[ob:ob + shape_count[bsh]],
-                        shape_radius[bsh], tx, ty, tc, ts, spec, sv, snm)
+        recycled = False
+        if matched and not sensor and old_count[j_old] > 0:
+            recycled, m = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
+                                   min(shape_reach[a], shape_reach[bsh]))
+        if recycled:
+            c_cache[k, :] = old_cache[j_old, :]
+        else:
+            m = collide_sat(verts[oa:oa + shape_count[a]], normals[oa:oa + shape_count[a]], shape_radius[a],
+                            verts[ob:ob + shape_count[bsh]], normals[ob:ob + shape_count[bsh]],
+                            shape_radius[bsh], tx, ty, tc, ts, spec, sv, snm)
+            _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
         c_count[k] = cnt
         if cnt == 0:
@@ -223,12 +309,16 @@ def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
         c_point[k, 0, 0] = ac * m[3] - as_ * m[4] + ax
         c_point[k, 0, 1] = as_ * m[3] + ac * m[4] + ay
         c_sep[k, 0] = m[5]
-        c_ids[k, 0] = m[6]
         c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
         c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
         c_sep[k, 1] = m[9]
-        c_ids[k, 1] = m[10]
-        deepest = m[5] if cnt == 1 else min(m[5], m[9])
+        if recycled:
+            c_ids[k, 0] = old_ids[j_old, 0]
+            c_ids[k, 1] = old_ids[j_old, 1]
+        else:
+            c_ids[k, 0] = m[6]
+            c_ids[k, 1] = m[10]
+        deepest = c_sep[k, 0] if cnt == 1 else min(c_sep[k, 0], c_sep[k, 1])
         c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
         if matched and not sensor:
             for p in range(cnt):
@@ -251,7 +341,10 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     Sensor pairs are tested for overlap only (no speculative margin) and are never solved. A touching contact
     between an awake body and a sleeping one wakes the sleeping body's island (``awake`` is updated). Pairs
     are independent, so blocks of them run in parallel. Returns the contact table (keys, count, feature ids,
-    normal and tangent impulses, normal, points, separations, touching, sensor).
+    normal and tangent impulses, normal, points, separations, touching, sensor, cache).
+
+    Contact recycling: a pair whose bodies barely moved relative to each other since its manifold was
+    computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests.
     """
     kind, body_alive, asleep, sleep_time, island = bodies[7], bodies[9], bodies[16], bodies[17], bodies[18]
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
@@ -268,12 +361,13 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     c_timp = np.zeros((K, 2))
     c_touch = np.zeros(K, np.bool_)
     c_sensor = np.zeros(K, np.bool_)
+    c_cache = np.zeros((K, CACHE_WIDTH))
     maxc = 1
     for s in range(S):
         if shape_count[s] > maxc:
             maxc = shape_count[s]
     block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
-    table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor)
+    table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache)
     for blk in prange(NARROW_BLOCKS):
         lo = blk * block
         _narrow_block(lo, min(K, lo + block), maxc, shapes, awake, motion, xf, keys, old, table)
@@ -297,7 +391,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
                 asleep[b] = False
                 sleep_time[b] = 0.0
                 awake[b] = True
-    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor)
+    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache)
 
 
 @njit

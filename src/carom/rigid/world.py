@@ -569,7 +569,7 @@ class World:
     def _empty_contacts():
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2)),
                 np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)), np.zeros(0, np.bool_),
-                np.zeros(0, np.bool_))
+                np.zeros(0, np.bool_), np.zeros((0, _step.CACHE_WIDTH)))
 
     @staticmethod
     def _empty_events():
@@ -896,7 +896,7 @@ class World:
     def contacts(self):
         """Contacts of the last step that have points (touching or speculative), sensors excluded: list of
         dicts (shape_a, shape_b, normal, points, separations, normal_impulses, tangent_impulses, touching)."""
-        keys, count, ids, nimp, timp, normal, points, sep, touch, sensor = self._contacts
+        keys, count, ids, nimp, timp, normal, points, sep, touch, sensor = self._contacts[:10]
         out = []
         for k in np.flatnonzero((count > 0) & ~sensor):
             c = int(count[k])

@@ -1,0 +1,99 @@
+"""Contact recycling: a pair that barely moved relative to itself since its manifold was computed keeps that
+manifold, moved with the bodies. Checked against a fresh collision test of the same poses."""
+import numpy as np
+import pytest
+
+from carom.constants import RECYCLE_DISTANCE, LINEAR_SLOP, SPECULATIVE_DISTANCE
+from carom.geometry._math import relative_transform
+from carom.geometry.manifold import collide_sat
+from carom.rigid import _step
+from carom.scenes.rigid_scenes import pyramid, pile
+
+
+def poses(w):
+    """Each body's (origin x, origin y, cos, sin) and speculative motion, as the next step computes them."""
+    bodies, shapes = w._kernel_args()[:2]
+    reach, awake, motion, xf, lower, upper = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes)
+    return xf, motion
+
+
+def fresh_and_recycled(w):
+    """Step once; for every contact with points, its table entry and a fresh collide_sat at the poses the
+    step started from (the poses the narrow phase saw). Returns (rows, recycled flags)."""
+    xf, motion = poses(w)
+    w.step(1 / 60)
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts
+    out = []
+    recycled = []
+    scratch_v = np.empty((8, 2))
+    scratch_n = np.empty((8, 2))
+    for k in range(keys.shape[0]):
+        if count[k] == 0 or sensor[k]:
+            continue
+        a, b = int(keys[k] >> 32), int(keys[k] & 0xFFFFFFFF)
+        ba, bb = w._s_body[a], w._s_body[b]
+        t = relative_transform(*xf[ba], *xf[bb])
+        # a contact is recycled when its cache holds an older pose than the one the step saw
+        recycled.append(not np.allclose(cache[k, :4], t, rtol=0, atol=1e-15))
+        oa, ob = w._s_offset[a], w._s_offset[b]
+        na, nb = w._s_count[a], w._s_count[b]
+        m = collide_sat(w._verts[oa:oa + na], w._normals[oa:oa + na], w._s_radius[a],
+                        w._verts[ob:ob + nb], w._normals[ob:ob + nb], w._s_radius[b], *t,
+                        SPECULATIVE_DISTANCE + motion[ba] + motion[bb], scratch_v, scratch_n)
+        out.append((k, ba, m, xf[ba]))
+    return out, np.array(recycled)
+
+
+def test_resting_pyramid_recycles_most_contacts_and_they_match_a_fresh_test():
+    w = pyramid(base=12)
+    w.sleep_enabled = False
+    for _ in range(90):
+        w.step(1 / 60)
+    rows, recycled = fresh_and_recycled(w)
+    assert recycled.mean() > 0.5, recycled.mean()
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts
+    for (k, ba, m, xa), r in zip(rows, recycled):
+        ox, oy, c, s = xa
+        assert m[0] == count[k], (k, r)
+        fresh_n = np.array([c * m[1] - s * m[2], s * m[1] + c * m[2]])
+        assert np.allclose(normal[k], fresh_n, atol=2 * RECYCLE_DISTANCE), (k, r)
+        fresh_sep = sorted([m[5], m[9]][:m[0]])
+        assert np.allclose(sorted(sep[k, :count[k]]), fresh_sep, atol=RECYCLE_DISTANCE), (k, r)
+
+
+def test_moving_pile_recomputes_what_moved():
+    """In a falling pile relative poses change by more than RECYCLE_DISTANCE per step: those pairs must be
+    recomputed, and every contact's separation still agrees with a fresh test."""
+    w = pile(count=60)
+    for _ in range(20):
+        w.step(1 / 60)
+    rows, recycled = fresh_and_recycled(w)
+    assert (~recycled).any()
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts
+    for (k, ba, m, xa), r in zip(rows, recycled):
+        if not r:
+            assert m[0] == count[k]
+            assert np.allclose(sorted(sep[k, :count[k]]), sorted([m[5], m[9]][:m[0]]), atol=1e-12)
+        elif m[0] == count[k]:
+            assert np.allclose(sorted(sep[k, :count[k]]), sorted([m[5], m[9]][:m[0]]),
+                               atol=RECYCLE_DISTANCE)
+
+
+@pytest.mark.parametrize("shift", [0.5 * RECYCLE_DISTANCE, 3 * RECYCLE_DISTANCE])
+def test_a_teleported_body_is_recycled_only_within_the_distance(shift):
+    """Move a resting box sideways by hand between two steps: within RECYCLE_DISTANCE its ground contact is
+    recycled, beyond it the contact is computed again."""
+    import carom
+    from carom.geometry import box
+    w = carom.World(gravity=(0.0, 0.0))
+    w.sleep_enabled = False
+    w.static_body.add_shape(box(10.0, 0.5, center=(0.0, -0.5)))
+    b = w.add_body(position=(0.0, 0.5 + 0.2 * LINEAR_SLOP))
+    b.add_shape(box(0.5, 0.5))
+    w.step(1 / 60)
+    w.step(1 / 60)
+    p = b.position
+    b.position = (p[0] + shift, p[1])
+    rows, recycled = fresh_and_recycled(w)
+    assert len(recycled) == 1
+    assert recycled[0] == (shift < RECYCLE_DISTANCE)
