@@ -558,13 +558,15 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows,
         state[b, VY] = vel[b, 1]
         state[b, W] = angvel[b]
         state[b, DC] = 1.0
+    # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
+    tasks = np.arange(4)
     for sub in range(substeps):
         _integrate_velocities(state, bodies, gx, gy, h, threads)
-        _sweep(WARM, start, pair, rows, state, inv_h, soft, stiff, threads)
-        _sweep(BIASED, start, pair, rows, state, inv_h, soft, stiff, threads)
+        _sweep(tasks[WARM], start, pair, rows, state, inv_h, soft, stiff, threads)
+        _sweep(tasks[BIASED], start, pair, rows, state, inv_h, soft, stiff, threads)
         _integrate_positions(state, bodies, dangle, h, threads)
-        _sweep(RELAX, start, pair, rows, state, inv_h, soft, stiff, threads)
-    _sweep(RESTITUTE, start, pair, rows, state, inv_h, soft, stiff, threads)
+        _sweep(tasks[RELAX], start, pair, rows, state, inv_h, soft, stiff, threads)
+    _sweep(tasks[RESTITUTE], start, pair, rows, state, inv_h, soft, stiff, threads)
     for b in range(NB):
         vel[b, 0] = state[b, VX]
         vel[b, 1] = state[b, VY]
