@@ -330,3 +330,22 @@ def test_seeded_churn_keeps_the_world_consistent():
         assert (ev.begin["shape_a"] != ev.begin["shape_b"]).all()
     assert w.body_count == len(bodies) + 1 > 20     # + the sensor body
     assert w.awake_count <= w.body_count
+
+
+def test_profile_times_each_stage_and_changes_nothing():
+    """world.profile: the time of every stage (clocked inside the compiled step) adds up to the total, and
+    switching it on leaves the simulation bitwise the same."""
+    plain = pyramid(base=8)
+    timed = pyramid(base=8)
+    timed.profile = True
+    for _ in range(30):
+        plain.step(1 / 60)
+        timed.step(1 / 60)
+    for name in ("_com", "_angle", "_vel", "_angvel"):
+        assert np.array_equal(getattr(plain, name), getattr(timed, name)), name
+    assert plain.profile_times == {}
+    t = timed.profile_times
+    assert set(t) == set(_step.STAGES) | {"total"}
+    assert all(v >= 0.0 for v in t.values())
+    assert t["total"] > 0.0
+    assert sum(t[s] for s in _step.STAGES) == pytest.approx(t["total"], rel=1e-9)

@@ -7,8 +7,12 @@ so the (slow) cold compile happens once per machine; :func:`announce_compile` sa
 import os
 import sys
 import glob
+import time
 
 import numba
+import numba.extending
+import numba.core.cgutils
+from llvmlite import ir as llvm_ir
 
 njit = numba.njit(cache=True)
 #: inlined into the caller at Numba's IR level (no call, so no array reference counts per call); used only for
@@ -36,3 +40,44 @@ def announce_compile() -> None:
     if not kernels_cached():
         print("carom: compiling kernels… (once per machine; later runs load them from the cache)",
               file=sys.stderr, flush=True)
+
+
+if numba.config.DISABLE_JIT:
+    def cycle_counter():
+        """Plain-Python stand-in for the compiled cycle counter: nanoseconds of ``time.perf_counter_ns``."""
+        return time.perf_counter_ns()
+else:
+    @numba.extending.intrinsic
+    def cycle_counter(typingctx):
+        """The processor's cycle counter (LLVM's ``readcyclecounter``: the time-stamp counter on x86), read
+        inside compiled code to time the stages of a step without leaving the kernel; a few cycles to read.
+        :func:`cycles_per_second` converts it to time."""
+        def codegen(context, builder, signature, args):
+            fnty = llvm_ir.FunctionType(llvm_ir.IntType(64), [])
+            fn = numba.core.cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
+            return builder.call(fn, [])
+        return numba.core.types.int64(), codegen
+
+
+@njit
+def read_cycle_counter():
+    return cycle_counter()
+
+
+_rate = None
+
+
+def cycles_per_second() -> float:
+    """The rate of :func:`cycle_counter`, measured once per process against ``time.perf_counter`` over 20 ms
+    (0.0 where the platform has no usable counter: then only whole-step times can be given)."""
+    global _rate
+    if _rate is None:
+        read_cycle_counter()
+        t0 = time.perf_counter()
+        c0 = read_cycle_counter()
+        while time.perf_counter() - t0 < 0.02:
+            pass
+        c1 = read_cycle_counter()
+        t1 = time.perf_counter()
+        _rate = max(0.0, (c1 - c0) / (t1 - t0))
+    return _rate

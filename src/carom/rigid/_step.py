@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit
+from .._jit import njit, pnjit, cycle_counter
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE)
 from ..geometry._math import relative_transform
@@ -522,23 +522,38 @@ def no_events():
     return none, none.copy(), none.copy(), none.copy(), np.empty(0)
 
 
+#: the stages of the step, in order, as ``step_kernel`` clocks them
+STAGES = ("bounds", "broad", "narrow", "prepare", "solve", "continuous", "sleep", "events")
+
+
 @njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, hit_threshold,
-                bodies, shapes, tree, shape_proxy, proxy_shape, old, threads):
-    """Advance the world by dt: the stages in order, in one compiled call (World.step with ``profile`` on
-    calls the same stages one by one from Python to time them).
+                bodies, shapes, tree, shape_proxy, proxy_shape, old, threads, clock):
+    """Advance the world by dt: the stages in order, in one compiled call.
 
-    Returns (contact table, new broad-phase candidate cache, events)."""
+    ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
+    ``STAGES[i]`` (a few cycles per reading; World turns them into ``profile_times``). Returns (contact
+    table, new broad-phase candidate cache, events)."""
+    clock[0] = cycle_counter()
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes)
+    clock[1] = cycle_counter()
     if not awake.any():
+        clock[2:] = clock[1]
         return old, tree[9], no_events()
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
+    clock[2] = cycle_counter()
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
+    clock[3] = cycle_counter()
     perm, start, pair, rows = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads)
+    clock[4] = cycle_counter()
     com0, angle0 = solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows, threads)
+    clock[5] = cycle_counter()
     continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape)
+    clock[6] = cycle_counter()
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair)
+    clock[7] = cycle_counter()
     events = event_stage(old, contacts, perm, rows, hit_threshold)
+    clock[8] = cycle_counter()
     return contacts, new_cand, events
 
 
