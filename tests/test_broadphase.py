@@ -457,3 +457,262 @@ def test_bad_input_raises_and_changes_nothing(cls):
         bp.remove(a)
     with pytest.raises(CaromError, match=str(a)):
         bp.update([a], [(0, 0)], [(1, 1)])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# dynamic tree: bulk updates (most proxies leave their fat boxes) — rebuild and grid pair search
+# ---------------------------------------------------------------------------------------------------------
+
+def fat_pairs_brute(tree):
+    """Every pair whose *fat* leaf boxes overlap (closed, not static–static), as sorted keys i << 32 | j:
+    the invariant of the dynamic tree's pair cache."""
+    ids = tree.ids()
+    if ids.size < 2:
+        return np.zeros(0, np.int64)
+    nodes = [tree.nodes(False), tree.nodes(True)]
+    stat = np.array([tree.is_static(int(i)) for i in ids])
+    lo = np.array([nodes[int(s)]["lower"][tree.leaf_of(int(i))] for i, s in zip(ids, stat)])
+    hi = np.array([nodes[int(s)]["upper"][tree.leaf_of(int(i))] for i, s in zip(ids, stat)])
+    ov = ((lo[None, :, 0] <= hi[:, None, 0]) & (lo[:, None, 0] <= hi[None, :, 0])
+          & (lo[None, :, 1] <= hi[:, None, 1]) & (lo[:, None, 1] <= hi[None, :, 1]))
+    ov &= ~(stat[:, None] & stat[None, :])
+    a, b = np.nonzero(np.triu(ov, 1))
+    return np.sort((ids[a].astype(np.int64) << 32) | ids[b])
+
+
+def bulk_box(rng, mix):
+    """A box of a mixed-size world: mostly small, some medium, a few huge (far more than 64 grid cells),
+    a few points; "sparse" spreads small boxes over a region far too large for a dense grid."""
+    r = rng.random()
+    if mix == "sparse":
+        lo = rng.uniform(-1e4, 1e4, 2)
+        return lo, lo + rng.uniform(0.2, 2.0, 2)
+    if r < 0.04:                                     # huge: a kinematic wall, a long platform
+        lo = rng.uniform(-30, 10, 2)
+        return lo, lo + rng.uniform(20, 60, 2) * (rng.random(2) < 0.7) + rng.uniform(0.1, 1, 2)
+    if r < 0.08:
+        p = rng.uniform(-20, 20, 2)
+        return p, p.copy()
+    lo = rng.uniform(-20, 20, 2) if mix == "spread" else rng.normal(0, 4, 2)
+    size = rng.uniform(0.1, 1.0, 2) if r < 0.8 else rng.uniform(1.0, 4.0, 2)
+    return lo, lo + size
+
+
+def check_tree_against_brute(tree, ref, rng, mix):
+    pairs = tree.pairs()
+    np.testing.assert_array_equal(pairs, ref.pairs())
+    np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+    check_tree(tree)
+    for _ in range(3):
+        lo, hi = bulk_box(rng, mix)
+        np.testing.assert_array_equal(tree.query(lo, hi), ref.query(lo, hi))
+        o = rng.uniform(-30, 30, 2)
+        d = rng.uniform(-60, 60, 2)
+        np.testing.assert_array_equal(tree.raycast(o, d), ref.raycast(o, d))
+
+
+def run_bulk_sequence(seed, mix, frames=10):
+    """A world where, frame after frame, most proxies move (bulk update: tree rebuilt, pairs from the grid)
+    or only one does (incremental), with proxies removed and added in between; everything is compared with
+    brute force after every frame. Returns how many frames took the bulk and the incremental path."""
+    rng = np.random.default_rng(seed)
+    tree, ref = DynamicTree(), BruteForce()
+    for _ in range(int(rng.integers(70, 200))):
+        lo, hi = bulk_box(rng, mix)
+        static = bool(rng.random() < 0.1)
+        assert tree.insert(lo, hi, static=static) == ref.insert(lo, hi, static=static)
+    check_tree_against_brute(tree, ref, rng, mix)
+    bulk_frames = incremental_frames = 0
+    for frame in range(frames):
+        ids = ref.ids()
+        moving = np.array([p for p in ids if not ref.is_static(int(p))], np.int64)
+        bulk = frame % 3 != 2                             # two bulk frames, then an incremental one
+        if bulk:
+            sel = moving[rng.random(moving.size) < rng.uniform(0.5, 1.0)]
+            step = rng.normal(0, 0.6, (sel.size, 2))      # far beyond the 0.1 margin: leaves its fat box
+        else:                                             # one proxy, out of its fat box: reinserted
+            sel = rng.choice(moving, size=1)
+            step = rng.normal(0, 2.0, (1, 2))
+        if rng.random() < 0.4:                            # now and then a static proxy moves too
+            sel = np.append(sel, [p for p in ids if ref.is_static(int(p))][:1]).astype(np.int64)
+            step = np.vstack([step, rng.normal(0, 2.0, (sel.size - step.shape[0], 2))])
+        if sel.size:
+            lows = np.array([ref.box(int(p))[0] for p in sel]) + step
+            ups = np.array([ref.box(int(p))[1] for p in sel]) + step
+            if bulk and rng.random() < 0.3:               # resize some: grow, shrink, collapse to a point
+                ups = lows + (ups - lows) * rng.choice([0.0, 0.5, 3.0], (sel.size, 1))
+            for bp in (tree, ref):
+                bp.update(sel, lows, ups)
+            if tree._moved_meta[0] <= K.SWEEP_FRACTION * len(tree):
+                incremental_frames += tree._moved_meta[0] > 0
+            else:
+                bulk_frames += 1
+                # a rebuilt tree is perfectly balanced
+                d = tree.nodes()
+                if d["leaves"] > 1 and tree._moved_meta[0] - 1 > K.SWEEP_FRACTION * d["leaves"]:
+                    assert d["height"][d["root"]] <= math.ceil(math.log2(d["leaves"])) + 1
+        # churn between updates: remove a few (now and then one just moved), add a few (ids are reused)
+        gone = rng.choice(ids, size=min(ids.size, int(rng.integers(0, 4))), replace=False)
+        if sel.size and rng.random() < 0.3:
+            gone = np.union1d(gone, sel[:1])
+        for p in gone:
+            for bp in (tree, ref):
+                bp.remove(int(p))
+        for _ in range(int(rng.integers(0, 4))):
+            lo, hi = bulk_box(rng, mix)
+            static = bool(rng.random() < 0.1)
+            assert tree.insert(lo, hi, static=static) == ref.insert(lo, hi, static=static)
+        check_tree_against_brute(tree, ref, rng, mix)
+    return bulk_frames, incremental_frames
+
+
+@pytest.mark.parametrize("mix", ("clustered", "spread", "sparse"))
+@SETTINGS
+@given(seed=st.integers(0, 2 ** 32 - 1))
+def test_bulk_updates_agree_with_brute_force(mix, seed):
+    bulk_frames, incremental_frames = run_bulk_sequence(seed, mix)
+    assert bulk_frames >= 1 and incremental_frames >= 1
+
+
+def test_bulk_update_rebuilds_a_large_tree():
+    """2,000 proxies of mixed sizes, most moving every frame: the tree is rebuilt (height ceil(log2 n)), the
+    pairs come from the grid and equal brute force, and incremental frames in between keep working."""
+    rng = np.random.default_rng(11)
+    n = 2000
+    tree, ref = DynamicTree(), BruteForce()
+    lo = rng.uniform(0, 90, (n, 2))
+    hi = lo + np.where(rng.random((n, 1)) < 0.9, rng.uniform(0.3, 1.2, (n, 2)), rng.uniform(1, 5, (n, 2)))
+    hi[:3] = lo[:3] + [[80, 1], [1, 80], [70, 70]]             # huge: more than 64 cells
+    static = rng.random(n) < 0.05
+    for bp in (tree, ref):
+        for k in range(n):
+            bp.insert(lo[k], hi[k], static=bool(static[k]))
+    moving = np.flatnonzero(~static)
+    for frame in range(8):
+        sel = moving if frame % 4 != 3 else moving[:20]
+        if frame == 1:                       # a static one too: the static tree's few movers are reinserted
+            sel = np.append(sel, np.flatnonzero(static)[:1])
+        vel = rng.normal(0, 0.4, (sel.size, 2))                   # a new direction: leaves the fat box
+        lo[sel] += vel
+        hi[sel] += vel
+        for bp in (tree, ref):
+            bp.update(sel, lo[sel], hi[sel])
+        if frame % 4 != 3:
+            assert tree._moved_meta[0] > n // 2
+            d = tree.nodes()
+            assert d["height"][d["root"]] == math.ceil(math.log2(d["leaves"]))
+        pairs = tree.pairs()
+        np.testing.assert_array_equal(pairs, ref.pairs())
+        assert len(pairs) > n // 2
+        np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+    check_tree(tree)
+    for _ in range(20):
+        q = rng.uniform(0, 90, 2)
+        np.testing.assert_array_equal(tree.query(q, q + 3), ref.query(q, q + 3))
+        o, d = rng.uniform(-5, 95, 2), rng.uniform(-100, 100, 2)
+        np.testing.assert_array_equal(tree.raycast(o, d), ref.raycast(o, d))
+
+
+def test_bulk_update_with_repeated_ids():
+    """An id listed twice in one bulk update ends with its last box, inside its leaf's fat box."""
+    tree, ref = DynamicTree(), BruteForce()
+    for k in range(10):
+        for bp in (tree, ref):
+            bp.insert((k, 0), (k + 0.8, 0.8))
+    ids = np.array([0, 1, 2, 3, 4, 5, 0, 3, 3])
+    lows = np.array([[5, 5], [1, 0.5], [2, 0.5], [9, 9], [4, 0.5], [5, 0.5], [0.2, 0.1], [3, 7], [3.05, 0.6]])
+    for bp in (tree, ref):
+        bp.update(ids, lows, lows + 0.8)
+    np.testing.assert_array_equal(tree.box(0)[0], [0.2, 0.1])
+    np.testing.assert_array_equal(tree.box(3)[0], [3.05, 0.6])
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    check_tree(tree)
+
+
+def test_tree_rebuild_degenerate_leaves():
+    """Rebuilding keeps every leaf (and leaf_of) and balances the tree, also when all centres coincide, lie
+    on a line, or one box is a million metres away (radix sort of the centres with a huge range)."""
+    cases = {
+        "same": [((1.0, 1.0), (2.0, 2.0))] * 37,
+        "line": [((float(i), 0.0), (i + 0.5, 0.5)) for i in range(64)],
+        "far": [((float(i % 8), float(i // 8)), (i % 8 + 0.5, i // 8 + 0.5)) for i in range(40)]
+               + [((1e6, -1e6), (1e6 + 1, -1e6 + 1))],
+        "one": [((0.0, 0.0), (1.0, 1.0))],
+        "two": [((0.0, 0.0), (1.0, 1.0)), ((5.0, 5.0), (6.0, 6.0))],
+        "three": [((0.0, 0.0), (1.0, 1.0)), ((5.0, 5.0), (6.0, 6.0)), ((2.0, 9.0), (3.0, 9.0))],
+    }
+    for name, boxes in cases.items():
+        tree = DynamicTree()
+        ids = [tree.insert(lo, hi) for lo, hi in boxes]
+        leaves = [tree.leaf_of(p) for p in ids]
+        free_before = tree.nodes()["free"]
+        K.tree_rebuild(tree._trees[0])
+        check_tree(tree)
+        d = tree.nodes()
+        assert d["height"][d["root"]] == math.ceil(math.log2(len(boxes))), name
+        assert [tree.leaf_of(p) for p in ids] == leaves and d["free"] == free_before, name
+        # and it stays a working tree for incremental inserts, moves and removals
+        ref = BruteForce()
+        for lo, hi in boxes:
+            ref.insert(lo, hi)
+        for bp in (tree, ref):
+            bp.insert((0.5, 0.5), (1.5, 1.5))
+            bp.move(0, (3, 3), (4, 4))
+            bp.remove(1)
+        check_tree(tree)
+        np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+        np.testing.assert_array_equal(tree.raycast((-1, 0.7), (80, 0.1)), ref.raycast((-1, 0.7), (80, 0.1)))
+
+
+def test_radix_order_sorts():
+    """Sorted up to 2**-32 of the keys' range (a tree build needs no more), ties kept in index order."""
+    rng = np.random.default_rng(2)
+    for key in (rng.normal(0, 1, 1000), rng.integers(-3, 3, 500).astype(float), np.array([2.5]),
+                np.array([1e6, -1e6, 0.0, 1e-9, -1e-9, 3.0]), np.full(17, 4.0), np.zeros(0)):
+        order = K._radix_order(key)
+        assert sorted(order.tolist()) == list(range(key.size))
+        if key.size:
+            assert np.all(np.diff(key[order]) >= -np.ptp(key) * 2.0 ** -32)
+    np.testing.assert_array_equal(K._radix_order(np.array([1e6, -1e6, 0.0, 1e-9, -1e-9, 3.0])),
+                                  [1, 2, 3, 4, 5, 0])      # 0 and ±1e-9 tie at this range: index order
+    ties = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(K._radix_order(ties), [1, 3, 0, 2, 4])     # stable: ties by index
+
+
+def test_grid_pairs_directions_and_huge():
+    """The grid's fat pairs: statics fewer than the moving proxies (each static queries the moving tree) and
+    more numerous (each moving proxy queries the static tree); huge moving proxies, overlapping each other;
+    cells far apart (hashed numbering)."""
+    rng = np.random.default_rng(4)
+    for n_static, n_moving, spread in ((3, 200, 20.0), (300, 20, 20.0), (10, 60, 1e5)):
+        tree = DynamicTree()
+        for k in range(n_static):
+            lo = rng.uniform(-spread, spread, 2)
+            tree.insert(lo, lo + rng.uniform(0.1, 3, 2), static=True)
+        for k in range(n_moving):
+            lo = rng.uniform(-spread, spread, 2)
+            tree.insert(lo, lo + rng.uniform(0.1, 2, 2))
+        for k in range(3):
+            tree.insert((-spread, -1.0 + k), (spread, 1.0 + k))             # huge and overlapping
+        args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
+        np.testing.assert_array_equal(K._fat_pairs_by_grid(*args), fat_pairs_brute(tree))
+
+
+def test_bulk_update_of_points_without_margin():
+    """With no margin the fat boxes of points are points: the grid falls back to a cell from the spread of
+    the boxes, and to 1 when every point is the same."""
+    rng = np.random.default_rng(8)
+    for spread in (10.0, 0.0):
+        tree, ref = DynamicTree(margin=0.0, multiplier=0.0), BruteForce()
+        pts = np.round(rng.uniform(-spread, spread, (60, 2)))
+        for p in pts:
+            for bp in (tree, ref):
+                bp.insert(p, p)
+        for frame in range(3):
+            pts = np.round(pts + rng.normal(0, 2.0, pts.shape)) if spread else pts + 1.0
+            for bp in (tree, ref):
+                bp.update(np.arange(60), pts, pts)
+            assert tree._moved_meta[0] > 30
+            np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+            np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+            check_tree(tree)

@@ -16,6 +16,11 @@ Four structures share one interface (:class:`BroadPhase`):
   nothing. ``pairs()`` is incremental (Box2D's pair buffer): a sorted cache holds every pair whose fat
   boxes overlap; only proxies whose leaf was reinserted since the last call query the trees for new
   candidates, and each call filters the cache by the real boxes — O(candidates + reinserted · log n).
+  When many proxies move (more than ``SWEEP_FRACTION``, a 32nd, left their fat boxes), one-by-one work
+  costs more than starting over: ``update`` rebuilds the tree from all its leaves (median split on the
+  longer axis of the leaf centres, O(n log n), leaves keep their nodes) and the next ``pairs()`` finds every
+  fat-overlapping pair with one uniform grid (cell = median fat box, counting sort into cells, each pair
+  reported in one cell only), O(n + pairs).
 * :class:`UniformGrid` — square cells of side ``cell_size`` (given, or the median box size), hashed by
   integer cell coordinates so the world needs no bounds. Moving proxies are hashed every call, static
   proxies into a table rebuilt only when a static proxy changes. A pair is reported only in the cell that
@@ -51,7 +56,8 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   flags, n)`` is the stateless version (every moving proxy queries both trees);
   ``tree_query(moving, static, lower, upper, qlx, qly, qux, quy)``; ``tree_raycast(moving, static, lower,
   upper, ox, oy, dx, dy)``; ``tree_create_leaf(t, proxy, lx, ly, ux, uy, margin) -> leaf``;
-  ``tree_destroy_leaf(t, leaf)`` (the pool must have 2 free nodes before creating a leaf: ``tree_grow``).
+  ``tree_destroy_leaf(t, leaf)`` (the pool must have 2 free nodes before creating a leaf: ``tree_grow``);
+  ``tree_rebuild(t)`` rebuilds a tree in place from its leaves (``tree_update`` does it for bulk moves).
 * ``grid_choose_cell(lower, upper, flags, n) -> cell``; ``grid_build(lower, upper, flags, n, want, cell,
   max_cells) -> (kx, ky, used, start, items)``; ``grid_pairs(lower, upper, flags, n, cell, max_cells,
   *static_table)`` with ``static_table = grid_build(..., STATIC, ...)``.

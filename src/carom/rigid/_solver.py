@@ -129,7 +129,7 @@ def colour_contacts(order, c_ba, c_bb, kind, NB):
     return perm, start
 
 
-@pnjit
+@njit
 def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads):
     """Rows of the contacts to solve, coloured, in solve order.
 
@@ -161,11 +161,21 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     perm, start = colour_contacts(order[:n], c_ba, c_bb, kind, NB)
     pair = np.empty((n, 2), np.int64)
     rows = np.zeros((n, ROW_WIDTH))
+    _prepare_all_rows(perm, bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule, restitution_rule,
+                      threads)
+    return perm, start, pair, rows
+
+
+@pnjit
+def _prepare_all_rows(perm, bodies, shapes, contacts, c_ba, c_bb, pair, rows, friction_rule, restitution_rule,
+                      threads):
+    """Every row, in parallel chunks (the parallel loop alone in its function: Numba analyses every statement
+    of a function with a parallel loop, so keeping the rest outside saves compile time)."""
+    n = perm.shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
         _prepare_rows(ch * n // chunks, (ch + 1) * n // chunks, perm, bodies, shapes, contacts, c_ba, c_bb,
                       pair, rows, friction_rule, restitution_rule)
-    return perm, start, pair, rows
 
 
 @njit

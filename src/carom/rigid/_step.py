@@ -334,6 +334,18 @@ NARROW_BLOCKS = 64
 
 
 @pnjit
+def _narrow_blocks(maxc, shapes, awake, motion, xf, keys, old, table):
+    """The pairs in NARROW_BLOCKS blocks, in parallel (only the parallel loop lives in this parallel
+    function: Numba analyses every statement of a function with a parallel loop, so the rest of the stage
+    stays outside, which saves seconds of compile time)."""
+    K = keys.shape[0]
+    block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
+    for blk in prange(NARROW_BLOCKS):
+        lo = blk * block
+        _narrow_block(lo, min(K, lo + block), maxc, shapes, awake, motion, xf, keys, old, table)
+
+
+@njit
 def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     """Manifolds of the candidate pairs, matched to last step's contacts by feature id (warm starting).
 
@@ -362,15 +374,12 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     c_touch = np.zeros(K, np.bool_)
     c_sensor = np.zeros(K, np.bool_)
     c_cache = np.zeros((K, CACHE_WIDTH))
-    maxc = 1
+    maxc = np.int64(1)   # not a literal: a literal argument would compile the block kernel twice
     for s in range(S):
         if shape_count[s] > maxc:
             maxc = shape_count[s]
-    block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
     table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache)
-    for blk in prange(NARROW_BLOCKS):
-        lo = blk * block
-        _narrow_block(lo, min(K, lo + block), maxc, shapes, awake, motion, xf, keys, old, table)
+    _narrow_blocks(maxc, shapes, awake, motion, xf, keys, old, table)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything)
     wake = np.zeros(NB, np.bool_)
     any_wake = False
@@ -613,7 +622,8 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
             sly = min(com0[b, 1], com[b, 1]) - reach
             sux = max(com0[b, 0], com[b, 0]) + reach
             suy = max(com0[b, 1], com[b, 1]) + reach
-            hits, nh, stack = _tree_collect(tree[1], tree[2], tree[3], slx, sly, sux, suy, stack, hits, 0)
+            hits, nh, stack = _tree_collect(tree[1], tree[2], tree[3], slx, sly, sux, suy, stack, hits,
+                                            np.int64(0), np.bool_(True))
             for hq in range(nh):
                 q = proxy_shape[hits[hq]]
                 bq = shape_body[q]
