@@ -475,11 +475,21 @@ def _one(task, rows, i, state, ia, ib, inv_h, soft, stiff):
 # member array inside a prange body (``angle[b] += …`` was applied twice), and a call keeps every name private.
 
 @pnjit
-def _integrate_velocities(state, bodies, gx, gy, h, threads):
+def _integrate(positions, state, bodies, dangle, gx, gy, h, threads):
+    """Integrate every body's velocity (``positions`` false) or position (true), in parallel chunks: one
+    parallel function for both, since each parallel loop costs seconds of compile time."""
     n = state.shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        _integrate_velocity_range(ch * n // chunks, (ch + 1) * n // chunks, state, bodies, gx, gy, h)
+        _integrate_range(positions, ch * n // chunks, (ch + 1) * n // chunks, state, bodies, dangle, gx, gy, h)
+
+
+@njit
+def _integrate_range(positions, lo, hi, state, bodies, dangle, gx, gy, h):
+    if positions:
+        _integrate_position_range(lo, hi, state, bodies, dangle, h)
+    else:
+        _integrate_velocity_range(lo, hi, state, bodies, gx, gy, h)
 
 
 @njit
@@ -511,14 +521,6 @@ def _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damp
     state[b, VX] = vx
     state[b, VY] = vy
     state[b, W] = w
-
-
-@pnjit
-def _integrate_positions(state, bodies, dangle, h, threads):
-    n = state.shape[0]
-    chunks = chunk_count(n, threads)
-    for ch in prange(chunks):
-        _integrate_position_range(ch * n // chunks, (ch + 1) * n // chunks, state, bodies, dangle, h)
 
 
 @njit
@@ -570,11 +572,13 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows,
         state[b, DC] = 1.0
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
     tasks = np.arange(4)
+    velocities = np.bool_(False)
+    positions = np.bool_(True)
     for sub in range(substeps):
-        _integrate_velocities(state, bodies, gx, gy, h, threads)
+        _integrate(velocities, state, bodies, dangle, gx, gy, h, threads)
         _sweep(tasks[WARM], start, pair, rows, state, inv_h, soft, stiff, threads)
         _sweep(tasks[BIASED], start, pair, rows, state, inv_h, soft, stiff, threads)
-        _integrate_positions(state, bodies, dangle, h, threads)
+        _integrate(positions, state, bodies, dangle, gx, gy, h, threads)
         _sweep(tasks[RELAX], start, pair, rows, state, inv_h, soft, stiff, threads)
     _sweep(tasks[RESTITUTE], start, pair, rows, state, inv_h, soft, stiff, threads)
     for b in range(NB):
