@@ -21,7 +21,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/geometry.py
 	$(PY) benchmarks/broadphase.py
+	$(PY) benchmarks/broadphase_bulk.py
 	$(PY) benchmarks/verlet.py
+	$(PY) benchmarks/sleep.py
 	$(PY) benchmarks/run.py
 
 clean:
