@@ -34,23 +34,7 @@ def timed_broad(shapes, tree, shape_proxy, lower, upper, T):
     shape_alive = shapes[1]
     (bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_moved, bp_moved_flag, bp_moved_meta,
      bp_cand, bp_margin, bp_multiplier) = tree
-    S = shape_alive.shape[0]
-    m = 0
-    for s in range(S):
-        if shape_alive[s]:
-            m += 1
-    ids = np.empty(m, np.int64)
-    lowers = np.empty((m, 2))
-    uppers = np.empty((m, 2))
-    m = 0
-    for s in range(S):
-        if shape_alive[s]:
-            ids[m] = shape_proxy[s]
-            lowers[m, 0] = lower[s, 0]
-            lowers[m, 1] = lower[s, 1]
-            uppers[m, 0] = upper[s, 0]
-            uppers[m, 1] = upper[s, 1]
-            m += 1
+    ids, lowers, uppers = _step.live_proxy_boxes(shape_alive, shape_proxy, lower, upper)
     t1 = clock()
     tree_update(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
                 bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta)

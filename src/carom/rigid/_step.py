@@ -110,6 +110,29 @@ def bounds_stage(dt, gx, gy, bodies, shapes):
 
 
 @njit
+def live_proxy_boxes(shape_alive, shape_proxy, lower, upper):
+    """The broad-phase proxy of every live shape with its box this step: (ids, lowers, uppers), the input
+    of ``tree_update``."""
+    n = 0
+    for s in range(shape_alive.shape[0]):
+        if shape_alive[s]:
+            n += 1
+    ids = np.empty(n, np.int64)
+    lowers = np.empty((n, 2))
+    uppers = np.empty((n, 2))
+    n = 0
+    for s in range(shape_alive.shape[0]):
+        if shape_alive[s]:
+            ids[n] = shape_proxy[s]
+            lowers[n, 0] = lower[s, 0]
+            lowers[n, 1] = lower[s, 1]
+            uppers[n, 0] = upper[s, 0]
+            uppers[n, 1] = upper[s, 1]
+            n += 1
+    return ids, lowers, uppers
+
+
+@njit
 def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
     """Candidate shape pairs, sorted by key ``a << 32 | b`` (a < b), that pass the filter.
 
@@ -122,23 +145,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
     shape_sensor, shape_category, shape_mask, shape_group = shapes[8], shapes[9], shapes[10], shapes[11]
     (bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_moved, bp_moved_flag, bp_moved_meta,
      bp_cand, bp_margin, bp_multiplier) = tree
-    S = shape_body.shape[0]
-    n_alive = 0
-    for s in range(S):
-        if shape_alive[s]:
-            n_alive += 1
-    ids = np.empty(n_alive, np.int64)
-    lowers = np.empty((n_alive, 2))
-    uppers = np.empty((n_alive, 2))
-    n_alive = 0
-    for s in range(S):
-        if shape_alive[s]:
-            ids[n_alive] = shape_proxy[s]
-            lowers[n_alive, 0] = lower[s, 0]
-            lowers[n_alive, 1] = lower[s, 1]
-            uppers[n_alive, 0] = upper[s, 0]
-            uppers[n_alive, 1] = upper[s, 1]
-            n_alive += 1
+    ids, lowers, uppers = live_proxy_boxes(shape_alive, shape_proxy, lower, upper)
     tree_update(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
                 bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta)
     proxy_pairs, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
