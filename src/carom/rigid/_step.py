@@ -18,7 +18,7 @@ from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat
 from ..geometry.gjk import shape_distance
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect
-from ._solver import prepare_stage, solve_stage, P0, POINT_WIDTH, MAXIMP, RELV
+from ._solver import prepare_stage, solve_stage, P0, POINT_WIDTH, MAXIMP, RELV, LANES
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -472,7 +472,7 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair):
 
 
 @njit
-def event_stage(old, contacts, perm, rows, hit_threshold):
+def event_stage(old, contacts, solver, hit_threshold):
     """Begin/end touch events by merging last step's and this step's sorted contact keys, and hit events:
     solved contacts whose approach speed −v_n (before the solve, at a point that received an impulse)
     exceeds ``hit_threshold``. Returns (begin rows of the new table, end rows of the old table,
@@ -507,6 +507,7 @@ def event_stage(old, contacts, perm, rows, hit_threshold):
                 ne += 1
             i += 1
             j += 1
+    perm, slot, rows = solver[0], solver[3], solver[5]
     n = perm.shape[0]
     hit_k = np.empty(n, np.int64)
     hit_p = np.empty(n, np.int64)
@@ -514,12 +515,14 @@ def event_stage(old, contacts, perm, rows, hit_threshold):
     nh = 0
     for q in range(n):
         k = perm[q]
+        j = slot[q] // LANES
+        ln = slot[q] % LANES
         best = hit_threshold
         bp = -1
         for p in range(c_count[k]):
             o = P0 + p * POINT_WIDTH
-            if rows[q, o + MAXIMP] > 0.0 and -rows[q, o + RELV] > best:
-                best = -rows[q, o + RELV]
+            if rows[j, o + MAXIMP, ln] > 0.0 and -rows[j, o + RELV, ln] > best:
+                best = -rows[j, o + RELV, ln]
                 bp = p
         if bp >= 0:
             hit_k[nh] = k
@@ -560,15 +563,15 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[2] = cycle_counter()
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
     clock[3] = cycle_counter()
-    perm, start, pair, rows = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads)
+    solver = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads)
     clock[4] = cycle_counter()
-    com0, angle0 = solve_stage(dt, substeps, gx, gy, bodies, contacts, perm, start, pair, rows, threads)
+    com0, angle0 = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads)
     clock[5] = cycle_counter()
     continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape)
     clock[6] = cycle_counter()
-    sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair)
+    sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4])
     clock[7] = cycle_counter()
-    events = event_stage(old, contacts, perm, rows, hit_threshold)
+    events = event_stage(old, contacts, solver, hit_threshold)
     clock[8] = cycle_counter()
     return contacts, new_cand, events
 
