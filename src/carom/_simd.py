@@ -328,7 +328,7 @@ else:
         return f64v(a), codegen
 
     def _register(op, impl, check):
-        @overload(op, inline="always")
+        @overload(op)
         def _ov(a, b):
             if check(a, b):
                 return lambda a, b: impl(a, b)
@@ -340,15 +340,15 @@ else:
     for _op, _impl in ((operator.and_, _vand), (operator.or_, _vor)):
         _register(_op, _impl, lambda a, b: isinstance(a, VectorMask) and isinstance(b, VectorMask))
 
-    @overload(operator.neg, inline="always")
+    @overload(operator.neg)
     def _neg(a):
         if isinstance(a, VectorF64):
             return lambda a: _vneg(a)
 
-    @numba.njit(cache=True, inline="always")
+    @numba.njit(cache=True)
     def vmax(a, b):
         return select(a > b, a, b)
 
-    @numba.njit(cache=True, inline="always")
+    @numba.njit(cache=True)
     def vmin(a, b):
         return select(a < b, a, b)

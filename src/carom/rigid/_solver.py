@@ -188,8 +188,12 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     rows = np.zeros((nbundles, ROW_WIDTH, LANES))
     body = np.full((nbundles, 2, LANES), NB, np.int64)
     move = np.zeros((nbundles, 2, LANES), np.bool_)
-    _prepare_all_rows(perm, slot, bodies, shapes, contacts, c_ba, c_bb, pair, rows, body, move, friction_rule,
-                      restitution_rule, threads)
+    # only the arrays the rows need: every array a parallel loop receives costs compile time
+    body_data = (bodies[0], bodies[2], bodies[3], bodies[4], bodies[5])
+    shape_data = (shapes[4], shapes[5], shapes[6])
+    contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
+    _prepare_all_rows(perm, slot, body_data, shape_data, contact_data, c_ba, c_bb, pair, rows, body, move,
+                      friction_rule, restitution_rule, threads)
     return perm, start, bstart, slot, pair, rows, body, move
 
 
@@ -210,10 +214,9 @@ def _prepare_rows(lo, hi, perm, slot, bodies, shapes, contacts, c_ba, c_bb, pair
                   friction_rule, restitution_rule):
     """Contacts lo … hi − 1 in colour order, contact perm[i] into its slot (one call per chunk: kept out of the
     parallel loop so every name in it is private, and the tuples' arrays are unpacked once per chunk)."""
-    com, vel, angvel, inv_mass, inv_inertia = bodies[0], bodies[2], bodies[3], bodies[4], bodies[5]
-    shape_radius, shape_friction, shape_restitution = shapes[4], shapes[5], shapes[6]
-    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep = (
-        contacts[0], contacts[1], contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
+    com, vel, angvel, inv_mass, inv_inertia = bodies
+    shape_radius, shape_friction, shape_restitution = shapes
+    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep = contacts
     for i in range(lo, hi):
         _prepare_row(i, perm[i], slot[i] // LANES, slot[i] % LANES, com, vel, angvel, inv_mass, inv_inertia,
                      shape_radius, shape_friction, shape_restitution, keys, c_count, c_nimp, c_timp, c_normal,
@@ -527,29 +530,28 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 # member array inside a prange body (``angle[b] += …`` was applied twice), and a call keeps every name private.
 
 @pnjit
-def _integrate(positions, state, bodies, dangle, gx, gy, h, threads):
+def _integrate(positions, state, motion, dangle, gx, gy, h, threads):
     """Integrate every body's velocity (``positions`` false) or position (true), in parallel chunks: one
     parallel function for both, since each parallel loop costs seconds of compile time. ``state`` has a row
-    more than there are bodies: the dummy body of empty bundle lanes."""
-    n = bodies[0].shape[0]
+    more than there are motion: the dummy body of empty bundle lanes."""
+    n = motion[0].shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        _integrate_range(positions, ch * n // chunks, (ch + 1) * n // chunks, state, bodies, dangle, gx, gy, h)
+        _integrate_range(positions, ch * n // chunks, (ch + 1) * n // chunks, state, motion, dangle, gx, gy, h)
 
 
 @njit
-def _integrate_range(positions, lo, hi, state, bodies, dangle, gx, gy, h):
+def _integrate_range(positions, lo, hi, state, motion, dangle, gx, gy, h):
     if positions:
-        _integrate_position_range(lo, hi, state, bodies, dangle, h)
+        _integrate_position_range(lo, hi, state, motion, dangle, h)
     else:
-        _integrate_velocity_range(lo, hi, state, bodies, gx, gy, h)
+        _integrate_velocity_range(lo, hi, state, motion, gx, gy, h)
 
 
 @njit
-def _integrate_velocity_range(lo, hi, state, bodies, gx, gy, h):
-    inv_mass, inv_inertia, kind, body_alive, force, torque = (
-        bodies[4], bodies[5], bodies[7], bodies[9], bodies[10], bodies[11])
-    lin_damping, ang_damping, gravity_scale, asleep = bodies[12], bodies[13], bodies[14], bodies[16]
+def _integrate_velocity_range(lo, hi, state, motion, gx, gy, h):
+    (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
+     asleep) = motion
     for b in range(lo, hi):
         if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
             _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damping, ang_damping,
@@ -577,8 +579,9 @@ def _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damp
 
 
 @njit
-def _integrate_position_range(lo, hi, state, bodies, dangle, h):
-    com, angle, kind, body_alive, asleep = bodies[0], bodies[1], bodies[7], bodies[9], bodies[16]
+def _integrate_position_range(lo, hi, state, motion, dangle, h):
+    (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
+     asleep) = motion
     for b in range(lo, hi):
         if body_alive[b] and kind[b] != STATIC and not asleep[b]:
             _integrate_position(b, state, com, angle, dangle, h)
@@ -629,11 +632,14 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     tasks = np.arange(4)
     velocities = np.bool_(False)
     positions = np.bool_(True)
+    # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
+    motion = (com, angle, bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
+              bodies[14], bodies[16])
     for sub in range(substeps):
-        _integrate(velocities, state, bodies, dangle, gx, gy, h, threads)
+        _integrate(velocities, state, motion, dangle, gx, gy, h, threads)
         _sweep(tasks[WARM], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
         _sweep(tasks[BIASED], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
-        _integrate(positions, state, bodies, dangle, gx, gy, h, threads)
+        _integrate(positions, state, motion, dangle, gx, gy, h, threads)
         _sweep(tasks[RELAX], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
     _sweep(tasks[RESTITUTE], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
     for b in range(NB):
