@@ -185,9 +185,18 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
             slot[start[c] + r] = bstart[c] * LANES + r * step
     nbundles = bstart[OVERFLOW + 1]
     pair = np.empty((n, 2), np.int64)
-    rows = np.zeros((nbundles, ROW_WIDTH, LANES))
+    # every used lane is written whole by _prepare_row (in parallel, which also spreads the first touch of
+    # fresh memory over the threads); only the empty lanes are cleared here
+    rows = np.empty((nbundles, ROW_WIDTH, LANES))
     body = np.full((nbundles, 2, LANES), NB, np.int64)
     move = np.zeros((nbundles, 2, LANES), np.bool_)
+    for c in range(OVERFLOW + 1):
+        m = start[c + 1] - start[c]
+        if c == OVERFLOW:
+            for j in range(bstart[c], bstart[c + 1]):
+                rows[j, :, 1:] = 0.0
+        elif m % LANES != 0:
+            rows[bstart[c + 1] - 1, :, m % LANES:] = 0.0
     # only the arrays the rows need: every array a parallel loop receives costs compile time
     body_data = (bodies[0], bodies[2], bodies[3], bodies[4], bodies[5])
     shape_data = (shapes[4], shapes[5], shapes[6])
@@ -255,8 +264,14 @@ def _prepare_row(i, k, j, q, com, vel, angvel, inv_mass, inv_inertia, shape_radi
     rows[j, E, q] = mix(shape_restitution[a], shape_restitution[bsh], restitution_rule)
     rows[j, SOFT, q] = 1.0 if (mA == 0.0 or mB == 0.0) else 0.0
     rows[j, COUNT, q] = c_count[k]
-    for p in range(c_count[k]):
+    for p in range(2):
         o = P0 + p * POINT_WIDTH
+        rows[j, o + MAXIMP, q] = 0.0
+        if p >= c_count[k]:
+            # no second point: all zeros, which the solver's lane arithmetic turns into no impulse
+            for f in range(POINT_WIDTH):
+                rows[j, o + f, q] = 0.0
+            continue
         hs = 0.5 * c_sep[k, p]
         rax = c_point[k, p, 0] - hs * nx - com[ba, 0]
         ray = c_point[k, p, 1] - hs * ny - com[ba, 1]
