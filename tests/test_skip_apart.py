@@ -33,13 +33,30 @@ def _body(rng, shape):
     return lc, float(np.max(np.hypot(*(shape.vertices - lc).T))) + shape.radius
 
 
+class _Offset:
+    """A shape moved in its body's frame (a body whose origin is away from the shape, like a wall of a
+    container body)."""
+
+    def __init__(self, shape, offset):
+        self.vertices = shape.vertices + offset
+        self.normals = shape.normals
+        self.radius = shape.radius
+
+
 def _apart_pair(rng):
-    """Two random shapes and a pose of B in A's frame at which collide_sat finds no points (often nearly
-    touching): (a, b, pose, lower bound L from the separation field)."""
-    a, b = random_shape(rng, KINDS), random_shape(rng, KINDS)
-    size = 2.5 * (np.max(np.abs(a.vertices)) + a.radius + np.max(np.abs(b.vertices)) + b.radius)
+    """Two random shapes, each placed up to a few metres from its body origin, and a pose of B's body in A's
+    at which collide_sat finds no points (often nearly touching): (a, b, B's transform, pose, lower bound L
+    from the separation field)."""
+    a = _Offset(random_shape(rng, KINDS), rng.normal(0.0, 2.0, 2))
+    b = _Offset(random_shape(rng, KINDS), rng.normal(0.0, 2.0, 2))
+    ca, cb = a.vertices.mean(axis=0), b.vertices.mean(axis=0)
+    size = 1.2 * (np.max(np.hypot(*(a.vertices - ca).T)) + a.radius + np.max(np.hypot(*(b.vertices - cb).T))
+                  + b.radius)
     while True:
-        xb = Transform(rng.uniform(-size, size, 2), rng.uniform(-math.pi, math.pi))
+        angle = rng.uniform(-math.pi, math.pi)
+        c, s = math.cos(angle), math.sin(angle)
+        # B's shape centre lands within `size` of A's
+        xb = Transform(ca + rng.uniform(-size, size, 2) - (c * cb[0] - s * cb[1], s * cb[0] + c * cb[1]), angle)
         t = relative_transform(0.0, 0.0, 1.0, 0.0, *xb.as_tuple())
         m = _sat(a, b, t, SPECULATIVE_DISTANCE)
         if m[0] == 0:
