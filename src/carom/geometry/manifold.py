@@ -296,16 +296,7 @@ def collide_polygons_local(vA, nA, rA, vB, nB, rB, speculative):
     edge_b, sep_b = _max_separation(vB, nB, vA)
     if sep_b - radius > speculative:
         return _apart(sep_b - radius)
-    m = _polygons_core(vA, nA, rA, vB, nB, rB, speculative, edge_a, sep_a, edge_b, sep_b)
-    if m[0] == 0:
-        return _apart(max(sep_a, sep_b) - radius)
-    return m
-
-
-@njit
-def _polygons_core(vA, nA, rA, vB, nB, rB, speculative, edge_a, sep_a, edge_b, sep_b):
-    """collide_polygons_local past its two early exits (the SAT separations are known)."""
-    radius = rA + rB
+    apart = _apart(max(sep_a, sep_b) - radius)
     flip = sep_b > sep_a + _FLIP_TOL
     if flip:
         sep = sep_b
@@ -339,17 +330,21 @@ def _polygons_core(vA, nA, rA, vB, nB, rB, speculative, edge_a, sep_a, edge_b, s
         if (not aligned) and (f1 == 0.0 or f1 == 1.0) and (f2 == 0.0 or f2 == 1.0):
             # vertex against vertex: the normal joins the two closest vertices
             if dist - radius > speculative:
-                return EMPTY_MANIFOLD   # (collide_polygons_local puts the SAT bound in)
+                return apart
             fr = i1 if f1 == 0.0 else i2
             fi = j1 if f2 == 0.0 else j2
             nx = dx / dist
             ny = dy / dist
             if flip:
-                return _point_result(-nx, -ny, c2x, c2y, c1x, c1y, rA, rB, dist, 256 * fi + fr, speculative)
-            return _point_result(nx, ny, c1x, c1y, c2x, c2y, rA, rB, dist, 256 * fr + fi, speculative)
+                m = _point_result(-nx, -ny, c2x, c2y, c1x, c1y, rA, rB, dist, 256 * fi + fr, speculative)
+            else:
+                m = _point_result(nx, ny, c1x, c1y, c2x, c2y, rA, rB, dist, 256 * fr + fi, speculative)
+            return m if m[0] > 0 else apart
     if flip:
-        return _clip(vB, nB, rB, ref_edge, vA, nA, rA, inc_edge, speculative, True)
-    return _clip(vA, nA, rA, ref_edge, vB, nB, rB, inc_edge, speculative, False)
+        m = _clip(vB, nB, rB, ref_edge, vA, nA, rA, inc_edge, speculative, True)
+    else:
+        m = _clip(vA, nA, rA, ref_edge, vB, nB, rB, inc_edge, speculative, False)
+    return m if m[0] > 0 else apart
 
 
 @njit

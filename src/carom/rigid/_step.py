@@ -354,7 +354,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                 c_point[k, p, 1] = old_point[j_old, p, 1]
             c_normal[k, 0] = old_normal[j_old, 0]
             c_normal[k, 1] = old_normal[j_old, 1]
-            c_cache[k, :] = old_cache[j_old, :]
+            for q in range(CACHE_WIDTH):   # a plain loop compiles much faster than a slice assignment
+                c_cache[k, q] = old_cache[j_old, q]
             continue
         ax = xf[ba, 0]
         ay = xf[ba, 1]
@@ -364,18 +365,21 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         oa = shape_offset[a]
         ob = shape_offset[bsh]
         spec = 0.0 if sensor else SPECULATIVE_DISTANCE + motion[ba] + motion[bb]
-        recycled = False
+        # reused: the old cache row stays, with a recycled manifold or, for a pair provably still apart, none
+        # (count, ids, impulses and touch stay 0) and the pose its separation bound was computed at
+        reused = False
         if matched and not sensor:
             if old_count[j_old] > 0:
-                recycled, m = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
-                                       min(shape_reach[a], shape_reach[bsh]))
-            elif _still_apart(old_cache, j_old, tx, ty, tc, ts, local_center[ba, 0], local_center[ba, 1],
-                              shape_reach[a], local_center[bb, 0], local_center[bb, 1], shape_reach[bsh], spec):
-                # provably still no points (count, ids, impulses, touch stay 0); keep the pose of the bound
-                c_cache[k, :] = old_cache[j_old, :]
-                continue
-        if recycled:
-            c_cache[k, :] = old_cache[j_old, :]
+                reused, m = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
+                                     min(shape_reach[a], shape_reach[bsh]))
+            else:
+                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, local_center[ba, 0], local_center[ba, 1],
+                                      shape_reach[a], local_center[bb, 0], local_center[bb, 1], shape_reach[bsh],
+                                      spec)
+                m = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
+        if reused:
+            for q in range(CACHE_WIDTH):
+                c_cache[k, q] = old_cache[j_old, q]
         else:
             m = collide_sat(verts[oa:oa + shape_count[a]], normals[oa:oa + shape_count[a]], shape_radius[a],
                             verts[ob:ob + shape_count[bsh]], normals[ob:ob + shape_count[bsh]],
@@ -393,7 +397,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
         c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
         c_sep[k, 1] = m[9]
-        if recycled:
+        if reused:
             c_ids[k, 0] = old_ids[j_old, 0]
             c_ids[k, 1] = old_ids[j_old, 1]
         else:
