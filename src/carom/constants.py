@@ -79,3 +79,9 @@ GJK_FACE_TOLERANCE = 1.0e-10
 #: bodies, instead of running the collision test again. Resting stacks move micrometres per step; 1 mm is a
 #: fifth of the slop, so a recycled separation is off by far less than the solver tolerates.
 RECYCLE_DISTANCE = 0.2 * LINEAR_SLOP
+
+#: Skipping separated pairs: a pair whose cached distance bound, less how far the shapes can have moved
+#: relative to each other since, still exceeds the speculative margin by this much times (1 m + both shapes'
+#: reach) provably has no contact points, and skips its collision test. Room for rounding only (float64
+#: separations are good to ~1e-15 of the shape size), so no skipped pair is one a fresh test would keep.
+APART_ROUNDING = 1.0e-9

@@ -20,6 +20,15 @@ Cases, by core vertex count (1 = circle, 2 = capsule/segment, n ≥ 3 = polygon,
 - segment–segment: no contact (segments have no area; like Box2D).
 
 Separations include the radii: s = (distance between cores along n) − rA − rB.
+
+Empty manifolds carry a separation bound. When a kernel here returns count 0, its separation field ``m[5]``
+holds a lower bound ``L`` of σ = dist(core A, core B) − rA − rB (the Euclidean distance of the cores, 0 when
+they overlap; +inf for two segments, which never touch): L ≤ σ at the pose of the call. Each kernel returns
+the best bound it has at hand when it stops: the greatest SAT separation of the face normals tested so far
+(a gap along one direction is never more than the distance), or the exact centre-to-core distance for
+circles. The narrow phase of the rigid world uses it to skip pairs that provably stay apart
+(``carom.rigid._step._still_apart``), which relies on one more fact about these kernels, proved there:
+for ``speculative ≥ 0.1 · LINEAR_SLOP``, σ > speculative implies count 0.
 """
 import math
 
@@ -34,11 +43,18 @@ _FLIP_TOL = 0.1 * LINEAR_SLOP
 
 
 @njit
+def _apart(bound):
+    """An empty manifold whose separation field holds ``bound`` ≤ dist(cores) − rA − rB (see the module doc)."""
+    return (0, 0.0, 0.0, 0.0, 0.0, bound, 0, 0.0, 0.0, 0.0, 0)
+
+
+@njit
 def _point_result(nx, ny, ax, ay, bx, by, rA, rB, sep, ident, speculative):
-    """One-point manifold from core points a (on A) and b (on B) with core separation along n."""
+    """One-point manifold from core points a (on A) and b (on B) with core separation along n; when empty,
+    its separation field is sep − rA − rB (a bound only when sep is at most the core distance)."""
     s = sep - rA - rB
     if s > speculative:
-        return EMPTY_MANIFOLD
+        return _apart(s)
     pax = ax + rA * nx
     pay = ay + rA * ny
     pbx = bx - rB * nx
@@ -48,11 +64,13 @@ def _point_result(nx, ny, ax, ay, bx, by, rA, rB, sep, ident, speculative):
 
 @njit
 def collide_circles_local(ax, ay, rA, bx, by, rB, speculative):
+    """Two circles (cores are their centres); an empty manifold's separation field is the exact
+    dist − rA − rB."""
     dx = bx - ax
     dy = by - ay
     dist = math.sqrt(dx * dx + dy * dy)
     if dist - rA - rB > speculative:
-        return EMPTY_MANIFOLD
+        return _apart(dist - rA - rB)
     if dist > 1e-12:
         nx = dx / dist
         ny = dy / dist
@@ -64,7 +82,13 @@ def collide_circles_local(ax, ay, rA, bx, by, rB, speculative):
 
 @njit
 def collide_polygon_circle_local(vA, nA, rA, cx, cy, rB, speculative):
-    """Core polygon A (n ≥ 2) against a circle centred at c (A's frame)."""
+    """Core polygon A (n ≥ 2) against a circle centred at c (A's frame).
+
+    An empty manifold's separation field is the greatest face separation of c minus the radii, or the exact
+    distance from c to the core minus the radii when that was computed (both ≤ dist(core, c) − rA − rB).
+    A 2-vertex core (segment) has no inside: a centre on its line, even beyond its ends, has both face
+    separations 0, so it takes the closest-point branch.
+    """
     n = vA.shape[0]
     best = 0
     best_sep = -np.inf
@@ -74,8 +98,8 @@ def collide_polygon_circle_local(vA, nA, rA, cx, cy, rB, speculative):
             best_sep = sep
             best = i
     if best_sep - rA - rB > speculative:
-        return EMPTY_MANIFOLD
-    if best_sep <= 0.0:
+        return _apart(best_sep - rA - rB)
+    if best_sep <= 0.0 and n > 2:
         # centre inside the core: push out through the face of least penetration
         nx = nA[best, 0]
         ny = nA[best, 1]
@@ -99,7 +123,7 @@ def collide_polygon_circle_local(vA, nA, rA, cx, cy, rB, speculative):
             feature = i if 0.0 < t < 1.0 else (128 + (i if t == 0.0 else k))
     dist = math.sqrt(best_d2)
     if dist - rA - rB > speculative:
-        return EMPTY_MANIFOLD
+        return _apart(dist - rA - rB)
     if dist > 1e-12:
         nx = (cx - qx) / dist
         ny = (cy - qy) / dist
@@ -259,14 +283,20 @@ def _clip(vR, nR, rR, i1, vI, nI, rI, j1, speculative, flip):
 
 @njit
 def collide_polygons_local(vA, nA, rA, vB, nB, rB, speculative):
-    """SAT manifold of two cores with ≥ 2 vertices each, both in A's frame."""
+    """SAT manifold of two cores with ≥ 2 vertices each, both in A's frame.
+
+    An empty manifold's separation field is max(sep_a, sep_b) − rA − rB over the face normals tested (a gap
+    along a direction never exceeds the distance; the vertex–vertex distance is not used, as the two
+    vertices it joins need not be the closest points of the cores).
+    """
     radius = rA + rB
     edge_a, sep_a = _max_separation(vA, nA, vB)
     if sep_a - radius > speculative:
-        return EMPTY_MANIFOLD
+        return _apart(sep_a - radius)
     edge_b, sep_b = _max_separation(vB, nB, vA)
     if sep_b - radius > speculative:
-        return EMPTY_MANIFOLD
+        return _apart(sep_b - radius)
+    apart = _apart(max(sep_a, sep_b) - radius)
     flip = sep_b > sep_a + _FLIP_TOL
     if flip:
         sep = sep_b
@@ -300,25 +330,30 @@ def collide_polygons_local(vA, nA, rA, vB, nB, rB, speculative):
         if (not aligned) and (f1 == 0.0 or f1 == 1.0) and (f2 == 0.0 or f2 == 1.0):
             # vertex against vertex: the normal joins the two closest vertices
             if dist - radius > speculative:
-                return EMPTY_MANIFOLD
+                return apart
             fr = i1 if f1 == 0.0 else i2
             fi = j1 if f2 == 0.0 else j2
             nx = dx / dist
             ny = dy / dist
             if flip:
-                return _point_result(-nx, -ny, c2x, c2y, c1x, c1y, rA, rB, dist, 256 * fi + fr, speculative)
-            return _point_result(nx, ny, c1x, c1y, c2x, c2y, rA, rB, dist, 256 * fr + fi, speculative)
+                m = _point_result(-nx, -ny, c2x, c2y, c1x, c1y, rA, rB, dist, 256 * fi + fr, speculative)
+            else:
+                m = _point_result(nx, ny, c1x, c1y, c2x, c2y, rA, rB, dist, 256 * fr + fi, speculative)
+            return m if m[0] > 0 else apart
     if flip:
-        return _clip(vB, nB, rB, ref_edge, vA, nA, rA, inc_edge, speculative, True)
-    return _clip(vA, nA, rA, ref_edge, vB, nB, rB, inc_edge, speculative, False)
+        m = _clip(vB, nB, rB, ref_edge, vA, nA, rA, inc_edge, speculative, True)
+    else:
+        m = _clip(vA, nA, rA, ref_edge, vB, nB, rB, inc_edge, speculative, False)
+    return m if m[0] > 0 else apart
 
 
 @njit
 def _swap_manifold(m, tx, ty, tc, ts):
-    """A manifold computed as (B, A) in B's frame → as (A, B) in A's frame (B placed at t in A)."""
+    """A manifold computed as (B, A) in B's frame → as (A, B) in A's frame (B placed at t in A); an empty one
+    keeps its separation bound (the distance is symmetric)."""
     count = m[0]
     if count == 0:
-        return EMPTY_MANIFOLD
+        return _apart(m[5])
     nx = -(tc * m[1] - ts * m[2])
     ny = -(ts * m[1] + tc * m[2])
     p0x = tc * m[3] - ts * m[4] + tx
@@ -348,6 +383,8 @@ def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, 
     """Any pair of cores (B placed at t in A's frame) → manifold tuple in A's frame.
 
     ``scratch_v``/``scratch_n`` hold at least max(len(vA), len(vB)) rows; they receive the moved core.
+    For count 0 the separation field ``m[5]`` is a lower bound of dist(core A, core B) − rA − rB at this
+    pose (+inf for two segments, which never touch); see the module doc.
     """
     na = vA.shape[0]
     nb = vB.shape[0]
@@ -367,7 +404,7 @@ def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, 
         m = collide_polygon_circle_local(vB, nB, rB, cx, cy, rA, speculative)
         return _swap_manifold(m, tx, ty, tc, ts)
     if na == 2 and nb == 2 and rA == 0.0 and rB == 0.0:
-        return EMPTY_MANIFOLD
+        return _apart(np.inf)
     vb = scratch_v[:nb]
     nbv = scratch_n[:nb]
     _to_frame(vB, nB, tx, ty, tc, ts, vb, nbv)
@@ -390,7 +427,8 @@ def collide_many(verts, normals, offsets, counts, radii, xforms, pairs, speculat
 
     Shapes are rows of a table: core k occupies ``verts[offsets[k]:offsets[k]+counts[k]]`` (local frame) with
     ``normals`` alongside, radius ``radii[k]``, placement ``xforms[k] = (x, y, cos, sin)``. For pair row p =
-    (a, b): ``out_i[p] = (count, id0, id1)``, ``out_f[p] = (nx, ny, p0x, p0y, s0, p1x, p1y, s1)``.
+    (a, b): ``out_i[p] = (count, id0, id1)``, ``out_f[p] = (nx, ny, p0x, p0y, s0, p1x, p1y, s1)``; for count 0,
+    ``s0`` is collide_sat's lower bound of the separation and the rest is 0.
     """
     maxc = 1
     for k in range(counts.shape[0]):

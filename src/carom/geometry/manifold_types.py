@@ -7,7 +7,9 @@ their local frames (vertices ``v``, edge normals ``n``, radius ``r``) and B's pl
 
     (count, nx, ny, p0x, p0y, s0, id0, p1x, p1y, s1, id1)
 
-- ``count`` in {0, 1, 2}; 0 means no contact within ``speculative``.
+- ``count`` in {0, 1, 2}; 0 means no contact within ``speculative``. For count 0 the SAT kernels
+  (``manifold.py``) put a lower bound of the separation dist(cores) − rA − rB into ``s0`` (+inf when the pair
+  can never touch); other kernels and ``EMPTY_MANIFOLD`` leave 0, which means nothing.
 - ``(nx, ny)``: unit normal pointing from A to B.
 - ``p_k``: the contact point, midway between the two surfaces along the normal.
 - ``s_k``: signed separation of the surfaces along the normal (negative = penetration). Points with

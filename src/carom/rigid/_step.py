@@ -12,7 +12,7 @@ from numba import prange
 
 from .._jit import njit, pnjit, cycle_counter
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
-                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE)
+                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat
@@ -176,10 +176,13 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
 
 # Contact cache (the table's last member, one row per contact): the manifold as it was computed, in body A's
 # frame: the relative pose (t, cos, sin) of B's frame in A's, the normal, and per point the anchor on A's
-# surface (A frame) and the anchor on B's surface (B frame). A recycled manifold is rebuilt from it.
+# surface (A frame) and the anchor on B's surface (B frame). A recycled manifold is rebuilt from it. For a
+# manifold without points, CSEP holds collide_sat's lower bound of the pair's separation at that pose (−inf
+# when there is none: rows with points, sensors), with which a pair that stays apart skips the test.
 CTX, CTY, CTC, CTS, CNX, CNY = 0, 1, 2, 3, 4, 5
 CQ0 = 6
-CACHE_WIDTH = CQ0 + 2 * 4
+CSEP = CQ0 + 2 * 4
+CACHE_WIDTH = CSEP + 1
 
 
 @njit
@@ -226,12 +229,77 @@ def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
 
 
 @njit
+def _still_apart(cache, j, tx, ty, tc, ts, lax, lay, reach_a, lbx, lby, reach_b, spec):
+    """Whether contact j, which had no points when computed at the cached pose T0 = (t0, R0) of B in A's frame,
+    provably still has none with B now at T = (t, R): then collide_sat at T returns count 0, and the narrow
+    phase skips it. ``la``/``lb`` are the bodies' centres of mass (body frames) and ``reach_a``/``reach_b``
+    the shapes' ``shape_reach``: no point of the shape is farther than that from its body's centre of mass.
+
+    Let σ(T) = dist(core A, T·core B) − rA − rB (0 distance when the cores overlap).
+
+    1. The row holds L ≤ σ(T0): collide_sat's separation field for count 0 (carom.geometry.manifold).
+    2. σ moves no faster than the shapes move relative to each other. In A's frame, B's point u (B frame)
+       moves from T0·u to T·u, and T·u − T0·u = (R − R0)·u + t − t0. R − R0 is a rotation scaled by
+       ω = |R − R0| = √((c − c0)² + (s − s0)²) = 2|sin(Δθ/2)| ≤ |Δθ|, so writing u = lb + w with
+       |w| ≤ reach_b, every point of B moves at most δ_B = |T·lb − T0·lb| + ω·reach_b, and the distance from
+       A to B changes by at most that. In B's frame likewise A's point p moves from T0⁻¹·p to T⁻¹·p, at most
+       δ_A = |T⁻¹·la − T0⁻¹·la| + ω·reach_a (Rᵀ − R0ᵀ has the same norm ω); distances do not depend on the
+       frame. So σ(T) ≥ L − min(δ_A, δ_B): the smaller shape's term counts, so a small box beside a long
+       wall is judged by its own size. The bound is taken from T0 itself, not from last step's pose: the row
+       (T0, L) is kept while the pair is skipped, so no drift piles up.
+       (The SAT separation along B's own face normals is not Lipschitz in B's displacement: those normals
+       turn with B and A's points can be far from B's frame. The distance σ has no such problem, and every
+       SAT separation is ≤ σ, so whichever normals gave L, it bounds σ.)
+    3. σ(T) > spec ⇒ collide_sat at T has no points, for spec ≥ 0.1·LINEAR_SLOP (sensors, with spec 0, are
+       never skipped). Every point it can return has σ ≤ spec:
+       - circles: a point iff dist − rA − rB = σ ≤ spec.
+       - polygon–circle: the point's separation is d − r with d = the centre's distance to the core
+         (= σ + r) or, with the centre inside the core, d ≤ 0 and σ = −r ≤ 0 ≤ spec. (A segment core has no
+         inside.)
+       - polygon–polygon, vertex–vertex point: s = |c2 − c1| − r with c1, c2 on the cores, so σ ≤ s ≤ spec.
+       - a clipped point w on the incident core at signed distance c from the reference face line, its foot
+         within the reference edge (the side planes): σ + r ≤ dist(w, reference core) ≤ |c|. For c ≥ 0,
+         σ ≤ c − r = s ≤ spec. For c < 0: c ≥ sep_ref ≥ max(sep_a, sep_b) − 0.1·LINEAR_SLOP (A's face stays
+         the reference unless B's is better by that). Disjoint cores have a tested normal with separation
+         ≥ 0 (2D SAT for polygons; a segment's normals ±n suffice against a polygon, and two disjoint
+         segments cannot each straddle the other's line), so σ ≤ |c| − r ≤ 0.1·LINEAR_SLOP ≤ spec;
+         overlapping cores have σ = −r ≤ spec.
+       - two segments (no radius): never a point.
+    Hence L − min(δ_A, δ_B) > spec ⇒ σ(T) > spec ⇒ a fresh collide_sat gives count 0, which is exactly the
+    skipped row (count 0: no points, ids, impulses or touch). APART_ROUNDING·(1 + reach_a + reach_b) on top
+    absorbs rounding.
+    """
+    ctx = cache[j, CTX]
+    cty = cache[j, CTY]
+    ctc = cache[j, CTC]
+    cts = cache[j, CTS]
+    dc = tc - ctc
+    ds = ts - cts
+    omega = math.sqrt(dc * dc + ds * ds)
+    # B's centre of mass in A's frame: T·lb − T0·lb = (R − R0)·lb + t − t0
+    dbx = dc * lbx - ds * lby + tx - ctx
+    dby = ds * lbx + dc * lby + ty - cty
+    move_b = math.sqrt(dbx * dbx + dby * dby) + omega * reach_b
+    # A's centre of mass in B's frame: T⁻¹·la − T0⁻¹·la = Rᵀ(la − t) − R0ᵀ(la − t0)
+    px = lax - tx
+    py = lay - ty
+    qx = lax - ctx
+    qy = lay - cty
+    dax = (tc * px + ts * py) - (ctc * qx + cts * qy)
+    day = (-ts * px + tc * py) - (-cts * qx + ctc * qy)
+    move_a = math.sqrt(dax * dax + day * day) + omega * reach_a
+    return cache[j, CSEP] - min(move_a, move_b) > spec + APART_ROUNDING * (1.0 + reach_a + reach_b)
+
+
+@njit
 def _store_cache(cache, k, m, tx, ty, tc, ts):
-    """Cache a freshly computed manifold m (A frame) of contact k with the pose it was computed at."""
+    """Cache a freshly computed manifold m (A frame) of contact k with the pose it was computed at (for one
+    without points, its separation bound)."""
     cache[k, CTX] = tx
     cache[k, CTY] = ty
     cache[k, CTC] = tc
     cache[k, CTS] = ts
+    cache[k, CSEP] = m[5] if m[0] == 0 else -np.inf
     nx = m[1]
     ny = m[2]
     cache[k, CNX] = nx
@@ -251,7 +319,7 @@ def _store_cache(cache, k, m, tx, ty, tc, ts):
 
 
 @njit
-def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
+def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, old, table):
     """Contacts lo … hi − 1 of the narrow phase (one parallel block; every name in here is private)."""
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
      shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes
@@ -286,7 +354,8 @@ def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
                 c_point[k, p, 1] = old_point[j_old, p, 1]
             c_normal[k, 0] = old_normal[j_old, 0]
             c_normal[k, 1] = old_normal[j_old, 1]
-            c_cache[k, :] = old_cache[j_old, :]
+            for q in range(CACHE_WIDTH):   # a plain loop compiles much faster than a slice assignment
+                c_cache[k, q] = old_cache[j_old, q]
             continue
         ax = xf[ba, 0]
         ay = xf[ba, 1]
@@ -296,12 +365,21 @@ def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
         oa = shape_offset[a]
         ob = shape_offset[bsh]
         spec = 0.0 if sensor else SPECULATIVE_DISTANCE + motion[ba] + motion[bb]
-        recycled = False
-        if matched and not sensor and old_count[j_old] > 0:
-            recycled, m = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
-                                   min(shape_reach[a], shape_reach[bsh]))
-        if recycled:
-            c_cache[k, :] = old_cache[j_old, :]
+        # reused: the old cache row stays, with a recycled manifold or, for a pair provably still apart, none
+        # (count, ids, impulses and touch stay 0) and the pose its separation bound was computed at
+        reused = False
+        if matched and not sensor:
+            if old_count[j_old] > 0:
+                reused, m = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
+                                     min(shape_reach[a], shape_reach[bsh]))
+            else:
+                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, local_center[ba, 0], local_center[ba, 1],
+                                      shape_reach[a], local_center[bb, 0], local_center[bb, 1], shape_reach[bsh],
+                                      spec)
+                m = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
+        if reused:
+            for q in range(CACHE_WIDTH):
+                c_cache[k, q] = old_cache[j_old, q]
         else:
             m = collide_sat(verts[oa:oa + shape_count[a]], normals[oa:oa + shape_count[a]], shape_radius[a],
                             verts[ob:ob + shape_count[bsh]], normals[ob:ob + shape_count[bsh]],
@@ -319,7 +397,7 @@ def _narrow_block(lo, hi, maxc, shapes, awake, motion, xf, keys, old, table):
         c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
         c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
         c_sep[k, 1] = m[9]
-        if recycled:
+        if reused:
             c_ids[k, 0] = old_ids[j_old, 0]
             c_ids[k, 1] = old_ids[j_old, 1]
         else:
@@ -341,7 +419,7 @@ NARROW_BLOCKS = 64
 
 
 @pnjit
-def _narrow_blocks(maxc, shapes, awake, motion, xf, keys, old, table):
+def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, table):
     """The pairs in NARROW_BLOCKS blocks, in parallel (only the parallel loop lives in this parallel
     function: Numba analyses every statement of a function with a parallel loop, so the rest of the stage
     stays outside, which saves seconds of compile time)."""
@@ -349,7 +427,7 @@ def _narrow_blocks(maxc, shapes, awake, motion, xf, keys, old, table):
     block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
     for blk in prange(NARROW_BLOCKS):
         lo = blk * block
-        _narrow_block(lo, min(K, lo + block), maxc, shapes, awake, motion, xf, keys, old, table)
+        _narrow_block(lo, min(K, lo + block), maxc, shapes, local_center, awake, motion, xf, keys, old, table)
 
 
 @njit
@@ -363,7 +441,11 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     normal and tangent impulses, normal, points, separations, touching, sensor, cache).
 
     Contact recycling: a pair whose bodies barely moved relative to each other since its manifold was
-    computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests.
+    computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests. A pair that had
+    no points and provably still has none (``_still_apart``: the separation bound cached with its last test,
+    less how far the shapes can have moved relative to each other since, exceeds the margin) skips the test
+    too, with exactly the result the test would give. (World._skip_apart = False turns this off from Python,
+    by clearing the bounds of last step's table; for tests.)
     """
     kind, body_alive, asleep, sleep_time, island = bodies[7], bodies[9], bodies[16], bodies[17], bodies[18]
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
@@ -386,7 +468,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
         if shape_count[s] > maxc:
             maxc = shape_count[s]
     table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache)
-    _narrow_blocks(maxc, shapes, awake, motion, xf, keys, old, table)
+    _narrow_blocks(maxc, shapes, bodies[6], awake, motion, xf, keys, old, table)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything)
     wake = np.zeros(NB, np.bool_)
     any_wake = False
