@@ -321,10 +321,8 @@ def _store_cache(cache, k, m, tx, ty, tc, ts):
 @njit
 def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, old, table):
     """Contacts lo … hi − 1 of the narrow phase (one parallel block; every name in here is private)."""
-    (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
-     shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes
-    old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch = old[:9]
-    old_cache = old[10]
+    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals = shapes
+    old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = old
     c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = table
     n_old = old_keys.shape[0]
     if lo >= hi:
@@ -468,7 +466,10 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
         if shape_count[s] > maxc:
             maxc = shape_count[s]
     table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache)
-    _narrow_blocks(maxc, shapes, bodies[6], awake, motion, xf, keys, old, table)
+    # only the arrays the blocks use: every array a parallel loop receives costs compile time
+    shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals)
+    old_data = old[:9] + (old[10],)
+    _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything)
     wake = np.zeros(NB, np.bool_)
     any_wake = False
