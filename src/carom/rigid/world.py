@@ -840,6 +840,8 @@ class World:
                                   "density > 0 (or make it static/kinematic)")
         for name, arr in (("velocity", self._vel[:n]), ("angular_velocity", self._angvel[:n]),
                           ("force", self._force[:n]), ("torque", self._torque[:n])):
+            if np.isfinite(arr).all():      # the usual case, in one pass; the per-body search only on failure
+                continue
             bad = ~np.isfinite(arr).reshape(n, -1).all(axis=1) & self._alive[:n]
             if bad.any():
                 i = int(np.argmax(bad))
@@ -1001,6 +1003,8 @@ class World:
 
     def _build_events(self, old, contacts, events):
         begin_k, end_j, hit_k, hit_p, hit_v = events
+        if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not self._pending_end:
+            return self._empty_events()
         keys, count, normal, points, sep, sensor = (contacts[0], contacts[1], contacts[5], contacts[6],
                                                     contacts[7], contacts[9])
         begin, swap = self._pair_rows(BEGIN_DTYPE, keys, begin_k, sensor)
