@@ -190,13 +190,14 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     rows = np.empty((nbundles, ROW_WIDTH, LANES))
     body = np.full((nbundles, 2, LANES), NB, np.int64)
     move = np.zeros((nbundles, 2, LANES), np.bool_)
+    # (plain loops: a slice assignment compiles a broadcasting kernel, seconds of cold compile)
     for c in range(OVERFLOW + 1):
         m = start[c + 1] - start[c]
         if c == OVERFLOW:
             for j in range(bstart[c], bstart[c + 1]):
-                rows[j, :, 1:] = 0.0
+                _clear_lanes(rows, j, 1)
         elif m % LANES != 0:
-            rows[bstart[c + 1] - 1, :, m % LANES:] = 0.0
+            _clear_lanes(rows, bstart[c + 1] - 1, m % LANES)
     # only the arrays the rows need: every array a parallel loop receives costs compile time
     body_data = (bodies[0], bodies[2], bodies[3], bodies[4], bodies[5])
     shape_data = (shapes[4], shapes[5], shapes[6])
@@ -204,6 +205,14 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     _prepare_all_rows(perm, slot, body_data, shape_data, contact_data, c_ba, c_bb, pair, rows, body, move,
                       friction_rule, restitution_rule, threads)
     return perm, start, bstart, slot, pair, rows, body, move
+
+
+@njit
+def _clear_lanes(rows, j, first):
+    """Zero lanes first … LANES − 1 of bundle j (empty lanes: no mass, no impulse, no effect)."""
+    for f in range(ROW_WIDTH):
+        for q in range(first, LANES):
+            rows[j, f, q] = 0.0
 
 
 @pnjit
@@ -642,7 +651,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
         state[b, VX] = vel[b, 0]
         state[b, VY] = vel[b, 1]
         state[b, W] = angvel[b]
-    state[:, DC] = 1.0
+    for b in range(NB + 1):
+        state[b, DC] = 1.0
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
     tasks = np.arange(4)
     velocities = np.bool_(False)

@@ -592,14 +592,19 @@ def event_stage(old, contacts, solver, hit_threshold):
             j += 1
     perm, slot, rows = solver[0], solver[3], solver[5]
     n = perm.shape[0]
+    # solved contacts visited in key order (so the hits come out sorted without a sort)
+    slot_of = np.full(K, -1, np.int64)
+    for q in range(n):
+        slot_of[perm[q]] = slot[q]
     hit_k = np.empty(n, np.int64)
     hit_p = np.empty(n, np.int64)
     hit_v = np.empty(n)
     nh = 0
-    for q in range(n):
-        k = perm[q]
-        j = slot[q] // LANES
-        ln = slot[q] % LANES
+    for k in range(K):
+        if slot_of[k] < 0:
+            continue
+        j = slot_of[k] // LANES
+        ln = slot_of[k] % LANES
         best = hit_threshold
         bp = -1
         for p in range(c_count[k]):
@@ -612,8 +617,7 @@ def event_stage(old, contacts, solver, hit_threshold):
             hit_p[nh] = bp
             hit_v[nh] = best
             nh += 1
-    srt = np.argsort(hit_k[:nh], kind="mergesort")
-    return begin[:nb], end[:ne], hit_k[:nh][srt], hit_p[:nh][srt], hit_v[:nh][srt]
+    return begin[:nb], end[:ne], hit_k[:nh], hit_p[:nh], hit_v[:nh]
 
 
 @njit
@@ -640,7 +644,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes)
     clock[1] = cycle_counter()
     if not awake.any():
-        clock[2:] = clock[1]
+        for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
+            clock[i] = clock[1]
         return old, tree[9], no_events()
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
     clock[2] = cycle_counter()
