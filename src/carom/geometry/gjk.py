@@ -90,6 +90,8 @@ def _set_vertex(W, I, k, vA, vB, iA, iB, tx, ty, tc, ts):
 
 @njit
 def _copy_row(W, I, src, dst):
+    """Row src of the simplex into row dst (callers pass int64 row numbers, not literals: each literal
+    value would compile this function again)."""
     for c in range(6):
         W[dst, c] = W[src, c]
     I[dst, 0] = I[src, 0]
@@ -111,7 +113,7 @@ def _solve2(W, I):
         return 1
     l1 = w2x * ex + w2y * ey        # weight of w1
     if l1 <= 0.0:
-        _copy_row(W, I, 1, 0)
+        _copy_row(W, I, np.int64(1), np.int64(0))
         W[0, 6] = 1.0
         return 1
     inv = 1.0 / (l1 + l2)
@@ -162,20 +164,20 @@ def _solve3(W, I):
         inv = 1.0 / (d13_1 + d13_2)
         W[0, 6] = d13_1 * inv
         W[1, 6] = d13_2 * inv
-        _copy_row(W, I, 2, 1)
+        _copy_row(W, I, np.int64(2), np.int64(1))
         return 2
     if d12_1 <= 0.0 and d23_2 <= 0.0:           # vertex 2
-        _copy_row(W, I, 1, 0)
+        _copy_row(W, I, np.int64(1), np.int64(0))
         W[0, 6] = 1.0
         return 1
     if d13_1 <= 0.0 and d23_1 <= 0.0:           # vertex 3
-        _copy_row(W, I, 2, 0)
+        _copy_row(W, I, np.int64(2), np.int64(0))
         W[0, 6] = 1.0
         return 1
     if d23_1 > 0.0 and d23_2 > 0.0 and d123_1 <= 0.0:   # edge 23
         inv = 1.0 / (d23_1 + d23_2)
-        _copy_row(W, I, 1, 0)
-        _copy_row(W, I, 2, 1)
+        _copy_row(W, I, np.int64(1), np.int64(0))
+        _copy_row(W, I, np.int64(2), np.int64(1))
         W[0, 6] = d23_1 * inv
         W[1, 6] = d23_2 * inv
         return 2
@@ -201,7 +203,8 @@ def gjk_core(vA, vB, tx, ty, tc, ts):
     # rows: [pA.x, pA.y, pB.x, pB.y, w.x, w.y, barycentric weight]; I: [iA, iB, saved iA, saved iB]
     W = np.zeros((3, 7))
     I = np.zeros((3, 4), dtype=np.int64)
-    _set_vertex(W, I, 0, vA, vB, 0, 0, tx, ty, tc, ts)
+    zero = np.int64(0)   # not literals: each literal argument value would compile _set_vertex again
+    _set_vertex(W, I, zero, vA, vB, zero, zero, tx, ty, tc, ts)
     W[0, 6] = 1.0
     count = 1
     it = 0

@@ -77,7 +77,7 @@ def collide_circles_local(ax, ay, rA, bx, by, rB, speculative):
     else:
         nx = 0.0
         ny = 1.0
-    return _point_result(nx, ny, ax, ay, bx, by, rA, rB, dist, 0, speculative)
+    return _point_result(nx, ny, ax, ay, bx, by, rA, rB, dist, np.int64(0), speculative)
 
 
 @njit
@@ -341,9 +341,10 @@ def collide_polygons_local(vA, nA, rA, vB, nB, rB, speculative):
                 m = _point_result(nx, ny, c1x, c1y, c2x, c2y, rA, rB, dist, 256 * fr + fi, speculative)
             return m if m[0] > 0 else apart
     if flip:
-        m = _clip(vB, nB, rB, ref_edge, vA, nA, rA, inc_edge, speculative, True)
+        # ``flip`` rather than a literal True/False: a literal argument compiles _clip once per value
+        m = _clip(vB, nB, rB, ref_edge, vA, nA, rA, inc_edge, speculative, flip)
     else:
-        m = _clip(vA, nA, rA, ref_edge, vB, nB, rB, inc_edge, speculative, False)
+        m = _clip(vA, nA, rA, ref_edge, vB, nB, rB, inc_edge, speculative, flip)
     return m if m[0] > 0 else apart
 
 

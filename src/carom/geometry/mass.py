@@ -83,7 +83,7 @@ def shape_moments(verts, normals, radius):
             py[2] = verts[k, 1] + r * ny
             px[3] = verts[k, 0]
             py[3] = verts[k, 1]
-            a, x, y, jj = _polygon_moments(px, py, 4)
+            a, x, y, jj = _polygon_moments(px, py, np.int64(4))   # not a literal: one compile
             area += a
             sx += x
             sy += y

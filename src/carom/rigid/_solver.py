@@ -195,7 +195,7 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
         m = start[c + 1] - start[c]
         if c == OVERFLOW:
             for j in range(bstart[c], bstart[c + 1]):
-                _clear_lanes(rows, j, 1)
+                _clear_lanes(rows, j, np.int64(1))
         elif m % LANES != 0:
             _clear_lanes(rows, bstart[c + 1] - 1, m % LANES)
     # only the arrays the rows need: every array a parallel loop receives costs compile time

@@ -203,10 +203,11 @@ def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
     dcos = tc * ctc + ts * cts
     nx = cache[k, CNX]
     ny = cache[k, CNY]
-    p0x, p0y, s0, d0 = _recycle_point(cache, k, 0, nx, ny, tx, ty, tc, ts)
+    # point indices as int64, not literals (a literal argument compiles the function once per value)
+    p0x, p0y, s0, d0 = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts)
     p1x = p1y = s1 = d1 = 0.0
     if cnt == 2:
-        p1x, p1y, s1, d1 = _recycle_point(cache, k, 1, nx, ny, tx, ty, tc, ts)
+        p1x, p1y, s1, d1 = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts)
     if dcos <= 0.0 or max(d0, d1) + abs(dsin) * 2.0 * reach > RECYCLE_DISTANCE:
         return False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
     return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0)
