@@ -71,3 +71,16 @@ def test_compiled_step_matches_plain_python(tmp_path):
         outs.append(np.load(out))
     # the same arithmetic in the same order: equal to rounding (LLVM may contract a*b+c differently)
     np.testing.assert_allclose(outs[0], outs[1], rtol=0, atol=1e-9)
+
+
+def test_allocator_tuning_is_applied_and_can_be_switched_off():
+    """carom asks glibc's malloc to keep a step's arrays in the heap (page faults serialise threads);
+    CAROM_MALLOPT=0 leaves malloc alone. Both in fresh processes, since the setting is process-wide."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc's mallopt is Linux-only")
+    code = "import carom, carom._jit as j; print(j.allocator_tuned)"
+    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, CAROM_MALLOPT="0"))
+    assert on.stdout.strip() == "True", on.stderr
+    assert off.stdout.strip() == "False", off.stderr

@@ -1,5 +1,5 @@
 """carom: a fast 2D physics engine for Python (NumPy in and out, Numba-compiled kernels)."""
-from ._jit import announce_compile as _announce_compile
+from ._jit import announce_compile as _announce_compile, tune_allocator as _tune_allocator
 from .errors import CaromError, GeometryError, WorldLockedError, StaleHandleError, SimulationError
 from . import constants, geometry
 from .rigid import World, Body, ShapeHandle
@@ -24,3 +24,4 @@ def get_num_threads():
     return numba.get_num_threads()
 
 _announce_compile()
+_tune_allocator()
