@@ -279,7 +279,9 @@ else:
         va, vb = isinstance(a, VectorF64), isinstance(b, VectorF64)
         return (va and vb) or (va and isinstance(b, _SCALAR)) or (vb and isinstance(a, _SCALAR))
 
-    def _arithmetic(method):
+    def _binary(result, emit):
+        """An intrinsic for (vector or scalar) ∘ (vector or scalar) → ``result``: ``emit(builder, x, y)``
+        builds the operation on both operands as vectors (a scalar operand is splat)."""
         @intrinsic
         def vop(typingctx, a, b):
             if not _typed_pair(a, b):
@@ -287,21 +289,9 @@ else:
 
             def codegen(context, builder, sig, args):
                 x, y = _vector_args(context, builder, sig, args)
-                return getattr(builder, method)(x, y)
-            return f64v(a, b), codegen
+                return emit(builder, x, y)
+            return result(a, b), codegen
         return vop
-
-    def _comparison(op):
-        @intrinsic
-        def vcmp(typingctx, a, b):
-            if not _typed_pair(a, b):
-                return None
-
-            def codegen(context, builder, sig, args):
-                x, y = _vector_args(context, builder, sig, args)
-                return builder.fcmp_ordered(op, x, y)
-            return maskv(a, b), codegen
-        return vcmp
 
     def _mask_logic(method):
         @intrinsic
@@ -314,8 +304,10 @@ else:
             return maskv(a, b), codegen
         return vlogic
 
-    _vadd, _vsub, _vmul, _vdiv = (_arithmetic(m) for m in ("fadd", "fsub", "fmul", "fdiv"))
-    _vgt, _vlt, _vge, _vle, _veq, _vne = (_comparison(o) for o in (">", "<", ">=", "<=", "==", "!="))
+    _vadd, _vsub, _vmul, _vdiv = (_binary(f64v, lambda builder, x, y, m=m: getattr(builder, m)(x, y))
+                                  for m in ("fadd", "fsub", "fmul", "fdiv"))
+    _vgt, _vlt, _vge, _vle, _veq, _vne = (_binary(maskv, lambda builder, x, y, o=o: builder.fcmp_ordered(o, x, y))
+                                          for o in (">", "<", ">=", "<=", "==", "!="))
     _vand, _vor = _mask_logic("and_"), _mask_logic("or_")
 
     @intrinsic
