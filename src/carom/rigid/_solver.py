@@ -329,43 +329,64 @@ def _scatter_velocity(state, body, move, j, side, vx, vy, w):
 
 
 @inline_njit
-def _warm_start(rows, j, state, body, move):
-    """Apply last step's impulses (an empty second point has zero impulses and changes nothing)."""
-    mA = load(rows, j, MA)
-    iA = load(rows, j, IA)
-    mB = load(rows, j, MB)
-    iB = load(rows, j, IB)
-    nx = load(rows, j, NX)
-    ny = load(rows, j, NY)
+def _bundle_frame(rows, j):
+    """(inverse masses and inertias m = (1/mA, 1/IA, 1/mB, 1/IB), normal x, normal y) of bundle j's lanes."""
+    m = (load(rows, j, MA), load(rows, j, IA), load(rows, j, MB), load(rows, j, IB))
+    return m, load(rows, j, NX), load(rows, j, NY)
+
+
+@inline_njit
+def _anchors(rows, j, o):
+    """Anchors r = (rA.x, rA.y, rB.x, rB.y) of the point whose fields start at o."""
+    return load(rows, j, o + RAX), load(rows, j, o + RAY), load(rows, j, o + RBX), load(rows, j, o + RBY)
+
+
+@njit
+def _relative_velocity(v, r):
+    """Velocity of B's anchor relative to A's: (vB + ωB × rB) − (vA + ωA × rA), for v = (vA, ωA, vB, ωB)."""
+    return v[3] - v[5] * r[3] - v[0] + v[2] * r[1], v[4] + v[5] * r[2] - v[1] - v[2] * r[0]
+
+
+@njit
+def _apply_impulse(v, m, r, px, py):
+    """v after the impulse P = (px, py) at the anchors: −P on A, +P on B (v ∓= P/m, ω ∓= (r × P)/I)."""
+    return (v[0] - m[0] * px, v[1] - m[0] * py, v[2] - m[1] * (r[0] * py - r[1] * px),
+            v[3] + m[2] * px, v[4] + m[2] * py, v[5] + m[3] * (r[2] * py - r[3] * px))
+
+
+@inline_njit
+def _gather_velocities(state, body, j):
+    """The lanes' body rows (A, B) and their velocities v = (vA.x, vA.y, ωA, vB.x, vB.y, ωB)."""
     sa = gather_rows(state, body, j, 0)
     sb = gather_rows(state, body, j, 1)
-    vax, vay, wa = sa[VX], sa[VY], sa[W]
-    vbx, vby, wb = sb[VX], sb[VY], sb[W]
+    return sa, sb, (sa[VX], sa[VY], sa[W], sb[VX], sb[VY], sb[W])
+
+
+@inline_njit
+def _scatter_velocities(state, body, move, j, v):
+    _scatter_velocity(state, body, move, j, 0, v[0], v[1], v[2])
+    _scatter_velocity(state, body, move, j, 1, v[3], v[4], v[5])
+
+
+@inline_njit
+def _warm_start(rows, j, state, body, move):
+    """Apply last step's impulses (an empty second point has zero impulses and changes nothing)."""
+    m, nx, ny = _bundle_frame(rows, j)
+    sa, sb, v = _gather_velocities(state, body, j)
     for p in range(2):
         o = P0 + p * POINT_WIDTH
         nimp = load(rows, j, o + NIMP)
         timp = load(rows, j, o + TIMP)
         px = nimp * nx + timp * ny
         py = nimp * ny - timp * nx
-        vax = vax - mA * px
-        vay = vay - mA * py
-        wa = wa - iA * (load(rows, j, o + RAX) * py - load(rows, j, o + RAY) * px)
-        vbx = vbx + mB * px
-        vby = vby + mB * py
-        wb = wb + iB * (load(rows, j, o + RBX) * py - load(rows, j, o + RBY) * px)
-    _scatter_velocity(state, body, move, j, 0, vax, vay, wa)
-    _scatter_velocity(state, body, move, j, 1, vbx, vby, wb)
+        v = _apply_impulse(v, m, _anchors(rows, j, o), px, py)
+    _scatter_velocities(state, body, move, j, v)
 
 
 @inline_njit
 def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then Coulomb friction."""
-    mA = load(rows, j, MA)
-    iA = load(rows, j, IA)
-    mB = load(rows, j, MB)
-    iB = load(rows, j, IB)
-    nx = load(rows, j, NX)
-    ny = load(rows, j, NY)
+    m, nx, ny = _bundle_frame(rows, j)
     zero = splat(0.0)
     one = splat(1.0)
     stiff_lane = load(rows, j, SOFT) != 0.0
@@ -373,19 +394,13 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     ms = select(stiff_lane, splat(stiff[1]), splat(soft[1]))
     isc = select(stiff_lane, splat(stiff[2]), splat(soft[2]))
     push = splat(-CONTACT_PUSH_MAX_VELOCITY)
-    sa = gather_rows(state, body, j, 0)
-    sb = gather_rows(state, body, j, 1)
-    vax, vay, wa = sa[VX], sa[VY], sa[W]
-    vbx, vby, wb = sb[VX], sb[VY], sb[W]
+    sa, sb, v = _gather_velocities(state, body, j)
     dpx = sb[DPX] - sa[DPX]
     dpy = sb[DPY] - sa[DPY]
     ca, sna, cb, snb = sa[DC], sa[DS], sb[DC], sb[DS]
     for p in range(2):
         o = P0 + p * POINT_WIDTH
-        rax = load(rows, j, o + RAX)
-        ray = load(rows, j, o + RAY)
-        rbx = load(rows, j, o + RBX)
-        rby = load(rows, j, o + RBY)
+        r = _anchors(rows, j, o)
         # current separation from the position deltas (core anchors turned by each body's rotation so far)
         qax = load(rows, j, o + QAX)
         qay = load(rows, j, o + QAY)
@@ -405,8 +420,7 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
             bias = select(ahead, s * inv_h, zero)
             mscale = one
             iscale = zero
-        dvx = vbx - wb * rby - vax + wa * ray
-        dvy = vby + wb * rbx - vay - wa * rax
+        dvx, dvy = _relative_velocity(v, r)
         vn = dvx * nx + dvy * ny
         old = load(rows, j, o + NIMP)
         lam = -load(rows, j, o + NMASS) * mscale * (vn + bias) - iscale * old
@@ -414,25 +428,14 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         lam = new - old
         store(rows, j, o + NIMP, new)
         store(rows, j, o + MAXIMP, vmax(lam, load(rows, j, o + MAXIMP)))
-        px = lam * nx
-        py = lam * ny
-        vax = vax - mA * px
-        vay = vay - mA * py
-        wa = wa - iA * (rax * py - ray * px)
-        vbx = vbx + mB * px
-        vby = vby + mB * py
-        wb = wb + iB * (rbx * py - rby * px)
+        v = _apply_impulse(v, m, r, lam * nx, lam * ny)
     mu = load(rows, j, MU)
     tx = ny
     ty = -nx
     for p in range(2):
         o = P0 + p * POINT_WIDTH
-        rax = load(rows, j, o + RAX)
-        ray = load(rows, j, o + RAY)
-        rbx = load(rows, j, o + RBX)
-        rby = load(rows, j, o + RBY)
-        dvx = vbx - wb * rby - vax + wa * ray
-        dvy = vby + wb * rbx - vay - wa * rax
+        r = _anchors(rows, j, o)
+        dvx, dvy = _relative_velocity(v, r)
         vt = dvx * tx + dvy * ty
         old = load(rows, j, o + TIMP)
         lam = -load(rows, j, o + TMASS) * vt
@@ -440,59 +443,31 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         new = vmin(vmax(old + lam, -limit), limit)
         lam = new - old
         store(rows, j, o + TIMP, new)
-        px = lam * tx
-        py = lam * ty
-        vax = vax - mA * px
-        vay = vay - mA * py
-        wa = wa - iA * (rax * py - ray * px)
-        vbx = vbx + mB * px
-        vby = vby + mB * py
-        wb = wb + iB * (rbx * py - rby * px)
-    _scatter_velocity(state, body, move, j, 0, vax, vay, wa)
-    _scatter_velocity(state, body, move, j, 1, vbx, vby, wb)
+        v = _apply_impulse(v, m, r, lam * tx, lam * ty)
+    _scatter_velocities(state, body, move, j, v)
 
 
 @inline_njit
 def _restitute(rows, j, state, body, move):
     """Restitution at the points that approached faster than RESTITUTION_THRESHOLD and took an impulse."""
-    mA = load(rows, j, MA)
-    iA = load(rows, j, IA)
-    mB = load(rows, j, MB)
-    iB = load(rows, j, IB)
-    nx = load(rows, j, NX)
-    ny = load(rows, j, NY)
+    m, nx, ny = _bundle_frame(rows, j)
     e = load(rows, j, E)
     zero = splat(0.0)
-    sa = gather_rows(state, body, j, 0)
-    sb = gather_rows(state, body, j, 1)
-    vax, vay, wa = sa[VX], sa[VY], sa[W]
-    vbx, vby, wb = sb[VX], sb[VY], sb[W]
+    sa, sb, v = _gather_velocities(state, body, j)
     for p in range(2):
         o = P0 + p * POINT_WIDTH
         relv = load(rows, j, o + RELV)
         active = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD) & (load(rows, j, o + MAXIMP) != 0.0)
-        rax = load(rows, j, o + RAX)
-        ray = load(rows, j, o + RAY)
-        rbx = load(rows, j, o + RBX)
-        rby = load(rows, j, o + RBY)
-        dvx = vbx - wb * rby - vax + wa * ray
-        dvy = vby + wb * rbx - vay - wa * rax
+        r = _anchors(rows, j, o)
+        dvx, dvy = _relative_velocity(v, r)
         vn = dvx * nx + dvy * ny
         old = load(rows, j, o + NIMP)
         lam = -load(rows, j, o + NMASS) * (vn + e * relv)
         new = select(active, vmax(old + lam, zero), old)
         lam = new - old
         store(rows, j, o + NIMP, new)
-        px = lam * nx
-        py = lam * ny
-        vax = vax - mA * px
-        vay = vay - mA * py
-        wa = wa - iA * (rax * py - ray * px)
-        vbx = vbx + mB * px
-        vby = vby + mB * py
-        wb = wb + iB * (rbx * py - rby * px)
-    _scatter_velocity(state, body, move, j, 0, vax, vay, wa)
-    _scatter_velocity(state, body, move, j, 1, vbx, vby, wb)
+        v = _apply_impulse(v, m, r, lam * nx, lam * ny)
+    _scatter_velocities(state, body, move, j, v)
 
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
