@@ -142,13 +142,17 @@ else:
         return f64v(x), codegen
 
     def _field_pointer(context, builder, aty, arr, j, jty, f, fty):
+        """Address of ``a[j, f, 0]`` for a bundle array, whose last extent is LANES by construction: the
+        offset (j · fields + f) · LANES then needs one multiplication per bundle, and a constant field
+        becomes an address displacement (the generic indexing multiplies by the runtime last extent at every
+        field)."""
         ary = context.make_array(aty)(context, builder, arr)
-        inds = [context.cast(builder, j, jty, types.intp), context.cast(builder, f, fty, types.intp),
-                ir.Constant(context.get_value_type(types.intp), 0)]
-        ptr = cgutils.get_item_pointer2(context, builder, data=ary.data,
-                                        shape=cgutils.unpack_tuple(builder, ary.shape),
-                                        strides=cgutils.unpack_tuple(builder, ary.strides),
-                                        layout=aty.layout, inds=inds)
+        shape = cgutils.unpack_tuple(builder, ary.shape)
+        jj = context.cast(builder, j, jty, types.intp)
+        ff = context.cast(builder, f, fty, types.intp)
+        row = builder.add(builder.mul(jj, shape[1]), ff)
+        off = builder.mul(row, ir.Constant(row.type, LANES))
+        ptr = builder.gep(ary.data, [off])
         return builder.bitcast(ptr, ir.PointerType(ir.VectorType(ir.DoubleType(), LANES)))
 
     def _bundle_array(a):

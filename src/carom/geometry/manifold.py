@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, borrowed_rows
 from ..constants import LINEAR_SLOP
 from ._math import relative_transform, closest_on_segment
 from .manifold_types import EMPTY_MANIFOLD
@@ -406,8 +406,8 @@ def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, 
         return _swap_manifold(m, tx, ty, tc, ts)
     if na == 2 and nb == 2 and rA == 0.0 and rB == 0.0:
         return _apart(np.inf)
-    vb = scratch_v[:nb]
-    nbv = scratch_n[:nb]
+    vb = borrowed_rows(scratch_v, 0, nb)      # (views without reference counts: carom._jit.borrowed_rows)
+    nbv = borrowed_rows(scratch_n, 0, nb)
     _to_frame(vB, nB, tx, ty, tc, ts, vb, nbv)
     return collide_polygons_local(vA, nA, rA, vb, nbv, rB, speculative)
 

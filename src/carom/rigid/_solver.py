@@ -31,8 +31,10 @@ colour among the first ``OVERFLOW`` go to the overflow colour, solved in one thr
 Layout and vectors. Contacts are solved ``LANES`` at a time (``carom._simd``: one contact per lane of an
 LLVM vector, as Box2D v3 does with SIMD): the contacts of a colour are packed into bundles, and a bundle's
 fields are stored field by field, ``rows[bundle, field, lane]`` (masses, normal, friction, restitution,
-softness, then two points of ``POINT_WIDTH`` fields), so each field of a bundle is one vector load. A
-one-point manifold's second point is all zeros and changes nothing. Each body is one row of ``state``
+softness, then two points of ``POINT_WIDTH`` fields), so each field of a bundle is one vector load. Inside a
+colour the two-point contacts come first, so a bundle solves as many points as its first lane has, and
+bundles of one-point contacts (circles) do half the work; a one-point manifold in a two-point bundle has a
+second point of all zeros, which changes nothing. Each body is one row of ``state``
 (v, ω, position delta, rotation delta); a sweep gathers the lanes' bodies into vectors, solves, and scatters
 the new velocities back (static and kinematic bodies are only read). Lane arithmetic is the scalar IEEE
 arithmetic in the same order, so the result is bitwise that of solving the contacts one by one, whatever
@@ -174,6 +176,7 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
             order[n] = k
             n += 1
     perm, start = colour_contacts(order[:n], c_ba, c_bb, kind, NB)
+    _two_points_first(perm, start, c_count)
     bstart = np.zeros(OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         m = start[c + 1] - start[c]
@@ -205,6 +208,23 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     _prepare_all_rows(perm, slot, body_data, shape_data, contact_data, c_ba, c_bb, pair, rows, body, move,
                       friction_rule, restitution_rule, threads)
     return perm, start, bstart, slot, pair, rows, body, move
+
+
+@njit
+def _two_points_first(perm, start, c_count):
+    """Inside each parallel colour, the two-point contacts first (each group still in key order), so that
+    bundles of one-point contacts (circles, a polygon's corner) solve one point instead of two. The order of
+    the contacts inside a colour changes no result: they touch disjoint bodies."""
+    scratch = np.empty(perm.shape[0], np.int64)
+    for c in range(OVERFLOW):
+        w = start[c]
+        for want in range(2, 0, -1):
+            for i in range(start[c], start[c + 1]):
+                if c_count[perm[i]] == want:
+                    scratch[w] = perm[i]
+                    w += 1
+        for i in range(start[c], start[c + 1]):
+            perm[i] = scratch[i]
 
 
 @njit
@@ -336,6 +356,12 @@ def _bundle_frame(rows, j):
 
 
 @inline_njit
+def _bundle_points(rows, j):
+    """How many points bundle j solves: its first lane's count, the largest (``_two_points_first``)."""
+    return np.int64(rows[j, COUNT, 0])
+
+
+@inline_njit
 def _anchors(rows, j, o):
     """Anchors r = (rA.x, rA.y, rB.x, rB.y) of the point whose fields start at o."""
     return load(rows, j, o + RAX), load(rows, j, o + RAY), load(rows, j, o + RBX), load(rows, j, o + RBY)
@@ -372,8 +398,9 @@ def _scatter_velocities(state, body, move, j, v):
 def _warm_start(rows, j, state, body, move):
     """Apply last step's impulses (an empty second point has zero impulses and changes nothing)."""
     m, nx, ny = _bundle_frame(rows, j)
+    points = _bundle_points(rows, j)
     sa, sb, v = _gather_velocities(state, body, j)
-    for p in range(2):
+    for p in range(points):
         o = P0 + p * POINT_WIDTH
         nimp = load(rows, j, o + NIMP)
         timp = load(rows, j, o + TIMP)
@@ -387,6 +414,7 @@ def _warm_start(rows, j, state, body, move):
 def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then Coulomb friction."""
     m, nx, ny = _bundle_frame(rows, j)
+    points = _bundle_points(rows, j)
     zero = splat(0.0)
     one = splat(1.0)
     stiff_lane = load(rows, j, SOFT) != 0.0
@@ -398,7 +426,7 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     dpx = sb[DPX] - sa[DPX]
     dpy = sb[DPY] - sa[DPY]
     ca, sna, cb, snb = sa[DC], sa[DS], sb[DC], sb[DS]
-    for p in range(2):
+    for p in range(points):
         o = P0 + p * POINT_WIDTH
         r = _anchors(rows, j, o)
         # current separation from the position deltas (core anchors turned by each body's rotation so far)
@@ -432,7 +460,7 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     mu = load(rows, j, MU)
     tx = ny
     ty = -nx
-    for p in range(2):
+    for p in range(points):
         o = P0 + p * POINT_WIDTH
         r = _anchors(rows, j, o)
         dvx, dvy = _relative_velocity(v, r)
@@ -451,10 +479,11 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
 def _restitute(rows, j, state, body, move):
     """Restitution at the points that approached faster than RESTITUTION_THRESHOLD and took an impulse."""
     m, nx, ny = _bundle_frame(rows, j)
+    points = _bundle_points(rows, j)
     e = load(rows, j, E)
     zero = splat(0.0)
     sa, sb, v = _gather_velocities(state, body, j)
-    for p in range(2):
+    for p in range(points):
         o = P0 + p * POINT_WIDTH
         relv = load(rows, j, o + RELV)
         active = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD) & (load(rows, j, o + MAXIMP) != 0.0)
