@@ -349,3 +349,21 @@ def test_profile_times_each_stage_and_changes_nothing():
     assert all(v >= 0.0 for v in t.values())
     assert t["total"] > 0.0
     assert sum(t[s] for s in _step.STAGES) == pytest.approx(t["total"], rel=1e-9)
+
+
+def test_events_read_after_the_shape_slot_is_reused_name_the_old_shape():
+    """Event records are built only when asked for; removing a shape and adding one that reuses its slot
+    before asking must not change what the last step's events say."""
+    w, sensor, ball = sensor_world()
+    holder = w.add_body(position=(20, 20), kind="static")
+    for _ in range(120):
+        w.step(DT)
+        if w._raw_events is not None and w._raw_events[2][0].size:    # this step began a contact
+            break
+    ball_index, ball_shape = ball.index, ball.shapes[0].index
+    w.remove(ball)
+    reused = holder.add_shape(Circle(0.5), density=1.0)
+    assert reused.index == ball_shape            # the slot was reused, by a shape of another body
+    ev = w.contact_events()
+    assert ev.begin.size == 1
+    assert ev.begin[0]["shape_b"] == ball_shape and ev.begin[0]["body_b"] == ball_index != holder.index

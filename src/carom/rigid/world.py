@@ -520,6 +520,8 @@ class World:
         self.profile = False
         self.profile_times = {}
         self._events = self._empty_events()
+        #: the last step's raw events until someone asks for them (``_settle_events``)
+        self._raw_events = None
         self._pending_end = []
         self._handlers = []
         self._static_body = self.add_body(kind="static")
@@ -700,6 +702,7 @@ class World:
         if np.abs(shape.vertices).max() + shape.radius > WORLD_LIMIT:
             raise GeometryError(f"{shape!r} reaches beyond the world limit {WORLD_LIMIT:g} m")
         n = shape.vertices.shape[0]
+        self._settle_events()     # the last step's events name shapes by slot, and this may reuse one
         if self._free_shapes:
             s = self._free_shapes.pop()
         else:
@@ -862,7 +865,10 @@ class World:
                 self._record_profile(clock)
             self._contacts = contacts
             self._bp._cand = cand
-            self._events = self._build_events(old, contacts, events)
+            # built when asked for (contact_events, handlers): record arrays cost ~0.2 ms a step
+            pending, self._pending_end = self._pending_end, []
+            self._events = None
+            self._raw_events = (old, contacts, events, pending)
             self.step_count += 1
         finally:
             self._locked = False
@@ -951,7 +957,15 @@ class World:
         """Begin, end and hit events of the last step as NumPy record arrays (shape and body rows; turn them
         into handles with :meth:`shape_handle` / :meth:`body_handle`). Contacts ended by removing a shape
         appear among the end events of the next step."""
+        self._settle_events()
         return self._events
+
+    def _settle_events(self):
+        """Build the last step's event records, if not yet done (before anything changes the shape slots
+        they are read from)."""
+        if self._raw_events is not None:
+            self._events = self._build_events(*self._raw_events)
+            self._raw_events = None
 
     def shape_handle(self, index) -> "ShapeHandle":
         s = int(index)
@@ -1001,9 +1015,9 @@ class World:
         out["body_b"] = self._s_body[out["shape_b"]]
         return out, swap
 
-    def _build_events(self, old, contacts, events):
+    def _build_events(self, old, contacts, events, pending):
         begin_k, end_j, hit_k, hit_p, hit_v = events
-        if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not self._pending_end:
+        if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not pending:
             return self._empty_events()
         keys, count, normal, points, sep, sensor = (contacts[0], contacts[1], contacts[5], contacts[6],
                                                     contacts[7], contacts[9])
@@ -1014,9 +1028,8 @@ class World:
         begin["sensor"] = sensor[begin_k]
         end, _ = self._pair_rows(END_DTYPE, old[0], end_j, old[9])
         end["sensor"] = old[9][end_j]
-        if self._pending_end:
-            end = np.concatenate(self._pending_end + [end])
-            self._pending_end = []
+        if pending:
+            end = np.concatenate(pending + [end])
         hit, _ = self._pair_rows(HIT_DTYPE, keys, hit_k, sensor)
         hit["point"] = points[hit_k, hit_p]
         hit["normal"] = normal[hit_k]
@@ -1025,6 +1038,7 @@ class World:
 
     def _purge_contacts(self, s):
         """Drop the contacts of shape s (about to be removed); touching ones become pending end events."""
+        self._settle_events()
         c = self._contacts
         keys = c[0]
         mine = ((keys >> _step.KEY_SHIFT) == s) | ((keys & _step.KEY_MASK) == s)
@@ -1040,6 +1054,7 @@ class World:
     def _deliver_events(self):
         if not self._handlers:
             return
+        self._settle_events()
         ev = self._events
         for kind, records in (("begin", ev.begin), ("end", ev.end), ("hit", ev.hit)):
             handlers = [h for h in self._handlers if h[0] == kind]
