@@ -716,3 +716,56 @@ def test_bulk_update_of_points_without_margin():
             np.testing.assert_array_equal(tree.pairs(), ref.pairs())
             np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
             check_tree(tree)
+
+
+def test_pairs_with_an_empty_move_buffer():
+    """With nothing on the move buffer the cache is kept (the very same array while no proxy was removed),
+    removed proxies' pairs leave it, and small moves inside the fat boxes change the pairs, not the cache;
+    a removed id inserted again (now static, next to static proxies) goes through the merge as usual."""
+    rng = np.random.default_rng(21)
+    tree, ref = DynamicTree(), BruteForce()
+    for k in range(300):
+        lo = rng.uniform(0, 25, 2)
+        hi = lo + rng.uniform(0.2, 1.5, 2)
+        for bp in (tree, ref):
+            bp.insert(lo, hi, static=bool(k % 10 == 0))
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    cand = tree._cand
+    assert tree._moved_meta[0] == 0 and cand.size > 0
+    for _ in range(2):                                   # idle: same pairs, same cache object
+        np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+        assert tree._cand is cand
+    ids = ref.ids()
+    sel = ids[ids % 10 != 0][:40]                        # nudged within their fat boxes: no reinsertion
+    lows = np.array([ref.box(int(p))[0] for p in sel]) + 0.3 * tree.margin
+    ups = np.array([ref.box(int(p))[1] for p in sel]) + 0.3 * tree.margin
+    for bp in (tree, ref):
+        bp.update(sel, lows, ups)
+    assert tree._moved_meta[0] == 0
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    assert tree._cand is cand
+    gone = sorted({int(p) for p in np.unique(cand >> 32)[:5]} | {0})   # proxies with cached pairs, 0 static
+    for p in gone:
+        for bp in (tree, ref):
+            bp.remove(p)
+    assert tree._moved_meta[0] == 0
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+    assert not np.isin(tree._cand >> 32, gone).any() and not np.isin(tree._cand & 0xFFFFFFFF, gone).any()
+    lo, hi = ref.box(int(next(p for p in ref.ids() if ref.is_static(int(p)))))  # the reused id meets it
+    for bp in (tree, ref):
+        assert bp.insert(lo, hi, static=True) == gone[-1]
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+    # a moving proxy with a cached static partner, removed and inserted again as static before the next
+    # pairs(): its stale pair is still cached, and dropped as static–static
+    stat = {int(p) for p in ref.ids() if ref.is_static(int(p))}
+    c = tree._cand
+    p = next(int(i) for i, j in zip(c >> 32, c & 0xFFFFFFFF) if int(j) in stat and int(i) not in stat)
+    lo, hi = ref.box(p)
+    for bp in (tree, ref):
+        bp.remove(p)
+        assert bp.insert(lo, hi, static=True) == p
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+    check_tree(tree)

@@ -1168,23 +1168,58 @@ def _bulk_pairs(moving, static, lower, upper, flags, leaf_of, moved, moved_flag,
     out = _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of)
     # the real-box test of :func:`overlap`, written out and without branches (a call per pair, with its
     # array arguments, costs more than the test; about half the fat pairs overlap, so branches mispredict)
-    keep = np.empty(out.shape[0], np.int64)
+    pairs = np.empty((out.shape[0], 2), np.int64)
     r = 0
     for c in range(out.shape[0]):
         i = out[c] >> _KEY_SHIFT
         j = out[c] & _KEY_MASK
         ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
               & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
-        keep[r] = c                # r <= c: always in bounds; kept when ok
+        pairs[r, 0] = i            # r <= c: always in bounds; kept when ok
+        pairs[r, 1] = j
         r += np.int64(ok)
-    pairs = np.empty((r, 2), np.int64)
-    for c in range(r):
-        pairs[c, 0] = out[keep[c]] >> _KEY_SHIFT
-        pairs[c, 1] = out[keep[c]] & _KEY_MASK
     for a in range(moved_meta[0]):
         moved_flag[moved[a]] = 0
     moved_meta[0] = 0
-    return pairs, out
+    return pairs[:r], out
+
+
+@njit
+def _unmoved_pairs(lower, upper, flags, cand):
+    """The path of :func:`tree_pairs_cached` for an empty move buffer: no fat box changed, so the cache
+    stays as it is except for the pairs of proxies removed since (now ``FREE``), and no fat-box test is needed.
+
+    No static–static pair can be in the cache: every key entered it with a ``MOVING`` proxy (queries of
+    static proxies search the moving tree only, the grid pairs a moving proxy with anything live), and a
+    proxy's flags change only by removal (to ``FREE``) and by a new insertion under its id, which puts it on
+    the move buffer. So ``FREE`` is the only flag to test. Both tests are written without branches (about
+    half the cached pairs of a pile fail the real-box test, so a branch would mispredict), and when no pair
+    is dead the cache is returned as it came, without a copy.
+    """
+    nc = cand.shape[0]
+    pairs = np.empty((nc, 2), np.int64)
+    r = 0
+    alive = 0
+    for c in range(nc):
+        i = cand[c] >> _KEY_SHIFT
+        j = cand[c] & _KEY_MASK
+        live = (flags[i] != FREE) & (flags[j] != FREE)
+        ok = (live & (lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+        pairs[r, 0] = i            # r <= c: always in bounds; kept when ok
+        pairs[r, 1] = j
+        r += np.int64(ok)
+        alive += np.int64(live)
+    if alive == nc:
+        return pairs[:r], cand
+    out = np.empty(alive, np.int64)
+    m = 0
+    for c in range(nc):
+        key = cand[c]
+        if flags[key >> _KEY_SHIFT] != FREE and flags[key & _KEY_MASK] != FREE:
+            out[m] = key
+            m += 1
+    return pairs[:r], out
 
 
 @njit
@@ -1198,11 +1233,18 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     dropped; of the rest, those whose real boxes overlap are the answer, already in sorted order.
     When more than ``SWEEP_FRACTION`` of the live proxies are on the move buffer, the queries would cost
     more than finding every fat-overlapping pair afresh with one hashed grid (:func:`_fat_pairs_by_grid`),
-    which then replaces the cache. Returns ``(pairs, new_cand)`` and empties the move buffer.
+    which then replaces the cache; when the buffer is empty, there is nothing to query or merge
+    (:func:`_unmoved_pairs`). Returns ``(pairs, new_cand)`` and empties the move buffer; ``new_cand`` may
+    be ``cand`` itself (neither is ever written in place).
+
+    Every path writes the rows of ``pairs`` as it goes, into an array allocated at its largest size (every
+    candidate kept) and returned as a view of its first rows: no growing, no second pass to unpack keys.
     """
     live = moving.meta[2] + static.meta[2]
     if moved_meta[0] > SWEEP_FRACTION * live:
         return _bulk_pairs(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta)
+    if moved_meta[0] == 0:
+        return _unmoved_pairs(lower, upper, flags, cand)
     # a proxy's fat box is read from its tree's arrays, picked in two branches (a tree picked by a
     # conditional expression, or a helper taking both trees, makes these loops markedly slower)
     mlo, mhi, slo, shi = moving.lo, moving.hi, static.lo, static.hi
@@ -1232,16 +1274,19 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
                 new = _push(new, k, (q << _KEY_SHIFT) | p)
             k += 1
     new = np.sort(new[:k])
-    # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs
-    out = np.empty(cand.shape[0] + k, np.int64)
-    res = np.empty(64, np.int64)
+    # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs. Both outputs are
+    # allocated at their largest size (every key kept), so the loop never checks for room, and they are
+    # returned as views of these buffers (a copy would cost about as much as the merge of an idle cache).
+    nc = cand.shape[0]
+    out = np.empty(nc + k, np.int64)
+    pairs = np.empty((nc + k, 2), np.int64)
     m = 0
     r = 0
     a = 0
     b = 0
     last = np.int64(-1)
-    while a < cand.shape[0] or b < k:
-        if b >= k or (a < cand.shape[0] and cand[a] <= new[b]):
+    while a < nc or b < k:
+        if b >= k or (a < nc and cand[a] <= new[b]):
             key = cand[a]
             a += 1
         else:
@@ -1270,17 +1315,16 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
                 continue
         out[m] = key
         m += 1
-        if overlap(lower, upper, i, j):
-            res = _push(res, r, key)
-            r += 1
+        # the real-box test without branches, as in :func:`_unmoved_pairs`
+        ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+        pairs[r, 0] = i
+        pairs[r, 1] = j
+        r += np.int64(ok)
     for a in range(moved_meta[0]):
         moved_flag[moved[a]] = 0
     moved_meta[0] = 0
-    pairs = np.empty((r, 2), np.int64)
-    for c in range(r):
-        pairs[c, 0] = res[c] >> _KEY_SHIFT
-        pairs[c, 1] = res[c] & _KEY_MASK
-    return pairs, out[:m].copy()
+    return pairs[:r], out[:m]
 
 
 @njit
