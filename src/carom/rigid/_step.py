@@ -99,8 +99,8 @@ def bounds_stage(dt, gx, gy, bodies, shapes):
             continue
         b = shape_body[s]
         o = shape_offset[s]
-        lx, ly, ux, uy = core_aabb(verts[o:o + shape_count[s]], shape_radius[s], xf[b, 0], xf[b, 1], xf[b, 2],
-                                   xf[b, 3])
+        lx, ly, ux, uy = core_aabb(borrowed_rows(verts, o, shape_count[s]), shape_radius[s], xf[b, 0], xf[b, 1],
+                                   xf[b, 2], xf[b, 3])
         m = SPECULATIVE_DISTANCE + motion[b]
         lower[s, 0] = lx - m
         lower[s, 1] = ly - m
@@ -727,7 +727,7 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
             s = s_next
             s_next = next_shape[s]
             o = shape_offset[s]
-            vs = verts[o:o + shape_count[s]]
+            vs = borrowed_rows(verts, o, shape_count[s])
             # swept box of this shape and its reach from the centre of mass
             reach = 0.0
             for i in range(vs.shape[0]):
@@ -750,7 +750,7 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
                 q = proxy_shape[hits[hq]]
                 bq = shape_body[q]
                 oq = shape_offset[q]
-                vq = verts[oq:oq + shape_count[q]]
+                vq = borrowed_rows(verts, oq, shape_count[q])
                 qx, qy, qc, qs = body_origin(com, angle, local_center, bq)
                 t = 0.0
                 first = True
