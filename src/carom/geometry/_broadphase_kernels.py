@@ -81,7 +81,8 @@ def _push(buf, k, value):
     """Store value at buf[k], doubling buf when full; returns the (possibly new) buffer."""
     if k >= buf.shape[0]:
         nb = np.empty(max(64, 2 * buf.shape[0]), buf.dtype)
-        nb[:k] = buf[:k]
+        for a in range(k):         # a loop, not a slice assignment (which compiles a broadcasting kernel)
+            nb[a] = buf[a]
         buf = nb
     buf[k] = value
     return buf
@@ -857,7 +858,8 @@ def _tree_collect(t, lower, upper, qlx, qly, qux, quy, stack, out, k, real):
         else:
             if top + 2 > stack.shape[0]:
                 ns = np.empty(2 * stack.shape[0], np.int64)
-                ns[:top] = stack[:top]
+                for c in range(top):
+                    ns[c] = stack[c]
                 stack = ns
             stack[top] = t.child1[node]
             stack[top + 1] = t.child2[node]
@@ -967,13 +969,25 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
         sizes[a] = max(box[a, 2] - box[a, 0], box[a, 3] - box[a, 1])
         a += 1
     keys = np.empty(max(64, 8 * m), np.int64)
-    k = 0
+    k = np.int64(0)
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
     if m > 1:
-        cell = GRID_CELL_SCALE * np.median(sizes[::(m + GRID_SIZE_SAMPLES - 1) // GRID_SIZE_SAMPLES])
+        cell = GRID_CELL_SCALE * _sample_median(sizes, (m + GRID_SIZE_SAMPLES - 1) // GRID_SIZE_SAMPLES)
         if not (cell > 0.0 and np.isfinite(cell)):
-            cell = max(box[:, 0].max() - box[:, 0].min(), box[:, 1].max() - box[:, 1].min()) / np.sqrt(m)
+            # max(x spread, y spread) of the fat boxes' lower corners / sqrt(m); NaN (so cell = 1) if any is NaN
+            lo0 = box[0, 0]
+            hi0 = box[0, 0]
+            lo1 = box[0, 1]
+            hi1 = box[0, 1]
+            nan = False
+            for a in range(m):
+                nan = nan or np.isnan(box[a, 0]) or np.isnan(box[a, 1])
+                lo0 = min(lo0, box[a, 0])
+                hi0 = max(hi0, box[a, 0])
+                lo1 = min(lo1, box[a, 1])
+                hi1 = max(hi1, box[a, 1])
+            cell = np.nan if nan else max(hi0 - lo0, hi1 - lo1) / np.sqrt(m)
         if not (cell > 0.0 and np.isfinite(cell)):
             cell = 1.0
         x0 = np.empty(m, np.int64)
@@ -1026,7 +1040,9 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
                     e += 1
         for g in range(4 * cells):
             start[g + 1] += start[g]
-        fill = start[:-1].copy()
+        fill = np.empty(4 * cells, np.int64)
+        for g in range(4 * cells):
+            fill[g] = start[g]
         # entry arrays, grouped: the proxy (its position in ids and box) and, hashed, the cell
         e_cx = np.empty(0 if dense else entries, np.int64)
         e_cy = np.empty(0 if dense else entries, np.int64)
@@ -1053,8 +1069,20 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
                                            stack, hits, np.int64(0), np.bool_(False))
             for c in range(h):
                 q = hits[c]
-                if q == p or (q < p and huge[np.searchsorted(ids, q)]):
-                    continue            # itself, or two huge proxies: the smaller id's query keeps the pair
+                if q == p:
+                    continue
+                if q < p:
+                    # q's position in ids (ascending; q is a moving proxy, so it is there): binary search
+                    lo = 0
+                    hi = a
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if ids[mid] < q:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if huge[lo]:
+                        continue        # two huge proxies: the smaller id's query keeps the pair
                 keys = _push(keys, k, (min(p, q) << _KEY_SHIFT) | max(p, q))
                 k += 1
     # moving–static pairs: the fewer side queries the other side's tree
@@ -1086,6 +1114,75 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
         count_i[i] = f + 1
         out[f] = by_j[c]
     return out
+
+
+@njit
+def _sample_median(values, step):
+    """``np.median(values[::step])`` (values float64, not empty), bitwise: the very steps of Numba's
+    ``np.median`` (its quickselect ``_partition`` with a median-of-three pivot compared by ``<``, ``_select``,
+    and ``_select_two`` for an even count), copied into one function, so the same elements are picked
+    whatever the values (NaN included), for a fraction of the cold compile time of the generic version.
+
+    The partitions come from one loop: ``phase`` 0 is ``_select_two`` looking for a split at k or k + 1,
+    phase 1 a ``_select`` of element ``target`` in ``A[low:high + 1]``.
+    """
+    n = (values.shape[0] + step - 1) // step
+    A = np.empty(n, np.float64)
+    for a in range(n):
+        A[a] = values[a * step]
+    low = np.int64(0)
+    high = np.int64(n - 1)
+    half = np.int64(n >> 1)
+    k = half - 1
+    even = n & 1 == 0
+    phase = 0 if even else 1
+    target = half
+    while True:
+        # Numba's _partition(A, low, high)
+        mid = (low + high) >> 1
+        if A[mid] < A[low]:
+            A[low], A[mid] = A[mid], A[low]
+        if A[high] < A[mid]:
+            A[high], A[mid] = A[mid], A[high]
+        if A[mid] < A[low]:
+            A[low], A[mid] = A[mid], A[low]
+        pivot = A[mid]
+        A[high], A[mid] = A[mid], A[high]
+        i = low
+        j = high - 1
+        while True:
+            while i < high and A[i] < pivot:
+                i += 1
+            while j >= low and pivot < A[j]:
+                j -= 1
+            if i >= j:
+                break
+            A[i], A[j] = A[j], A[i]
+            i += 1
+            j -= 1
+        A[i], A[high] = A[high], A[i]
+        if phase == 0:             # _select_two(A, k, low, high)
+            if i < k:
+                low = i + 1
+            elif i > k + 1:
+                high = i - 1
+            elif i == k:           # then _select(A, k + 1, i + 1, high)
+                phase = 1
+                target = k + 1
+                low = i + 1
+            else:                  # then _select(A, k, low, i - 1)
+                phase = 1
+                target = k
+                high = i - 1
+        elif i == target:
+            break
+        elif i < target:           # _select(A, target, low, high)
+            low = i + 1
+        else:
+            high = i - 1
+    if even:
+        return (A[k] + A[k + 1]) / 2
+    return A[half]
 
 
 #: Bounds for the box of occupied grid cells (cell coordinates are clamped to ±2**60 by :func:`cell_of`).
@@ -1157,31 +1254,9 @@ def _grid_cell_pairs(start, cells, e_cx, e_cy, e_at, ids, box, keys, k, check_ce
 def _grown(buf, k, need):
     """buf with its first k values kept and room for at least need values (capacity doubled at least)."""
     nb = np.empty(max(need, 2 * buf.shape[0]), buf.dtype)
-    nb[:k] = buf[:k]
+    for a in range(k):         # a loop, not a slice assignment (which compiles a broadcasting kernel)
+        nb[a] = buf[a]
     return nb
-
-
-@njit
-def _bulk_pairs(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta):
-    """The bulk path of :func:`tree_pairs_cached`: every fat-overlapping pair from the grid
-    (:func:`_fat_pairs_by_grid`) is the new cache, and those whose real boxes overlap are the pairs."""
-    out = _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of)
-    # the real-box test of :func:`overlap`, written out and without branches (a call per pair, with its
-    # array arguments, costs more than the test; about half the fat pairs overlap, so branches mispredict)
-    pairs = np.empty((out.shape[0], 2), np.int64)
-    r = 0
-    for c in range(out.shape[0]):
-        i = out[c] >> _KEY_SHIFT
-        j = out[c] & _KEY_MASK
-        ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
-              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
-        pairs[r, 0] = i            # r <= c: always in bounds; kept when ok
-        pairs[r, 1] = j
-        r += np.int64(ok)
-    for a in range(moved_meta[0]):
-        moved_flag[moved[a]] = 0
-    moved_meta[0] = 0
-    return pairs[:r], out
 
 
 @njit
@@ -1223,6 +1298,68 @@ def _unmoved_pairs(lower, upper, flags, cand):
 
 
 @njit
+def _sorted_keys(a, k):
+    """``np.sort(a[:k])`` for int64 keys (any correct sort of integers gives the same array), by the steps of
+    Numba's quicksort: median-of-three partitions, the larger part pushed on a stack and the smaller one
+    split further, runs under 16 insertion-sorted. A few lines instead of Numba's generic sort, which cost
+    about a second of cold compile in every function linking it."""
+    A = np.empty(k, np.int64)
+    for c in range(k):
+        A[c] = a[c]
+    stack = np.empty(128, np.int64)       # (low, high) pairs; the depth stays below log2(k) + 1
+    stack[0] = 0
+    stack[1] = k - 1
+    n = 1 if k > 1 else 0
+    while n > 0:
+        n -= 1
+        low = stack[2 * n]
+        high = stack[2 * n + 1]
+        while high - low >= 15:
+            mid = (low + high) >> 1
+            if A[mid] < A[low]:
+                A[low], A[mid] = A[mid], A[low]
+            if A[high] < A[mid]:
+                A[high], A[mid] = A[mid], A[high]
+            if A[mid] < A[low]:
+                A[low], A[mid] = A[mid], A[low]
+            pivot = A[mid]
+            A[high], A[mid] = A[mid], A[high]
+            i = low
+            j = high - 1
+            while True:
+                while i < high and A[i] < pivot:
+                    i += 1
+                while j >= low and pivot < A[j]:
+                    j -= 1
+                if i >= j:
+                    break
+                A[i], A[j] = A[j], A[i]
+                i += 1
+                j -= 1
+            A[i], A[high] = A[high], A[i]
+            if high - i > i - low:
+                if high > i:
+                    stack[2 * n] = i + 1
+                    stack[2 * n + 1] = high
+                    n += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[2 * n] = low
+                    stack[2 * n + 1] = i - 1
+                    n += 1
+                low = i + 1
+        for c in range(low + 1, high + 1):
+            v = A[c]
+            d = c - 1
+            while d >= low and A[d] > v:
+                A[d + 1] = A[d]
+                d -= 1
+            A[d + 1] = v
+    return A
+
+
+@njit
 def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand):
     """Pairs from a cache of candidate pairs (Box2D's pair buffer), O(candidates + moved log n).
 
@@ -1242,7 +1379,26 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     """
     live = moving.meta[2] + static.meta[2]
     if moved_meta[0] > SWEEP_FRACTION * live:
-        return _bulk_pairs(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta)
+        # the bulk path: every fat-overlapping pair from the grid is the new cache, and those whose real
+        # boxes overlap are the pairs (written here, not in a helper: every compiled caller optimises its
+        # callees' code again, so each level of calls above the grid costs about a second of cold compile)
+        out = _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of)
+        # the real-box test of :func:`overlap`, written out and without branches (a call per pair, with its
+        # array arguments, costs more than the test; about half the fat pairs overlap, so branches mispredict)
+        pairs = np.empty((out.shape[0], 2), np.int64)
+        r = 0
+        for c in range(out.shape[0]):
+            i = out[c] >> _KEY_SHIFT
+            j = out[c] & _KEY_MASK
+            ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+                  & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+            pairs[r, 0] = i            # r <= c: always in bounds; kept when ok
+            pairs[r, 1] = j
+            r += np.int64(ok)
+        for a in range(moved_meta[0]):
+            moved_flag[moved[a]] = 0
+        moved_meta[0] = 0
+        return pairs[:r], out
     if moved_meta[0] == 0:
         return _unmoved_pairs(lower, upper, flags, cand)
     # a proxy's fat box is read from its tree's arrays, picked in two branches (a tree picked by a
@@ -1251,7 +1407,7 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
     new = np.empty(64, np.int64)
-    k = 0
+    k = np.int64(0)
     for a in range(moved_meta[0]):
         p = moved[a]
         if flags[p] == FREE:
@@ -1273,7 +1429,7 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
             else:
                 new = _push(new, k, (q << _KEY_SHIFT) | p)
             k += 1
-    new = np.sort(new[:k])
+    new = _sorted_keys(new, k)
     # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs. Both outputs are
     # allocated at their largest size (every key kept), so the loop never checks for room, and they are
     # returned as views of these buffers (a copy would cost about as much as the merge of an idle cache).
@@ -1358,7 +1514,8 @@ def _tree_ray(t, lower, upper, ox, oy, dx, dy, stack, ids, ts, k):
         else:
             if top + 2 > stack.shape[0]:
                 ns = np.empty(2 * stack.shape[0], np.int64)
-                ns[:top] = stack[:top]
+                for c in range(top):
+                    ns[c] = stack[c]
                 stack = ns
             stack[top] = t.child1[node]
             stack[top + 1] = t.child2[node]
