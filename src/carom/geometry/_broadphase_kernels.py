@@ -1118,10 +1118,10 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
 
 @njit
 def _sample_median(values, step):
-    """``np.median(values[::step])`` (values float64, not empty), bitwise: the very steps of Numba's
-    ``np.median`` (its quickselect ``_partition`` with a median-of-three pivot compared by ``<``, ``_select``,
-    and ``_select_two`` for an even count), copied into one function, so the same elements are picked
-    whatever the values (NaN included), for a fraction of the cold compile time of the generic version.
+    """``np.median(values[::step])`` (values float64, not empty), bitwise: a quickselect with the same
+    choices as Numba's ``np.median`` (median-of-three pivot compared by ``<``; for an even count, a split at
+    k or k + 1 first), so the same elements are picked whatever the values (NaN included), in one small
+    function: the generic version cost seconds of cold compile in every kernel linking it.
 
     The partitions come from one loop: ``phase`` 0 is ``_select_two`` looking for a split at k or k + 1,
     phase 1 a ``_select`` of element ``target`` in ``A[low:high + 1]``.

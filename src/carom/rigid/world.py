@@ -865,10 +865,13 @@ class World:
                 self._record_profile(clock)
             self._contacts = contacts
             self._bp._cand = cand
-            # built when asked for (contact_events, handlers): record arrays cost ~0.2 ms a step
+            # built when asked for (contact_events, handlers): record arrays cost ~0.2 ms a step. Of last
+            # step's table only the ended rows are kept (holding the whole table a step longer made the heap
+            # grow by several tables)
             pending, self._pending_end = self._pending_end, []
+            ended = events[1]
             self._events = None
-            self._raw_events = (old, contacts, events, pending)
+            self._raw_events = (old[0][ended], old[9][ended], contacts, events, pending)
             self.step_count += 1
         finally:
             self._locked = False
@@ -1015,7 +1018,9 @@ class World:
         out["body_b"] = self._s_body[out["shape_b"]]
         return out, swap
 
-    def _build_events(self, old, contacts, events, pending):
+    def _build_events(self, ended_keys, ended_sensor, contacts, events, pending):
+        """Event records from a step's raw events; ``ended_keys``/``ended_sensor``: the keys and sensor flags
+        of last step's contacts that ended (``events[1]`` indexes last step's table)."""
         begin_k, end_j, hit_k, hit_p, hit_v = events
         if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not pending:
             return self._empty_events()
@@ -1026,8 +1031,9 @@ class World:
         begin["point"] = points[begin_k, deepest.astype(np.int64)]
         begin["normal"] = np.where(swap[:, None], -normal[begin_k], normal[begin_k])
         begin["sensor"] = sensor[begin_k]
-        end, _ = self._pair_rows(END_DTYPE, old[0], end_j, old[9])
-        end["sensor"] = old[9][end_j]
+        every = np.arange(ended_keys.shape[0])
+        end, _ = self._pair_rows(END_DTYPE, ended_keys, every, ended_sensor)
+        end["sensor"] = ended_sensor
         if pending:
             end = np.concatenate(pending + [end])
         hit, _ = self._pair_rows(HIT_DTYPE, keys, hit_k, sensor)
