@@ -1117,6 +1117,37 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
 
 
 @njit
+def _partition(A, low, high):
+    """Partition ``A[low:high + 1]`` around the median of its first, middle and last values (compared by
+    ``<``, as Numba's sort and median do); returns the pivot's final index i: ``A[low:i]`` holds no value
+    above it and ``A[i + 1:high + 1]`` none below. The one step of :func:`_sample_median` and
+    :func:`_sorted_keys`."""
+    mid = (low + high) >> 1
+    if A[mid] < A[low]:
+        A[low], A[mid] = A[mid], A[low]
+    if A[high] < A[mid]:
+        A[high], A[mid] = A[mid], A[high]
+    if A[mid] < A[low]:
+        A[low], A[mid] = A[mid], A[low]
+    pivot = A[mid]
+    A[high], A[mid] = A[mid], A[high]
+    i = low
+    j = high - 1
+    while True:
+        while i < high and A[i] < pivot:
+            i += 1
+        while j >= low and pivot < A[j]:
+            j -= 1
+        if i >= j:
+            break
+        A[i], A[j] = A[j], A[i]
+        i += 1
+        j -= 1
+    A[i], A[high] = A[high], A[i]
+    return i
+
+
+@njit
 def _sample_median(values, step):
     """``np.median(values[::step])`` (values float64, not empty), bitwise: a quickselect with the same
     choices as Numba's ``np.median`` (median-of-three pivot compared by ``<``; for an even count, a split at
@@ -1138,29 +1169,7 @@ def _sample_median(values, step):
     phase = 0 if even else 1
     target = half
     while True:
-        # Numba's _partition(A, low, high)
-        mid = (low + high) >> 1
-        if A[mid] < A[low]:
-            A[low], A[mid] = A[mid], A[low]
-        if A[high] < A[mid]:
-            A[high], A[mid] = A[mid], A[high]
-        if A[mid] < A[low]:
-            A[low], A[mid] = A[mid], A[low]
-        pivot = A[mid]
-        A[high], A[mid] = A[mid], A[high]
-        i = low
-        j = high - 1
-        while True:
-            while i < high and A[i] < pivot:
-                i += 1
-            while j >= low and pivot < A[j]:
-                j -= 1
-            if i >= j:
-                break
-            A[i], A[j] = A[j], A[i]
-            i += 1
-            j -= 1
-        A[i], A[high] = A[high], A[i]
+        i = _partition(A, low, high)
         if phase == 0:             # _select_two(A, k, low, high)
             if i < k:
                 low = i + 1
@@ -1315,28 +1324,7 @@ def _sorted_keys(a, k):
         low = stack[2 * n]
         high = stack[2 * n + 1]
         while high - low >= 15:
-            mid = (low + high) >> 1
-            if A[mid] < A[low]:
-                A[low], A[mid] = A[mid], A[low]
-            if A[high] < A[mid]:
-                A[high], A[mid] = A[mid], A[high]
-            if A[mid] < A[low]:
-                A[low], A[mid] = A[mid], A[low]
-            pivot = A[mid]
-            A[high], A[mid] = A[mid], A[high]
-            i = low
-            j = high - 1
-            while True:
-                while i < high and A[i] < pivot:
-                    i += 1
-                while j >= low and pivot < A[j]:
-                    j -= 1
-                if i >= j:
-                    break
-                A[i], A[j] = A[j], A[i]
-                i += 1
-                j -= 1
-            A[i], A[high] = A[high], A[i]
+            i = _partition(A, low, high)
             if high - i > i - low:
                 if high > i:
                     stack[2 * n] = i + 1
