@@ -101,13 +101,19 @@ def soft_params(hertz, zeta, h):
 
 
 @njit
-def colour_contacts(order, c_ba, c_bb, kind, NB):
+def colour_contacts(order, c_ba, c_bb, c_count, kind, NB):
     """Greedy colouring in the given order: each contact takes the lowest colour that neither of its
-    dynamic bodies uses yet. Returns (permutation of ``order`` sorted by colour, colour start offsets)."""
+    dynamic bodies uses yet. Returns (permutation of ``order`` sorted by colour, colour start offsets).
+
+    Inside each parallel colour the two-point contacts come first, each group in the given order, so that
+    bundles of one-point contacts (circles, a polygon's corner) solve one point instead of two; the order
+    inside a colour changes no result, since its contacts touch disjoint bodies. The overflow colour, whose
+    contacts share bodies, keeps the given order."""
     n = order.shape[0]
     used = np.zeros(NB, np.uint64)
     colour = np.empty(n, np.int64)
     counts = np.zeros(OVERFLOW + 2, np.int64)
+    two = np.zeros(OVERFLOW + 1, np.int64)
     one = np.uint64(1)
     for i in range(n):
         k = order[i]
@@ -124,18 +130,31 @@ def colour_contacts(order, c_ba, c_bb, kind, NB):
         colour[i] = c
         counts[c + 1] += 1
         if c < OVERFLOW:
+            if c_count[k] == 2:
+                two[c] += 1
             bit = one << np.uint64(c)
             if kind[a] == DYNAMIC:
                 used[a] |= bit
             if kind[b] == DYNAMIC:
                 used[b] |= bit
-    start = np.cumsum(counts)
-    fill = start[:-1].copy()
+    # (plain loops rather than cumsum and slices: less to compile)
+    start = np.zeros(OVERFLOW + 2, np.int64)
+    fill_two = np.empty(OVERFLOW + 1, np.int64)
+    fill_one = np.empty(OVERFLOW + 1, np.int64)
+    for c in range(OVERFLOW + 1):
+        start[c + 1] = start[c] + counts[c + 1]
+        fill_two[c] = start[c]
+        fill_one[c] = start[c] + two[c]
     perm = np.empty(n, np.int64)
     for i in range(n):
         c = colour[i]
-        perm[fill[c]] = order[i]
-        fill[c] += 1
+        k = order[i]
+        if c < OVERFLOW and c_count[k] == 2:
+            perm[fill_two[c]] = k
+            fill_two[c] += 1
+        else:
+            perm[fill_one[c]] = k
+            fill_one[c] += 1
     return perm, start
 
 
@@ -175,8 +194,7 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
         if (kind[ba] == DYNAMIC and not asleep[ba]) or (kind[bb] == DYNAMIC and not asleep[bb]):
             order[n] = k
             n += 1
-    perm, start = colour_contacts(order[:n], c_ba, c_bb, kind, NB)
-    _two_points_first(perm, start, c_count)
+    perm, start = colour_contacts(order[:n], c_ba, c_bb, c_count, kind, NB)
     bstart = np.zeros(OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         m = start[c + 1] - start[c]
@@ -208,23 +226,6 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     _prepare_all_rows(perm, slot, body_data, shape_data, contact_data, c_ba, c_bb, pair, rows, body, move,
                       friction_rule, restitution_rule, threads)
     return perm, start, bstart, slot, pair, rows, body, move
-
-
-@njit
-def _two_points_first(perm, start, c_count):
-    """Inside each parallel colour, the two-point contacts first (each group still in key order), so that
-    bundles of one-point contacts (circles, a polygon's corner) solve one point instead of two. The order of
-    the contacts inside a colour changes no result: they touch disjoint bodies."""
-    scratch = np.empty(perm.shape[0], np.int64)
-    for c in range(OVERFLOW):
-        w = start[c]
-        for want in range(2, 0, -1):
-            for i in range(start[c], start[c + 1]):
-                if c_count[perm[i]] == want:
-                    scratch[w] = perm[i]
-                    w += 1
-        for i in range(start[c], start[c + 1]):
-            perm[i] = scratch[i]
 
 
 @njit
@@ -357,7 +358,7 @@ def _bundle_frame(rows, j):
 
 @inline_njit
 def _bundle_points(rows, j):
-    """How many points bundle j solves: its first lane's count, the largest (``_two_points_first``)."""
+    """How many points bundle j solves: its first lane's count, the largest (``colour_contacts``)."""
     return np.int64(rows[j, COUNT, 0])
 
 
