@@ -152,3 +152,25 @@ def test_every_engine_keeps_resting_bodies_awake():
     for _ in range(120):
         world.Step(DT, 8, 3)
     assert all(b.awake for b in bodies)
+
+
+def test_runs_are_taken_in_rounds(monkeypatch):
+    """Every engine runs once per round (so a machine whose speed drifts treats them alike); the times of the
+    rounds are merged, memory comes from the first round and quality from the last."""
+    calls = []
+
+    def fake(engine, spec, desc, steps, runs, threads):
+        calls.append((engine, threads, runs))
+        r = sum(1 for c in calls if c[:2] == (engine, threads))
+        if engine == "box2d":
+            return dict(error="not expressible: test")
+        return dict(ms=[10.0 * r], memory_mb=float(r), quality=dict(round=r))
+
+    monkeypatch.setattr(bench, "run_in_subprocess", fake)
+    configs = [("carom", 1), ("carom", 2), ("pymunk", 1), ("box2d", 1)]
+    out = bench._interleaved_runs(configs, None, None, 5, 3)
+    # round 1 runs all four once; box2d failed, so rounds 2 and 3 run the other three
+    rest = [("carom", 1, 1), ("carom", 2, 1), ("pymunk", 1, 1)]
+    assert calls == rest + [("box2d", 1, 1)] + rest + rest
+    assert out[0]["ms"] == [10.0, 20.0, 30.0] and out[0]["memory_mb"] == 1.0 and out[0]["quality"] == {"round": 3}
+    assert "error" in out[3]

@@ -6,13 +6,15 @@ built from that description, so all engines start from the same geometry by cons
 runs with dt = 1/60, one thread: carom with 4 substeps, pymunk with 10 iterations, pybox2d with 8 velocity and
 3 position iterations.
 
-Timing: each engine and scene runs in a fresh subprocess. A run is: build the world, one untimed warm-up step,
-then ``steps`` timed steps; the figure is the best of 3 runs (ms per step). Each run rebuilds the world rather
+Timing: every run is a fresh subprocess. A run is: build the world, one untimed warm-up step, then ``steps``
+timed steps; the figure is the best of 3 runs (ms per step). The runs are taken in rounds, every engine once
+per round (:func:`_interleaved_runs`), so that on a machine whose speed drifts all engines share the same
+stretches of time. Each run rebuilds the world rather
 than continuing the previous one: the scenes change character as they go (the smash scatters, the pile settles),
 so continued runs would time three different stretches of the simulation and "best of 3" would pick whichever
 was cheapest, possibly a different stretch for each engine. Rebuilt runs time the same stretch every time.
 
-Memory: in the same subprocess, the peak resident set (``ru_maxrss``; on Linux the equivalent ``VmHWM``, see
+Memory: in the first round's subprocess, the peak resident set (``ru_maxrss``; on Linux the equivalent ``VmHWM``, see
 :func:`_maxrss_mb`) after the first run minus the resident set before building the scene. The baseline is
 taken after the imports and after one step of a tiny world, so it holds the interpreter, NumPy, Numba and
 carom's loaded kernels (a fixed cost, reported on its own by the start-up figures), and the peak mark is
@@ -610,6 +612,26 @@ def _row(name, bodies, label, res, carom_ms):
             f"{q['overlap_mm']:.1f}", q["escaped"], f"{q['kinetic_J']:.4g}"]
 
 
+def _interleaved_runs(configs, spec, desc, steps, runs):
+    """:func:`run_engine` results for each (engine, threads) of ``configs``, the runs taken in rounds: round r
+    runs every configuration once, each in a fresh process, before round r + 1 starts. On a shared machine
+    whose speed drifts over minutes (a VM next to busy neighbours), running one engine's runs back to back and
+    then the next engine's put the engines in different conditions; in rounds, every engine's best run comes
+    from the same stretch of time. Memory is that of the first round (a fresh process's first run, as
+    before), quality that of the last round's final state."""
+    merged = [None] * len(configs)
+    for _round in range(runs):
+        for c, (engine, th) in enumerate(configs):
+            if merged[c] is not None and "error" in merged[c]:
+                continue
+            res = run_in_subprocess(engine, spec, desc, steps, 1, th)
+            if "error" in res or merged[c] is None:
+                merged[c] = res
+            else:
+                merged[c] = dict(merged[c], ms=merged[c]["ms"] + res["ms"], quality=res["quality"])
+    return merged
+
+
 def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
     """Run the benchmark; returns the Markdown report (table and notes) and prints rows as they come."""
     import carom
@@ -628,14 +650,14 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
         desc = describe(build_carom(spec))
         n = sum(1 for k in desc["kind"] if k == "dynamic")
         ms = {}
-        for engine in engines:
-            for th in thread_sets if engine == "carom" else [1]:
-                res = run_in_subprocess(engine, spec, desc, steps, runs, th)
-                label = ENGINE_LABELS[engine] + (f" ({th} threads)" if th > 1 else "")
-                if "error" not in res:
-                    ms.setdefault(engine, min(res["ms"]))
-                rows.append(_row(name, n, label, res, ms.get("carom")))
-                log("| " + " | ".join(str(c) for c in rows[-1]) + " |")
+        configs = [(engine, th) for engine in engines for th in (thread_sets if engine == "carom" else [1])]
+        results = _interleaved_runs(configs, spec, desc, steps, runs)
+        for (engine, th), res in zip(configs, results):
+            label = ENGINE_LABELS[engine] + (f" ({th} threads)" if th > 1 else "")
+            if "error" not in res:
+                ms.setdefault(engine, min(res["ms"]))
+            rows.append(_row(name, n, label, res, ms.get("carom")))
+            log("| " + " | ".join(str(c) for c in rows[-1]) + " |")
         for other in ("pymunk", "box2d"):
             if "carom" in ms and other in ms:
                 summary.append(f"{name}: carom {ms['carom']:.2f} ms, {ENGINE_LABELS[other]} {ms[other]:.2f} ms "
@@ -658,8 +680,9 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
                     f"imports included): {rss}")
         log(line)
         report += "\n\n" + line + "."
-    report += (f"\n\nEach figure: a fresh process per engine and scene; the world is rebuilt for each of {runs} "
-               f"runs of one warm-up step + {steps} timed steps (best run shown; spread = (worst − best) / best). "
+    report += (f"\n\nEach figure: {runs} runs per engine and scene, taken in rounds (every engine once per "
+               f"round), each run in a fresh process: the world is built, one warm-up step + {steps} timed steps "
+               "(best run shown; spread = (worst − best) / best). "
                "dt = 1/60, one thread. carom: 4 substeps; pymunk: 10 iterations, collision slop 5 mm, friction "
                "√μ per shape (so pairs meet with μ); pybox2d: 8 velocity / 3 position iterations. Sleeping "
                "off everywhere. Memory: peak resident set during build + first run minus the resident set "
