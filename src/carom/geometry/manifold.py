@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from .._jit import njit, borrowed_rows
+from .._jit import njit, inline_njit, borrowed_rows
 from ..constants import LINEAR_SLOP
 from ._math import relative_transform, closest_on_segment
 from .manifold_types import EMPTY_MANIFOLD
@@ -135,7 +135,7 @@ def collide_polygon_circle_local(vA, nA, rA, cx, cy, rB, speculative):
     return _point_result(nx, ny, qx, qy, cx, cy, rA, rB, dist, 256 * feature, speculative)
 
 
-@njit
+@inline_njit
 def _max_separation(v1, n1, v2):
     """Edge of core 1 with the greatest separation from core 2 (both in one frame)."""
     best = 0
@@ -154,7 +154,7 @@ def _max_separation(v1, n1, v2):
     return best, best_sep
 
 
-@njit
+@inline_njit
 def _incident_edge(n_ref_x, n_ref_y, n2):
     best = 0
     best_dot = np.inf
@@ -201,7 +201,7 @@ def _segment_closest(p1x, p1y, q1x, q1y, p2x, p2y, q2x, q2y):
     return s, t, p1x + s * d1x, p1y + s * d1y, p2x + t * d2x, p2y + t * d2y
 
 
-@njit
+@inline_njit
 def _clip(vR, nR, rR, i1, vI, nI, rI, j1, speculative, flip):
     """Clip incident edge j1 of core I against reference edge i1 of core R; ids/normal oriented A→B."""
     nr = vR.shape[0]
@@ -366,7 +366,7 @@ def _swap_manifold(m, tx, ty, tc, ts):
     return (count, nx, ny, p0x, p0y, m[5], id0, p1x, p1y, m[9], id1)
 
 
-@njit
+@inline_njit
 def _to_frame(v, n, tx, ty, tc, ts, vout, nout):
     for i in range(v.shape[0]):
         x = v[i, 0]

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, cycle_counter, borrowed_rows
+from .._jit import njit, inline_njit, pnjit, cycle_counter, borrowed_rows
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
@@ -194,7 +194,7 @@ CSEP = CQ0 + 2 * 4
 CACHE_WIDTH = CSEP + 1
 
 
-@njit
+@inline_njit
 def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
     """Rebuild contact k's manifold (A frame) from its cache for B now at pose (tx, ty, tc, ts) in A's frame,
     if the pose moved less than RECYCLE_DISTANCE since the manifold was computed.
@@ -222,7 +222,7 @@ def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
     return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0)
 
 
-@njit
+@inline_njit
 def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
     """Point p of contact k's cached manifold with B at pose (tx, ty, tc, ts): (x, y, separation, how far
     B's anchor moved since the manifold was computed)."""
@@ -242,7 +242,7 @@ def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
     return 0.5 * (ax + bx), 0.5 * (ay + by), (bx - ax) * nx + (by - ay) * ny, math.sqrt(mx * mx + my * my)
 
 
-@njit
+@inline_njit
 def _still_apart(cache, j, tx, ty, tc, ts, lax, lay, reach_a, lbx, lby, reach_b, spec):
     """Whether contact j, which had no points when computed at the cached pose T0 = (t0, R0) of B in A's frame,
     provably still has none with B now at T = (t, R): then collide_sat at T returns count 0, and the narrow
@@ -305,7 +305,7 @@ def _still_apart(cache, j, tx, ty, tc, ts, lax, lay, reach_a, lbx, lby, reach_b,
     return cache[j, CSEP] - min(move_a, move_b) > spec + APART_ROUNDING * (1.0 + reach_a + reach_b)
 
 
-@njit
+@inline_njit
 def _store_cache(cache, k, m, tx, ty, tc, ts):
     """Cache a freshly computed manifold m (A frame) of contact k with the pose it was computed at (for one
     without points, its separation bound)."""
