@@ -267,6 +267,38 @@ def test_dynamic_body_without_mass_is_rejected_at_step():
         w.step(1 / 60)
 
 
+@pytest.mark.parametrize("array, row, name", [
+    ("_vel", (1,), "velocity"), ("_angvel", (), "angular_velocity"), ("_force", (0,), "force"),
+    ("_torque", (), "torque")])
+def test_step_refuses_non_finite_state_and_changes_nothing(array, row, name):
+    """The compiled step finds a non-finite velocity, force or torque (here written into the world's own
+    arrays, as a blown-up simulation would leave them) before it moves anything, and names the body."""
+    w = carom.World()
+    w.static_body.add_shape(Segment((-5, 0), (5, 0)))
+    bodies = [w.add_body(position=(x, 0.5)) for x in (-2.0, 0.0, 2.0)]
+    for b in bodies:
+        b.add_shape(Circle(0.5))
+    for _ in range(3):
+        w.step(1 / 60)
+    i = bodies[1].index
+    getattr(w, array)[(i,) + row] = np.nan
+    getattr(w, array)[(bodies[2].index,) + row] = np.inf
+    before = _snapshot(w)
+    contacts = [a.copy() for a in w._contacts]
+    steps = w.step_count
+    with pytest.raises(SimulationError, match=f"body {i} has a non-finite {name}"):
+        w.step(1 / 60)
+    for x, y in zip(before, _snapshot(w)):
+        assert np.array_equal(x, y, equal_nan=True)
+    for x, y in zip(contacts, w._contacts):
+        assert np.array_equal(x, y)
+    assert w.step_count == steps
+    # a removed body's leftover values are not looked at
+    w.remove(bodies[1])
+    w.remove(bodies[2])
+    w.step(1 / 60)
+
+
 def test_removed_body_handle_is_stale_and_slot_reuse_does_not_alias():
     w = carom.World()
     b = w.add_body()

@@ -654,6 +654,38 @@ def no_events():
 #: the stages of the step, in order, as ``step_kernel`` clocks them
 STAGES = ("bounds", "broad", "narrow", "prepare", "solve", "continuous", "sleep", "events")
 
+#: what ``first_bad_body`` found (checked in this order; World.step turns a code into its error)
+BODY_OK, BODY_MASSLESS, BODY_VELOCITY, BODY_ANGULAR_VELOCITY, BODY_FORCE, BODY_TORQUE = 0, 1, 2, 3, 4, 5
+
+
+@njit
+def first_bad_body(bodies):
+    """(code, body) of the first problem that stops a step, or (BODY_OK, −1): a live dynamic body without
+    mass, then a live body with a non-finite velocity, angular velocity, force or torque (each the lowest
+    such body). One compiled pass before anything moves, so a refused step leaves the world as it was; as
+    NumPy passes in Python these checks cost about 0.1 ms a step."""
+    vel, angvel, inv_mass, kind, body_alive, force, torque = (bodies[2], bodies[3], bodies[4], bodies[7],
+                                                              bodies[9], bodies[10], bodies[11])
+    NB = kind.shape[0]
+    first = np.full(6, NB, np.int64)
+    for b in range(NB - 1, -1, -1):
+        if not body_alive[b]:
+            continue
+        if kind[b] == DYNAMIC and inv_mass[b] == 0.0:
+            first[BODY_MASSLESS] = b
+        if not (math.isfinite(vel[b, 0]) and math.isfinite(vel[b, 1])):
+            first[BODY_VELOCITY] = b
+        if not math.isfinite(angvel[b]):
+            first[BODY_ANGULAR_VELOCITY] = b
+        if not (math.isfinite(force[b, 0]) and math.isfinite(force[b, 1])):
+            first[BODY_FORCE] = b
+        if not math.isfinite(torque[b]):
+            first[BODY_TORQUE] = b
+    for code in range(1, 6):
+        if first[code] < NB:
+            return code, first[code]
+    return BODY_OK, np.int64(-1)
+
 
 @njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, hit_threshold,
@@ -662,14 +694,20 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
 
     ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
     ``STAGES[i]`` (a few cycles per reading; World turns them into ``profile_times``). Returns (contact
-    table, new broad-phase candidate cache, events)."""
+    table, new broad-phase candidate cache, events, (code, body) of ``first_bad_body``). A step refused by
+    ``first_bad_body`` returns at once, before anything is changed."""
     clock[0] = cycle_counter()
+    bad = first_bad_body(bodies)
+    if bad[0] != BODY_OK:
+        for i in range(1, clock.shape[0]):
+            clock[i] = clock[0]
+        return old, tree[9], no_events(), bad
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes)
     clock[1] = cycle_counter()
     if not awake.any():
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
             clock[i] = clock[1]
-        return old, tree[9], no_events()
+        return old, tree[9], no_events(), bad
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
     clock[2] = cycle_counter()
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
@@ -684,7 +722,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[7] = cycle_counter()
     events = event_stage(old, contacts, solver, hit_threshold)
     clock[8] = cycle_counter()
-    return contacts, new_cand, events
+    return contacts, new_cand, events, bad
 
 
 @njit

@@ -835,20 +835,8 @@ class World:
         """
         self._check_unlocked()
         dt = _number(dt, "dt", 0.0, low_open=True)
-        n = self._n_bodies
-        dyn = self._alive[:n] & (self._kind[:n] == _step.DYNAMIC)
-        massless = np.flatnonzero(dyn & (self._inv_mass[:n] == 0.0))
-        if massless.size:
-            raise SimulationError(f"dynamic body {int(massless[0])} has no mass: give it a shape with "
-                                  "density > 0 (or make it static/kinematic)")
-        for name, arr in (("velocity", self._vel[:n]), ("angular_velocity", self._angvel[:n]),
-                          ("force", self._force[:n]), ("torque", self._torque[:n])):
-            if np.isfinite(arr).all():      # the usual case, in one pass; the per-body search only on failure
-                continue
-            bad = ~np.isfinite(arr).reshape(n, -1).all(axis=1) & self._alive[:n]
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise SimulationError(f"body {i} has a non-finite {name}: {arr[i]}")
+        # a dynamic body without mass and non-finite velocities, forces or torques are found by the compiled
+        # step before it changes anything (_step.first_bad_body); the error is raised below
         self._locked = True
         try:
             old = self._contacts
@@ -858,9 +846,11 @@ class World:
             settings = (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]))
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
-            contacts, cand, events = _step.step_kernel(
+            contacts, cand, events, (bad, body) = _step.step_kernel(
                 *settings, *mixing, self.sleep_enabled, self.hit_event_threshold, bodies, shapes, tree,
                 proxy, proxy_shape, old, numba.get_num_threads(), clock)
+            if bad != _step.BODY_OK:
+                raise self._refused_step(int(bad), int(body))
             if self.profile:
                 self._record_profile(clock)
             self._contacts = contacts
@@ -876,6 +866,16 @@ class World:
         finally:
             self._locked = False
         self._deliver_events()
+
+    def _refused_step(self, bad, i):
+        """The SimulationError for what ``_step.first_bad_body`` found at body i (the step changed nothing)."""
+        if bad == _step.BODY_MASSLESS:
+            return SimulationError(f"dynamic body {i} has no mass: give it a shape with density > 0 (or make it "
+                                   "static/kinematic)")
+        name, arr = {_step.BODY_VELOCITY: ("velocity", self._vel), _step.BODY_ANGULAR_VELOCITY:
+                     ("angular_velocity", self._angvel), _step.BODY_FORCE: ("force", self._force),
+                     _step.BODY_TORQUE: ("torque", self._torque)}[bad]
+        return SimulationError(f"body {i} has a non-finite {name}: {arr[i]}")
 
     def _record_profile(self, clock):
         """``profile_times`` from the step's stage clocks: ms per stage (``_step.STAGES``) and the total."""
