@@ -635,7 +635,8 @@ def _integrate_position(b, state, com, angle, dangle, h):
 def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     """The soft step (module docstring) over the coloured bundles: substeps of integrate, warm start, biased
     solve, integrate positions, relax; then restitution. The impulses go back to the contact table.
-    Returns the start-of-step positions and angles (for continuous collision)."""
+    Returns the start-of-step positions and angles (for continuous collision) and each contact's hit speed
+    and point (for hit events)."""
     perm, bstart, slot, rows, body, move = solver[0], solver[2], solver[3], solver[5], solver[6], solver[7]
     com, angle, vel, angvel, force, torque = bodies[0], bodies[1], bodies[2], bodies[3], bodies[10], bodies[11]
     c_nimp, c_timp = contacts[3], contacts[4]
@@ -679,6 +680,12 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
         force[b, 0] = 0.0
         force[b, 1] = 0.0
         torque[b] = 0.0
+    # impulses back to the table, and each solved contact's hit: its fastest approach (−v_n before the solve)
+    # at a point that took an impulse, and that point (−inf, −1 for none); hit events are built from these
+    # only when someone asks for them (carom.rigid._step.event_rows)
+    c_count = contacts[1]
+    hit_speed = np.full(c_count.shape[0], -np.inf)
+    hit_point = np.full(c_count.shape[0], -1, np.int64)
     for i in range(perm.shape[0]):
         k = perm[i]
         j = slot[i] // LANES
@@ -686,4 +693,9 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
         for p in range(2):
             c_nimp[k, p] = rows[j, P0 + p * POINT_WIDTH + NIMP, q]
             c_timp[k, p] = rows[j, P0 + p * POINT_WIDTH + TIMP, q]
-    return com0, angle0
+        for p in range(c_count[k]):
+            o = P0 + p * POINT_WIDTH
+            if rows[j, o + MAXIMP, q] > 0.0 and -rows[j, o + RELV, q] > hit_speed[k]:
+                hit_speed[k] = -rows[j, o + RELV, q]
+                hit_point[k] = p
+    return com0, angle0, hit_speed, hit_point

@@ -846,22 +846,21 @@ class World:
             settings = (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]))
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
-            contacts, cand, events, (bad, body) = _step.step_kernel(
-                *settings, *mixing, self.sleep_enabled, self.hit_event_threshold, bodies, shapes, tree,
-                proxy, proxy_shape, old, numba.get_num_threads(), clock)
+            contacts, cand, hits, (bad, body) = _step.step_kernel(
+                *settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
+                numba.get_num_threads(), clock)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))
             if self.profile:
                 self._record_profile(clock)
             self._contacts = contacts
             self._bp._cand = cand
-            # built when asked for (contact_events, handlers): record arrays cost ~0.2 ms a step. Of last
-            # step's table only the ended rows are kept (holding the whole table a step longer made the heap
-            # grow by several tables)
+            # events are computed and built when asked for (contact_events, handlers): finding them cost ~0.2
+            # ms a step and the record arrays as much again. Of last step's table only the keys, touch and
+            # sensor flags are kept (holding the whole table grew the heap by several tables)
             pending, self._pending_end = self._pending_end, []
-            ended = events[1]
             self._events = None
-            self._raw_events = (old[0][ended], old[9][ended], contacts, events, pending)
+            self._raw_events = (old[0], old[8], old[9], contacts, hits, self.hit_event_threshold, pending)
             self.step_count += 1
         finally:
             self._locked = False
@@ -1018,10 +1017,13 @@ class World:
         out["body_b"] = self._s_body[out["shape_b"]]
         return out, swap
 
-    def _build_events(self, ended_keys, ended_sensor, contacts, events, pending):
-        """Event records from a step's raw events; ``ended_keys``/``ended_sensor``: the keys and sensor flags
-        of last step's contacts that ended (``events[1]`` indexes last step's table)."""
-        begin_k, end_j, hit_k, hit_p, hit_v = events
+    def _build_events(self, old_keys, old_touch, old_sensor, contacts, hits, hit_threshold, pending):
+        """Event records of a step from last step's keys, touch and sensor flags, this step's contact table and
+        the solver's hit speeds (``_step.event_rows``), and the end events of removed shapes (``pending``)."""
+        begin_k, end_j, hit_k, hit_p, hit_v = _step.event_rows(old_keys, old_touch, contacts[0], contacts[8],
+                                                               hits[0], hits[1], hit_threshold)
+        ended_keys = old_keys[end_j]
+        ended_sensor = old_sensor[end_j]
         if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not pending:
             return self._empty_events()
         keys, count, normal, points, sep, sensor = (contacts[0], contacts[1], contacts[5], contacts[6],
