@@ -1,5 +1,6 @@
 """The rigid step in ONE compiled call: bounds, broad phase, narrow phase, solver (``_solver``), continuous
-collision, sleep and events, each a stage function here.
+collision and sleep, each a stage function here; contact events are found after the step, only when asked
+for (``event_rows``).
 
 Bodies are stored by their centre of mass ``com`` and ``angle``; shapes by their core in the body frame
 (relative to the body origin, which sits at ``com − R·local_center``). Contacts are keyed by their shape pair
@@ -652,7 +653,7 @@ def no_hits():
 
 
 #: the stages of the step, in order, as ``step_kernel`` clocks them
-STAGES = ("bounds", "broad", "narrow", "prepare", "solve", "continuous", "sleep", "events")
+STAGES = ("bounds", "broad", "narrow", "prepare", "solve", "continuous", "sleep")
 
 #: what ``first_bad_body`` found (checked in this order; World.step turns a code into its error)
 BODY_OK, BODY_MASSLESS, BODY_VELOCITY, BODY_ANGULAR_VELOCITY, BODY_FORCE, BODY_TORQUE = 0, 1, 2, 3, 4, 5
@@ -720,9 +721,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[6] = cycle_counter()
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4])
     clock[7] = cycle_counter()
-    # (events are built after the step, when asked for: ``event_rows``; the stage's clock stays for the
-    # profile's layout and reads about zero)
-    clock[8] = cycle_counter()
+    # (events are found after the step, when asked for: ``event_rows``)
     return contacts, new_cand, (hit_speed, hit_point), bad
 
 

@@ -831,7 +831,8 @@ class World:
 
         With ``world.profile = True`` the last step's time in each stage (ms, read from the processor's cycle
         counter inside the compiled step, so the figures include no call overhead) is in
-        ``world.profile_times``: bounds, broad, narrow, prepare, solve, continuous, sleep, events and total.
+        ``world.profile_times``: bounds, broad, narrow, prepare, solve, continuous, sleep and total. Contact
+        events are found only when asked for (:meth:`contact_events`, or handlers registered with :meth:`on`).
         """
         self._check_unlocked()
         dt = _number(dt, "dt", 0.0, low_open=True)
