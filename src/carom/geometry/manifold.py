@@ -412,6 +412,12 @@ def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, 
     return collide_polygons_local(vA, nA, rA, vb, nbv, rB, speculative)
 
 
+#: ``collide_sat`` inlined at Numba's IR level, for the rigid narrow phase's pair loop: a call hands over six
+#: array views and the manifold tuple, about a fifth of the narrow phase in a scene of moving boxes (smash:
+#: 3.4 → 2.7 ms). A second dispatcher of the same Python function, so other callers keep the plain call.
+collide_sat_inline = inline_njit(getattr(collide_sat, "py_func", collide_sat))
+
+
 @njit
 def manifold_to_world(m, x, y, c, s):
     """Rotate/translate a manifold tuple from A's frame into the world."""

@@ -16,7 +16,7 @@ from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
-from ..geometry.manifold import collide_sat, collide_circles_local
+from ..geometry.manifold import collide_sat_inline, collide_circles_local
 from ..geometry.gjk import shape_distance
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect
 from ._solver import prepare_stage, solve_stage
@@ -404,7 +404,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                 m = collide_circles_local(verts[oa, 0], verts[oa, 1], shape_radius[a], cx, cy, shape_radius[bsh],
                                           spec)
             else:
-                m = collide_sat(borrowed_rows(verts, oa, shape_count[a]), borrowed_rows(normals, oa, shape_count[a]),
+                m = collide_sat_inline(borrowed_rows(verts, oa, shape_count[a]), borrowed_rows(normals, oa, shape_count[a]),
                                 shape_radius[a], borrowed_rows(verts, ob, shape_count[bsh]),
                                 borrowed_rows(normals, ob, shape_count[bsh]), shape_radius[bsh], tx, ty, tc, ts, spec,
                                 sv, snm)
