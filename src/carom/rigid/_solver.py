@@ -46,7 +46,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit
+from .._jit import njit, pnjit, inline_njit, trailing_zeros
 from .._simd import LANES, ROW, splat, load, store, lane, gather_rows, select, vmax, vmin
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD)
@@ -101,61 +101,80 @@ def soft_params(hertz, zeta, h):
 
 
 @njit
-def colour_contacts(order, c_ba, c_bb, c_count, kind, NB):
-    """Greedy colouring in the given order: each contact takes the lowest colour that neither of its
-    dynamic bodies uses yet. Returns (permutation of ``order`` sorted by colour, colour start offsets).
+def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
+    """Select the contacts to solve and colour them, in one pass in key order: a contact is solved when it is
+    no sensor, has points and at least one awake dynamic body; greedily, each takes the lowest colour that
+    neither of its dynamic bodies uses yet. Returns (the solved contacts sorted by colour, their body pairs
+    in that order, colour start offsets).
 
-    Inside each parallel colour the two-point contacts come first, each group in the given order, so that
+    Inside each parallel colour the two-point contacts come first, each group in key order, so that
     bundles of one-point contacts (circles, a polygon's corner) solve one point instead of two; the order
     inside a colour changes no result, since its contacts touch disjoint bodies. The overflow colour, whose
-    contacts share bodies, keeps the given order."""
-    n = order.shape[0]
+    contacts share bodies, keeps key order.
+
+    The lowest free colour is the lowest zero bit of ``busy``, found with one ``trailing_zeros`` (a loop over
+    the colours cost 2–3 ns per contact); no colour sets bit OVERFLOW, so it is at most OVERFLOW. The pairs
+    are written here in colour order, so that the rows read them in sequence, not contact by contact from
+    the whole table."""
+    K = keys.shape[0]
+    NB = kind.shape[0]
     used = np.zeros(NB, np.uint64)
-    colour = np.empty(n, np.int64)
+    order = np.empty(K, np.int64)
+    ends = np.empty((K, 2), np.int64)
+    # 2·colour, + 1 for the one-point group of a parallel colour and for the overflow colour
+    group = np.empty(K, np.int64)
     counts = np.zeros(OVERFLOW + 2, np.int64)
     two = np.zeros(OVERFLOW + 1, np.int64)
     one = np.uint64(1)
-    for i in range(n):
-        k = order[i]
-        a = c_ba[k]
-        b = c_bb[k]
+    n = 0
+    for k in range(K):
+        if c_count[k] == 0 or c_sensor[k]:
+            continue
+        a = shape_body[keys[k] >> KEY_SHIFT]
+        b = shape_body[keys[k] & KEY_MASK]
+        dyn_a = kind[a] == DYNAMIC
+        dyn_b = kind[b] == DYNAMIC
+        if not ((dyn_a and not asleep[a]) or (dyn_b and not asleep[b])):
+            continue
         busy = np.uint64(0)
-        if kind[a] == DYNAMIC:
+        if dyn_a:
             busy |= used[a]
-        if kind[b] == DYNAMIC:
+        if dyn_b:
             busy |= used[b]
-        c = 0
-        while c < OVERFLOW and (busy >> np.uint64(c)) & one:
-            c += 1
-        colour[i] = c
+        c = np.int64(trailing_zeros(~busy))
         counts[c + 1] += 1
+        g = 2 * c + 1
         if c < OVERFLOW:
             if c_count[k] == 2:
                 two[c] += 1
+                g = 2 * c
             bit = one << np.uint64(c)
-            if kind[a] == DYNAMIC:
+            if dyn_a:
                 used[a] |= bit
-            if kind[b] == DYNAMIC:
+            if dyn_b:
                 used[b] |= bit
+        order[n] = k
+        ends[n, 0] = a
+        ends[n, 1] = b
+        group[n] = g
+        n += 1
     # (plain loops rather than cumsum and slices: less to compile)
     start = np.zeros(OVERFLOW + 2, np.int64)
-    fill_two = np.empty(OVERFLOW + 1, np.int64)
-    fill_one = np.empty(OVERFLOW + 1, np.int64)
+    fill = np.empty(2 * OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         start[c + 1] = start[c] + counts[c + 1]
-        fill_two[c] = start[c]
-        fill_one[c] = start[c] + two[c]
+        fill[2 * c] = start[c]
+        fill[2 * c + 1] = start[c] + two[c]
     perm = np.empty(n, np.int64)
+    pair = np.empty((n, 2), np.int64)
     for i in range(n):
-        c = colour[i]
-        k = order[i]
-        if c < OVERFLOW and c_count[k] == 2:
-            perm[fill_two[c]] = k
-            fill_two[c] += 1
-        else:
-            perm[fill_one[c]] = k
-            fill_one[c] += 1
-    return perm, start
+        g = group[i]
+        r = fill[g]
+        fill[g] = r + 1
+        perm[r] = order[i]
+        pair[r, 0] = ends[i, 0]
+        pair[r, 1] = ends[i, 1]
+    return perm, pair, start
 
 
 @njit
@@ -175,26 +194,10 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     the solver's dummy body (row NB of its state: at rest, never written) and have no mass, so they change
     nothing.
     """
-    kind, asleep = bodies[7], bodies[16]
-    shape_body = shapes[0]
-    keys, c_count, c_sensor = contacts[0], contacts[1], contacts[9]
-    K = keys.shape[0]
-    NB = kind.shape[0]
-    c_ba = np.empty(K, np.int64)
-    c_bb = np.empty(K, np.int64)
-    order = np.empty(K, np.int64)
-    n = 0
-    for k in range(K):
-        ba = shape_body[keys[k] >> KEY_SHIFT]
-        bb = shape_body[keys[k] & KEY_MASK]
-        c_ba[k] = ba
-        c_bb[k] = bb
-        if c_count[k] == 0 or c_sensor[k]:
-            continue
-        if (kind[ba] == DYNAMIC and not asleep[ba]) or (kind[bb] == DYNAMIC and not asleep[bb]):
-            order[n] = k
-            n += 1
-    perm, start = colour_contacts(order[:n], c_ba, c_bb, c_count, kind, NB)
+    keys, c_count = contacts[0], contacts[1]
+    NB = bodies[7].shape[0]
+    perm, pair, start = colour_contacts(keys, c_count, contacts[9], shapes[0], bodies[7], bodies[16])
+    n = perm.shape[0]
     bstart = np.zeros(OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         m = start[c + 1] - start[c]
@@ -205,7 +208,6 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
         for r in range(start[c + 1] - start[c]):
             slot[start[c] + r] = bstart[c] * LANES + r * step
     nbundles = bstart[OVERFLOW + 1]
-    pair = np.empty((n, 2), np.int64)
     # every used lane is written whole by _prepare_row (in parallel, which also spreads the first touch of
     # fresh memory over the threads); only the empty lanes are cleared here
     rows = np.empty((nbundles, ROW_WIDTH, LANES))
@@ -223,8 +225,8 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     body_data = (bodies[0], bodies[2], bodies[3], bodies[4], bodies[5])
     shape_data = (shapes[4], shapes[5], shapes[6])
     contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
-    _prepare_all_rows(perm, slot, body_data, shape_data, contact_data, c_ba, c_bb, pair, rows, body, move,
-                      friction_rule, restitution_rule, threads)
+    _prepare_all_rows(perm, slot, body_data, shape_data, contact_data, pair, rows, body, move, friction_rule,
+                      restitution_rule, threads)
     return perm, start, bstart, slot, pair, rows, body, move
 
 
@@ -237,20 +239,20 @@ def _clear_lanes(rows, j, first):
 
 
 @pnjit
-def _prepare_all_rows(perm, slot, bodies, shapes, contacts, c_ba, c_bb, pair, rows, body, move, friction_rule,
-                      restitution_rule, threads):
+def _prepare_all_rows(perm, slot, bodies, shapes, contacts, pair, rows, body, move, friction_rule, restitution_rule,
+                      threads):
     """Every lane, in parallel chunks (the parallel loop alone in its function: Numba analyses every statement
     of a function with a parallel loop, so keeping the rest outside saves compile time)."""
     n = perm.shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        _prepare_rows(ch * n // chunks, (ch + 1) * n // chunks, perm, slot, bodies, shapes, contacts, c_ba, c_bb,
-                      pair, rows, body, move, friction_rule, restitution_rule)
+        _prepare_rows(ch * n // chunks, (ch + 1) * n // chunks, perm, slot, bodies, shapes, contacts, pair, rows,
+                      body, move, friction_rule, restitution_rule)
 
 
 @njit
-def _prepare_rows(lo, hi, perm, slot, bodies, shapes, contacts, c_ba, c_bb, pair, rows, body, move,
-                  friction_rule, restitution_rule):
+def _prepare_rows(lo, hi, perm, slot, bodies, shapes, contacts, pair, rows, body, move, friction_rule,
+                  restitution_rule):
     """Contacts lo … hi − 1 in colour order, contact perm[i] into its slot (one call per chunk: kept out of the
     parallel loop so every name in it is private, and the tuples' arrays are unpacked once per chunk)."""
     com, vel, angvel, inv_mass, inv_inertia = bodies
@@ -259,20 +261,18 @@ def _prepare_rows(lo, hi, perm, slot, bodies, shapes, contacts, c_ba, c_bb, pair
     for i in range(lo, hi):
         _prepare_row(i, perm[i], slot[i] // LANES, slot[i] % LANES, com, vel, angvel, inv_mass, inv_inertia,
                      shape_radius, shape_friction, shape_restitution, keys, c_count, c_nimp, c_timp, c_normal,
-                     c_point, c_sep, c_ba, c_bb, pair, rows, body, move, friction_rule, restitution_rule)
+                     c_point, c_sep, pair, rows, body, move, friction_rule, restitution_rule)
 
 
 @inline_njit
 def _prepare_row(i, k, j, q, com, vel, angvel, inv_mass, inv_inertia, shape_radius, shape_friction,
-                 shape_restitution, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_ba, c_bb, pair,
-                 rows, body, move, friction_rule, restitution_rule):
+                 shape_restitution, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, pair, rows, body,
+                 move, friction_rule, restitution_rule):
     """Lane q of bundle j from contact k (the i-th in colour order)."""
     a = keys[k] >> KEY_SHIFT
     bsh = keys[k] & KEY_MASK
-    ba = c_ba[k]
-    bb = c_bb[k]
-    pair[i, 0] = ba
-    pair[i, 1] = bb
+    ba = pair[i, 0]
+    bb = pair[i, 1]
     mA = inv_mass[ba]
     mB = inv_mass[bb]
     iA = inv_inertia[ba]
