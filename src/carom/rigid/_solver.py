@@ -112,10 +112,11 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
     inside a colour changes no result, since its contacts touch disjoint bodies. The overflow colour, whose
     contacts share bodies, keeps key order.
 
-    The lowest free colour is the lowest zero bit of ``busy``, found with one ``trailing_zeros`` (a loop over
-    the colours cost 2–3 ns per contact); no colour sets bit OVERFLOW, so it is at most OVERFLOW. The pairs
-    are written here in colour order, so that the rows read them in sequence, not contact by contact from
-    the whole table."""
+    The lowest free colour is the lowest zero bit of ``busy``, found with one ``trailing_zeros``; no colour
+    sets bit OVERFLOW, so it is at most OVERFLOW. A loop over the colours, one branch per busy colour, took
+    0.22 ms for smash's 15k contacts (0.12 ms now); pyramids, whose colours the branch predictor guesses,
+    took 0.13 ms either way (15k contacts). The pairs are written here in colour order, so that the rows
+    read them in sequence, not contact by contact from the whole table."""
     K = keys.shape[0]
     NB = kind.shape[0]
     used = np.zeros(NB, np.uint64)
@@ -126,6 +127,8 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
     counts = np.zeros(OVERFLOW + 2, np.int64)
     two = np.zeros(OVERFLOW + 1, np.int64)
     one = np.uint64(1)
+    none = np.uint64(0)
+    all_ones = ~none
     n = 0
     for k in range(K):
         if c_count[k] == 0 or c_sensor[k]:
@@ -136,23 +139,20 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
         dyn_b = kind[b] == DYNAMIC
         if not ((dyn_a and not asleep[a]) or (dyn_b and not asleep[b])):
             continue
-        busy = np.uint64(0)
-        if dyn_a:
-            busy |= used[a]
-        if dyn_b:
-            busy |= used[b]
+        # without branches: the masks are all ones for a dynamic body, zero otherwise (only dynamic bodies
+        # have colours), and the overflow colour sets no bit
+        mask_a = all_ones if dyn_a else none
+        mask_b = all_ones if dyn_b else none
+        used_a = used[a]
+        busy = (used_a & mask_a) | (used[b] & mask_b)
         c = np.int64(trailing_zeros(~busy))
+        bit = (one << np.uint64(c)) & ~(one << np.uint64(OVERFLOW))
+        used[a] = used_a | (bit & mask_a)
+        used[b] = used[b] | (bit & mask_b)
         counts[c + 1] += 1
-        g = 2 * c + 1
-        if c < OVERFLOW:
-            if c_count[k] == 2:
-                two[c] += 1
-                g = 2 * c
-            bit = one << np.uint64(c)
-            if dyn_a:
-                used[a] |= bit
-            if dyn_b:
-                used[b] |= bit
+        single = np.int64(c_count[k] != 2) | np.int64(c == OVERFLOW)
+        two[c] += 1 - single
+        g = 2 * c + single
         order[n] = k
         ends[n, 0] = a
         ends[n, 1] = b
@@ -406,8 +406,12 @@ def _prepare_point(rows, j, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa,
     store(rows, j, o + QBX, select(has, qbx, zero))
     store(rows, j, o + QBY, select(has, qby, zero))
     store(rows, j, o + ADJ, select(has, sep - ((qbx - qax) * nx + (qby - qay) * ny), zero))
-    store(rows, j, o + NMASS, select(has & (kn > 0.0), 1.0 / kn, zero))
-    store(rows, j, o + TMASS, select(has & (kt > 0.0), 1.0 / kt, zero))
+    # (the masked-out lanes divide 1 by 1: no division by zero, which NumPy warns of as plain Python)
+    nok = has & (kn > 0.0)
+    tok = has & (kt > 0.0)
+    one = splat(1.0)
+    store(rows, j, o + NMASS, select(nok, 1.0 / select(nok, kn, one), zero))
+    store(rows, j, o + TMASS, select(tok, 1.0 / select(tok, kt, one), zero))
     store(rows, j, o + NIMP, select(has, nimp, zero))
     store(rows, j, o + TIMP, select(has, timp, zero))
     store(rows, j, o + MAXIMP, zero)
