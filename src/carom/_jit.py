@@ -95,6 +95,17 @@ else:
         return a.copy(layout="C")(a, start, count), codegen
 
 
+if numba.config.DISABLE_JIT:
+    def trailing_zeros(x):
+        """Plain-Python stand-in: the number of trailing zero bits of a 64-bit unsigned integer (64 for 0)."""
+        x = int(x) & 0xFFFFFFFFFFFFFFFF
+        return 64 if x == 0 else (x & -x).bit_length() - 1
+else:
+    #: the number of trailing zero bits of an integer (its width for 0): one instruction (``tzcnt``, LLVM's
+    #: ``cttz``), where a loop over the bits takes one iteration per bit
+    from numba.cpython.unsafe.numbers import trailing_zeros
+
+
 @njit
 def read_cycle_counter():
     return cycle_counter()
