@@ -558,11 +558,26 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
 
 @inline_njit
 def _restitute(rows, j, state, body, move):
-    """Restitution at the points that approached faster than RESTITUTION_THRESHOLD and took an impulse."""
-    m, nx, ny = _bundle_frame(rows, j)
+    """Restitution at the points that approached faster than RESTITUTION_THRESHOLD and took an impulse.
+
+    A bundle in which no lane can bounce (restitution 0, or no point approached that fast: known from the
+    rows before the sweep) is left alone: for it every λ below is old − old = 0, so it would only gather and
+    scatter its bodies' velocities unchanged (resting stacks and boxes without restitution skip the whole
+    sweep, one of the step's thirteen)."""
     points = _bundle_points(rows, j)
     e = load(rows, j, E)
     zero = splat(0.0)
+    one = splat(1.0)
+    can = zero
+    for p in range(points):
+        relv = load(rows, j, P0 + p * POINT_WIDTH + RELV)
+        can = select((e != 0.0) & (relv <= -RESTITUTION_THRESHOLD), one, can)
+    bounce = False
+    for q in range(LANES):
+        bounce = bounce or lane(can, q) != 0.0
+    if not bounce:
+        return
+    m, nx, ny = _bundle_frame(rows, j)
     sa, sb, v = _gather_velocities(state, body, j)
     for p in range(points):
         o = P0 + p * POINT_WIDTH
