@@ -136,6 +136,41 @@ def test_pyramid_of_base_20_stands():
     assert np.linalg.norm(top.position - start) < 0.05
 
 
+def test_damping_and_speed_limit_follow_the_integration_formula_exactly():
+    """Velocity integration per substep h: v ← (v + h·(g·scale + F/m)) / (1 + h·c), then |v| capped at
+    MAX_TRANSLATION_SPEED; checked bitwise against the same arithmetic in Python, for a damped body, an
+    undamped one (no division at all) and one over the speed limit."""
+    from carom.constants import MAX_TRANSLATION_SPEED
+    w = carom.World(gravity=(0, 0), substeps=4)
+    damped = w.add_body(position=(0, 0), velocity=(3.0, -2.0), angular_velocity=1.5, linear_damping=0.7,
+                        angular_damping=0.3)
+    free = w.add_body(position=(100, 0), velocity=(-1.25, 0.5), angular_velocity=-0.75)
+    fast = w.add_body(position=(-100, 0), velocity=(900.0, -700.0), bullet=True)
+    for b in (damped, free, fast):
+        b.add_shape(Circle(0.5), density=1.0)
+    dt = 1 / 60
+    w.step(dt)
+    h = dt / 4
+    vx, vy, om = 3.0, -2.0, 1.5
+    for _ in range(4):
+        vx = (vx + h * (0.0 * 1.0 + 0.0)) / (1.0 + h * 0.7)
+        vy = (vy + h * (0.0 * 1.0 + 0.0)) / (1.0 + h * 0.7)
+        om = (om + h * 0.0) / (1.0 + h * 0.3)
+    assert tuple(damped.velocity) == (vx, vy) and damped.angular_velocity == om
+    assert tuple(free.velocity) == (-1.25, 0.5) and free.angular_velocity == -0.75
+    vx, vy = 900.0, -700.0
+    sp = math.sqrt(vx * vx + vy * vy)
+    vx *= MAX_TRANSLATION_SPEED / sp
+    vy *= MAX_TRANSLATION_SPEED / sp
+    for _ in range(3):     # already at the limit: √(vx² + vy²) rounds to it or just below
+        sp = math.sqrt(vx * vx + vy * vy)
+        if sp > MAX_TRANSLATION_SPEED:
+            vx *= MAX_TRANSLATION_SPEED / sp
+            vy *= MAX_TRANSLATION_SPEED / sp
+    assert tuple(fast.velocity) == (vx, vy)
+    assert math.hypot(*fast.velocity) == pytest.approx(MAX_TRANSLATION_SPEED, rel=1e-12)
+
+
 @pytest.mark.parametrize("angle_deg", [0.0, 15.0, 35.0, 60.0, -40.0])
 def test_fast_ball_does_not_tunnel(angle_deg):
     w = carom.World(gravity=(0, 0))

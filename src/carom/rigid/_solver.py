@@ -688,13 +688,20 @@ def _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damp
     vx = state[b, VX] + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
     vy = state[b, VY] + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
     w = state[b, W] + h * inv_inertia[b] * torque[b]
-    vx /= 1.0 + h * lin_damping[b]
-    vy /= 1.0 + h * lin_damping[b]
-    w /= 1.0 + h * ang_damping[b]
-    sp = math.sqrt(vx * vx + vy * vy)
-    if sp > MAX_TRANSLATION_SPEED:
-        vx *= MAX_TRANSLATION_SPEED / sp
-        vy *= MAX_TRANSLATION_SPEED / sp
+    # the divisions and the square root only where they can change something (x / 1.0 is x exactly, and
+    # √s > MAX implies s > MAX², √ being correctly rounded and monotonic): bitwise the same, at a fraction of
+    # the cost (three divisions and a square root per body per substep were half of this loop)
+    if lin_damping[b] != 0.0:
+        vx /= 1.0 + h * lin_damping[b]
+        vy /= 1.0 + h * lin_damping[b]
+    if ang_damping[b] != 0.0:
+        w /= 1.0 + h * ang_damping[b]
+    sp2 = vx * vx + vy * vy
+    if sp2 > MAX_TRANSLATION_SPEED * MAX_TRANSLATION_SPEED:
+        sp = math.sqrt(sp2)
+        if sp > MAX_TRANSLATION_SPEED:
+            vx *= MAX_TRANSLATION_SPEED / sp
+            vy *= MAX_TRANSLATION_SPEED / sp
     if abs(w) * h > MAX_ROTATION:
         w *= MAX_ROTATION / (abs(w) * h)
     state[b, VX] = vx
