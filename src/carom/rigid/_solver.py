@@ -46,7 +46,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit, trailing_zeros
+from .._jit import njit, pnjit, inline_njit, trailing_zeros, sin_cos
 from .._simd import LANES, ROW, splat, load, store, lane, insert, gather_rows, select, vmax, vmin
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD)
@@ -729,8 +729,9 @@ def _integrate_position(b, state, com, angle, dangle, h):
     state[b, DPY] = state[b, DPY] + dy
     angle[b] = angle[b] + da
     dangle[b] = dangle[b] + da
-    state[b, DC] = math.cos(dangle[b])
-    state[b, DS] = math.sin(dangle[b])
+    sn, cs = sin_cos(dangle[b])
+    state[b, DC] = cs
+    state[b, DS] = sn
 
 
 @njit

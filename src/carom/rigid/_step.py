@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, inline_njit, pnjit, cycle_counter, borrowed_rows
+from .._jit import njit, inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
@@ -26,8 +26,7 @@ STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
 @njit
 def body_origin(com, angle, local_center, b):
-    c = math.cos(angle[b])
-    s = math.sin(angle[b])
+    s, c = sin_cos(angle[b])
     lx = local_center[b, 0]
     ly = local_center[b, 1]
     return com[b, 0] - (c * lx - s * ly), com[b, 1] - (s * lx + c * ly), c, s
