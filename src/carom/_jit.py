@@ -4,6 +4,7 @@ fastmath is off on purpose: it lets LLVM drop NaN checks and reassociate sums, w
 validation of bad input and bitwise determinism. Compiled kernels are cached on disk next to the sources,
 so the (slow) cold compile happens once per machine; :func:`announce_compile` says so on the console.
 """
+import math
 import os
 import sys
 import glob
@@ -106,35 +107,18 @@ else:
     from numba.cpython.unsafe.numbers import trailing_zeros
 
 
-def _libm_has_sincos():
-    """Whether the C library's ``sincos`` can be called from compiled code, with bitwise the results of
-    ``sin`` and ``cos`` (glibc computes all three with the same routines)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-        import ctypes.util
-        libc_name = ctypes.util.find_library("c") or ""
-        if "musl" in libc_name:
-            return False
-        getattr(ctypes.CDLL(None), "sincos")
-        return True
-    except (OSError, AttributeError):
-        return False
+def _glibc_sincos():
+    """Whether compiled code can call the C library's ``sincos`` with bitwise the results of ``sin`` and
+    ``cos``: glibc computes all three with the same routines (other C libraries are not relied on)."""
+    import platform
+    return sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 
 
-if numba.config.DISABLE_JIT:
-    import math as _math
-
-    def sin_cos(x):
-        """Plain-Python stand-in: (sin x, cos x)."""
-        return _math.sin(x), _math.cos(x)
-elif _libm_has_sincos():
+if not numba.config.DISABLE_JIT and _glibc_sincos():
     @numba.extending.intrinsic
     def sin_cos(typingctx, x):
-        """(sin x, cos x) in one call of the C library's ``sincos``: LLVM calls ``sin`` and ``cos`` separately,
-        and the two were a fifth of the solver's position integration (per body per substep). glibc's sincos
-        gives bitwise the values of its sin and cos; elsewhere this is the two calls."""
+        """(sin x, cos x) in one call of glibc's ``sincos``: LLVM calls ``sin`` and ``cos`` separately, and the
+        two were a fifth of the solver's position integration (per body per substep)."""
         if not isinstance(x, numba.core.types.Float):
             return None
         f64 = numba.core.types.float64
@@ -151,12 +135,10 @@ elif _libm_has_sincos():
             return context.make_tuple(builder, signature.return_type, [builder.load(s), builder.load(c)])
         return sig, codegen
 else:
-    import math as _math
-
     @numba.njit(cache=True, inline="always")
     def sin_cos(x):
-        """(sin x, cos x)."""
-        return _math.sin(x), _math.cos(x)
+        """(sin x, cos x): two calls (elsewhere than glibc, and as plain Python under NUMBA_DISABLE_JIT)."""
+        return math.sin(x), math.cos(x)
 
 
 @njit

@@ -694,8 +694,9 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
 
     ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
     ``STAGES[i]`` (a few cycles per reading; World turns them into ``profile_times``). Returns (contact
-    table, new broad-phase candidate cache, events, (code, body) of ``first_bad_body``). A step refused by
-    ``first_bad_body`` returns at once, before anything is changed."""
+    table, new broad-phase candidate cache, (hit speed, hit point) of each contact for ``event_rows``,
+    (code, body) of ``first_bad_body``). A step refused by ``first_bad_body`` returns at once, before
+    anything is changed."""
     clock[0] = cycle_counter()
     bad = first_bad_body(bodies)
     if bad[0] != BODY_OK:
@@ -720,7 +721,6 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[6] = cycle_counter()
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4])
     clock[7] = cycle_counter()
-    # (events are found after the step, when asked for: ``event_rows``)
     return contacts, new_cand, (hit_speed, hit_point), bad
 
 
