@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from carom._jit import borrowed_rows, njit, sin_cos
+from carom._jit import KernelDispatcher, borrowed_rows, entry_njit, njit, sin_cos
 
 
 @njit
@@ -50,3 +50,33 @@ def test_sin_cos_is_bitwise_math_sin_and_cos():
     _sin_cos_all(x, out)
     expected = np.array([[math.sin(v), math.cos(v)] for v in x])
     assert np.array_equal(out.view(np.int64), expected.view(np.int64))
+
+
+@njit
+def _triple(x):
+    return 3 * x
+
+
+@entry_njit
+def _triple_from_kernel(x):
+    return _triple(x) + 1
+
+
+def test_kernel_without_wrappers_is_called_from_python_through_its_twin():
+    """A kernel (``njit``) is compiled without the Python wrapper: its own code is used only from compiled code,
+    and a call from Python goes to a twin compiled with the wrapper. Both give the same results, and the two
+    are cached under different keys, so neither can load the other's code."""
+    import numba
+    if numba.config.DISABLE_JIT:
+        assert _triple(2.5) == 7.5
+        return
+    assert _triple_from_kernel(4) == 13            # compiled caller: the wrapper-less kernel
+    kernel_sigs = list(_triple.signatures)
+    assert kernel_sigs and isinstance(_triple, KernelDispatcher)
+    assert _triple(2.5) == 7.5 and _triple(4) == 12     # from Python: the twin
+    twin = _triple.python_twin()
+    assert not isinstance(twin, KernelDispatcher) and (numba.float64,) in twin.signatures
+    assert _triple.signatures == kernel_sigs        # Python calls never compiled (nor ran) the kernel itself
+    codegen = _triple.targetctx.codegen()
+    sig = kernel_sigs[0]
+    assert _triple._cache._index_key(sig, codegen) != twin._cache._index_key(sig, codegen)

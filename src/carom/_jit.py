@@ -1,4 +1,6 @@
-"""The one place kernels are compiled from: ``njit`` is ``numba.njit(cache=True)`` with no fastmath.
+"""The one place kernels are compiled from: ``njit`` is ``numba.njit(cache=True)`` with no fastmath, for
+kernels called from other kernels (compiled without Numba's Python and C wrappers, see
+:class:`KernelDispatcher`); ``entry_njit`` is the same with the wrappers, for the functions Python calls.
 
 fastmath is off on purpose: it lets LLVM drop NaN checks and reassociate sums, which breaks both the
 validation of bad input and bitwise determinism. Compiled kernels are cached on disk next to the sources,
@@ -12,16 +14,78 @@ import time
 
 import numba
 import numba.extending
+import numba.core.registry
+import numba.core.caching
 import numba.core.cgutils
 from llvmlite import ir as llvm_ir
 
-njit = numba.njit(cache=True)
+class _KernelCache(numba.core.caching.FunctionCache):
+    """Numba's on-disk cache, with kernels' entries keyed apart from those of the same function compiled with
+    its wrappers: Numba keys an entry by signature and bytecode only, not by these flags, and code without
+    the Python wrapper loaded for a call from Python would crash."""
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + ("carom kernel: no wrappers",)
+
+
+class KernelDispatcher(numba.core.registry.CPUDispatcher):
+    """A kernel compiled for calls from other kernels only: without the CPython and C-ABI wrappers.
+
+    Why: Numba gives every compiled function two wrappers, one that unboxes Python arguments and boxes the
+    result, one with a plain C signature. A kernel called only from compiled code needs neither, and making
+    them took about 10 of the 67 s of the step's cold compile: every caller's module links them in and
+    optimises them again.
+
+    A call from Python still works: it goes to a *twin*, the same function compiled with its wrappers, made
+    on the first Python call (:meth:`python_twin`), so a function called only from kernels is compiled once
+    and one called only from Python once too. The wrapper-less code is never called from Python, where it
+    would crash.
+    """
+    _python_twin = None
+    twin_options = {}
+
+    def enable_caching(self):
+        self._cache = _KernelCache(self.py_func)
+
+    def python_twin(self):
+        """The same function compiled with its Python wrapper (made once, on the first Python call)."""
+        twin = self._python_twin
+        if twin is None:
+            twin = self._python_twin = numba.njit(cache=True, **self.twin_options)(self.py_func)
+        return twin
+
+    def __call__(self, *args, **kwargs):
+        return self.python_twin()(*args, **kwargs)
+
+
+def _kernel(func, **options):
+    if numba.config.DISABLE_JIT:
+        return func
+    disp = KernelDispatcher(py_func=func, locals={},
+                            targetoptions=dict(nopython=True, boundscheck=None, no_cpython_wrapper=True,
+                                               no_cfunc_wrapper=True, **options))
+    disp.twin_options = options
+    disp.enable_caching()
+    return disp
+
+
+def njit(func):
+    """A compiled kernel (cached, no fastmath) for calls from other kernels; Python calls go through its
+    twin (see :class:`KernelDispatcher`). Use :data:`entry_njit` for the functions Python calls each step."""
+    return _kernel(func)
+
+
+def pnjit(func):
+    """:func:`njit` with Numba's parallel loops (``numba.prange``); the thread count is
+    ``carom.set_num_threads``."""
+    return _kernel(func, parallel=True)
+
+
+#: an entry point that Python calls (the step, the queries): a plain cached Numba function, with its wrappers
+entry_njit = numba.njit(cache=True)
 #: inlined into the caller at Numba's IR level (no call, so no array reference counts per call); used only for
 #: the per-contact solver functions, called in a plain loop once per chunk (inlining into a parallel loop's
 #: body costs much more compile time)
 inline_njit = numba.njit(cache=True, inline="always")
-#: the same with Numba's parallel loops (``numba.prange``); the thread count is ``carom.set_num_threads``
-pnjit = numba.njit(cache=True, parallel=True)
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _announced = False

@@ -25,6 +25,7 @@ import os
 import numpy as np
 import numba
 
+from ._jit import njit
 
 
 def _lanes_for_host():
@@ -341,10 +342,10 @@ else:
         if isinstance(a, VectorF64):
             return lambda a: _vneg(a)
 
-    @numba.njit(cache=True)
+    @njit
     def vmax(a, b):
         return select(a > b, a, b)
 
-    @numba.njit(cache=True)
+    @njit
     def vmin(a, b):
         return select(a < b, a, b)

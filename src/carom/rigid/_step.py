@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
+from .._jit import njit, entry_njit, inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
@@ -595,7 +595,7 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair):
                 angvel[b] = 0.0
 
 
-@njit
+@entry_njit
 def event_rows(old_keys, old_touch, keys, c_touch, hit_speed, hit_point, hit_threshold):
     """A step's events, computed after the step when someone asks for them (World.contact_events, handlers),
     not inside it: begin/end touch events by merging last step's and this step's sorted contact keys and
@@ -687,7 +687,7 @@ def first_bad_body(bodies):
     return BODY_OK, np.int64(-1)
 
 
-@njit
+@entry_njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled,
                 bodies, shapes, tree, shape_proxy, proxy_shape, old, threads, clock):
     """Advance the world by dt: the stages in order, in one compiled call.

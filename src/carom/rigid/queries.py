@@ -48,7 +48,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, entry_njit
 from ._step import body_origin
 from ..constants import WORLD_LIMIT
 from ..errors import SimulationError, WorldLockedError
@@ -137,7 +137,7 @@ def _passes(s, s_alive, s_category, s_mask, mask, category, use_category):
     return True
 
 
-@njit
+@entry_njit
 def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, normals,
                     s_sensor, s_category, s_mask, s_proxy, proxy_shape,
                     moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
@@ -223,7 +223,7 @@ def _point_core_distance(v, n, qx, qy):
     return best
 
 
-@njit
+@entry_njit
 def _point_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, normals,
                   s_category, s_mask, s_proxy, proxy_shape,
                   moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
@@ -252,7 +252,7 @@ def _point_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, 
     return np.sort(out[:k])
 
 
-@njit
+@entry_njit
 def _aabb_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts,
                  s_category, s_mask, s_proxy, proxy_shape,
                  moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
@@ -321,7 +321,7 @@ def shapes_penetrate(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts):
     return _sat_separation(vA, nA, vB, nB, tx, ty, tc, ts) < 0.0
 
 
-@njit
+@entry_njit
 def _shape_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, normals,
                   s_category, s_mask, s_proxy, proxy_shape,
                   moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,

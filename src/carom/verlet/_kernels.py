@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, entry_njit
 
 
 @njit
@@ -458,7 +458,7 @@ def collide_all(pos, prev, vel0, inv_mass, pinned, b_v0, b_n, b_static, b_fric, 
     return contacts
 
 
-@njit
+@entry_njit
 def step_kernel(pos, prev, vel0, inv_mass, pinned, pin_pos, n_p,
                 e_i, e_j, rest, stiff, brk, alive, k_iter, n_e,
                 b_v0, b_n, b_static, b_fric, b_rest, b_box, order, n_b,
