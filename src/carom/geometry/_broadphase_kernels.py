@@ -736,8 +736,11 @@ def tree_rebuild(t):
     # each run's current list.
     order = np.empty((2, 2, count), np.int64)
     rank = np.empty((2, count), np.int64)
-    order[0, 0] = _radix_order(cx)
-    order[1, 0] = _radix_order(cy)
+    by_x = _radix_order(cx)
+    by_y = _radix_order(cy)
+    for a in range(count):          # element by element: a slice assignment compiles Numba's shape-error text
+        order[0, 0, a] = by_x[a]
+        order[1, 0, a] = by_y[a]
     for axis in range(2):
         for a in range(count):
             rank[axis, order[axis, 0, a]] = a
