@@ -575,8 +575,9 @@ def test_bulk_updates_agree_with_brute_force(mix, seed):
 
 
 def test_bulk_update_rebuilds_a_large_tree():
-    """2,000 proxies of mixed sizes, most moving every frame: the tree is rebuilt (height ceil(log2 n)), the
-    pairs come from the grid and equal brute force, and incremental frames in between keep working."""
+    """2,000 proxies of mixed sizes, most moving every frame: the tree is rebuilt (height ceil(log2 n)) or,
+    while the old topology is still good, refitted in place (same children everywhere); the pairs come from
+    the grid and equal brute force, and incremental frames in between keep working."""
     rng = np.random.default_rng(11)
     n = 2000
     tree, ref = DynamicTree(), BruteForce()
@@ -588,6 +589,7 @@ def test_bulk_update_rebuilds_a_large_tree():
         for k in range(n):
             bp.insert(lo[k], hi[k], static=bool(static[k]))
     moving = np.flatnonzero(~static)
+    rebuilds = 0
     for frame in range(8):
         sel = moving if frame % 4 != 3 else moving[:20]
         if frame == 1:                       # a static one too: the static tree's few movers are reinserted
@@ -595,22 +597,83 @@ def test_bulk_update_rebuilds_a_large_tree():
         vel = rng.normal(0, 0.4, (sel.size, 2))                   # a new direction: leaves the fat box
         lo[sel] += vel
         hi[sel] += vel
+        before = tree.nodes()
         for bp in (tree, ref):
             bp.update(sel, lo[sel], hi[sel])
         if frame % 4 != 3:
             assert tree._moved_meta[0] > n // 2
             d = tree.nodes()
-            assert d["height"][d["root"]] == math.ceil(math.log2(d["leaves"]))
+            rebuilt = d["height"][d["root"]] == math.ceil(math.log2(d["leaves"]))
+            refitted = all(np.array_equal(d[f], before[f]) for f in ("child1", "child2", "parent", "height"))
+            assert rebuilt or refitted
+            rebuilds += rebuilt and not refitted
+        check_tree(tree)
         pairs = tree.pairs()
         np.testing.assert_array_equal(pairs, ref.pairs())
         assert len(pairs) > n // 2
         np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+    assert rebuilds >= 1                     # the first bulk frame rebuilds (no quality recorded yet)
     check_tree(tree)
     for _ in range(20):
         q = rng.uniform(0, 90, 2)
         np.testing.assert_array_equal(tree.query(q, q + 3), ref.query(q, q + 3))
         o, d = rng.uniform(-5, 95, 2), rng.uniform(-100, 100, 2)
         np.testing.assert_array_equal(tree.raycast(o, d), ref.raycast(o, d))
+
+
+def _inner_over_leaf_perimeters(tree):
+    d = tree.nodes()
+    live = d["height"] >= 0
+    per = (d["upper"][:, 0] - d["lower"][:, 0]) + (d["upper"][:, 1] - d["lower"][:, 1])
+    return per[live & (d["height"] > 0)].sum() / per[live & (d["height"] == 0)].sum()
+
+
+def test_bulk_update_refits_a_coherent_tree_and_rebuilds_a_scrambled_one():
+    """A bulk move that keeps neighbours together (a whole grid of boxes drifting by the same small step)
+    refits the boxes in place: the topology stays and every box still holds its children. A bulk move that
+    scrambles the boxes makes the refitted tree worse than REFIT_QUALITY_FACTOR × a fresh one's inner/leaf
+    perimeter ratio, so it is rebuilt (height ceil(log2 n)). Pairs equal brute force throughout."""
+    from carom.geometry import _broadphase_kernels as K
+    rng = np.random.default_rng(5)
+    side = 40
+    n = side * side
+    tree, ref = DynamicTree(), BruteForce()
+    gx, gy = np.meshgrid(np.arange(side) * 1.5, np.arange(side) * 1.5)
+    lo = np.column_stack([gx.ravel(), gy.ravel()])
+    hi = lo + 1.0
+    for bp in (tree, ref):
+        for k in range(n):
+            bp.insert(lo[k], hi[k])
+    ids = np.arange(n)
+    for bp in (tree, ref):                   # first bulk move: nothing to compare with, so a rebuild
+        bp.update(ids, lo + 0.5, hi + 0.5)
+    lo += 0.5
+    hi += 0.5
+    fresh = _inner_over_leaf_perimeters(tree)
+    for frame in range(3):                   # the whole grid shakes: same neighbours, refitted
+        step = np.array([0.3, -0.3]) * (-1) ** frame      # a new direction every frame: leaves the fat boxes
+        lo += step
+        hi += step
+        before = tree.nodes()
+        for bp in (tree, ref):
+            bp.update(ids, lo, hi)
+        assert tree._moved_meta[0] == n
+        d = tree.nodes()
+        for f in ("child1", "child2", "parent", "height"):
+            np.testing.assert_array_equal(d[f], before[f])
+        assert _inner_over_leaf_perimeters(tree) <= K.REFIT_QUALITY_FACTOR * fresh
+        check_tree(tree)
+        np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    perm = rng.permutation(n)                # every box jumps to another's place: the old tree is useless
+    lo, hi = lo[perm].copy(), hi[perm].copy()
+    for bp in (tree, ref):
+        bp.update(ids, lo, hi)
+    d = tree.nodes()
+    assert d["height"][d["root"]] == math.ceil(math.log2(n))
+    assert _inner_over_leaf_perimeters(tree) <= K.REFIT_QUALITY_FACTOR * fresh
+    check_tree(tree)
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
 
 
 def test_bulk_update_with_repeated_ids():

@@ -70,9 +70,11 @@ def test_kernel_without_wrappers_is_called_from_python_through_its_twin():
     if numba.config.DISABLE_JIT:
         assert _triple(2.5) == 7.5
         return
-    assert _triple_from_kernel(4) == 13            # compiled caller: the wrapper-less kernel
+    assert _triple_from_kernel(4) == 13            # compiled caller: the wrapper-less kernel, linked in
+    assert isinstance(_triple, KernelDispatcher)
+    _triple.compile((numba.int64,))                 # the kernel's own code (from the cache, or compiled)
     kernel_sigs = list(_triple.signatures)
-    assert kernel_sigs and isinstance(_triple, KernelDispatcher)
+    assert kernel_sigs == [(numba.int64,)]
     assert _triple(2.5) == 7.5 and _triple(4) == 12     # from Python: the twin
     twin = _triple.python_twin()
     assert not isinstance(twin, KernelDispatcher) and (numba.float64,) in twin.signatures
