@@ -638,6 +638,25 @@ _QUALITY_UNIT = 65536.0
 
 
 @njit
+def _refit_inner(t, inner, n):
+    """Box and height of the inner nodes ``inner[:n]``, listed parents before children, set from their
+    children in reverse order (the body of :func:`_fit` in one loop: a call per node with the tree's arrays
+    costs more). Returns the sum of their perimeters (half-perimeters: width + height)."""
+    total = 0.0
+    for a in range(n - 1, -1, -1):
+        node = inner[a]
+        c1 = t.child1[node]
+        c2 = t.child2[node]
+        t.lo[node, 0] = min(t.lo[c1, 0], t.lo[c2, 0])
+        t.lo[node, 1] = min(t.lo[c1, 1], t.lo[c2, 1])
+        t.hi[node, 0] = max(t.hi[c1, 0], t.hi[c2, 0])
+        t.hi[node, 1] = max(t.hi[c1, 1], t.hi[c2, 1])
+        t.height[node] = 1 + max(t.height[c1], t.height[c2])
+        total += (t.hi[node, 0] - t.lo[node, 0]) + (t.hi[node, 1] - t.lo[node, 1])
+    return total
+
+
+@njit
 def tree_refit_or_rebuild(t):
     """After many leaves got new fat boxes: refit every inner node's box to its children, O(n), and rebuild
     the whole tree (:func:`tree_rebuild`, O(n log n), about 8 times the cost) only when the refitted tree
@@ -672,16 +691,7 @@ def tree_refit_or_rebuild(t):
         stack[top] = t.child1[node]
         stack[top + 1] = t.child2[node]
         top += 2
-    inner_sum = 0.0
-    for a in range(b - 1, -1, -1):
-        node = inner[a]
-        c1 = t.child1[node]
-        c2 = t.child2[node]
-        t.lo[node, 0] = min(t.lo[c1, 0], t.lo[c2, 0])
-        t.lo[node, 1] = min(t.lo[c1, 1], t.lo[c2, 1])
-        t.hi[node, 0] = max(t.hi[c1, 0], t.hi[c2, 0])
-        t.hi[node, 1] = max(t.hi[c1, 1], t.hi[c2, 1])
-        inner_sum += (t.hi[node, 0] - t.lo[node, 0]) + (t.hi[node, 1] - t.lo[node, 1])
+    inner_sum = _refit_inner(t, inner, b)
     if not (inner_sum <= REFIT_QUALITY_FACTOR * (t.meta[3] / _QUALITY_UNIT) * leaf_sum):
         tree_rebuild(t)
 
@@ -873,18 +883,7 @@ def tree_rebuild(t):
         stack[top + 1, 4] = nbx
         stack[top + 1, 5] = nby
         top += 2
-    # refit (the body of :func:`_fit`, written out: a call per node with the tree's arrays costs more)
-    inner_sum = 0.0
-    for a in range(count - 2, -1, -1):
-        node = inner[a]
-        c1 = t.child1[node]
-        c2 = t.child2[node]
-        t.lo[node, 0] = min(t.lo[c1, 0], t.lo[c2, 0])
-        t.lo[node, 1] = min(t.lo[c1, 1], t.lo[c2, 1])
-        t.hi[node, 0] = max(t.hi[c1, 0], t.hi[c2, 0])
-        t.hi[node, 1] = max(t.hi[c1, 1], t.hi[c2, 1])
-        t.height[node] = 1 + max(t.height[c1], t.height[c2])
-        inner_sum += (t.hi[node, 0] - t.lo[node, 0]) + (t.hi[node, 1] - t.lo[node, 1])
+    inner_sum = _refit_inner(t, inner, count - 1)
     # the quality a refit is judged against (:func:`tree_refit_or_rebuild`)
     leaf_sum = 0.0
     for a in range(count):
