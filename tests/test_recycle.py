@@ -13,7 +13,7 @@ from carom.scenes.rigid_scenes import pyramid, pile
 def poses(w):
     """Each body's (origin x, origin y, cos, sin) and speculative motion, as the next step computes them."""
     bodies, shapes = w._kernel_args()[:2]
-    reach, awake, motion, xf, lower, upper = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes)
+    reach, awake, motion, xf, lower, upper = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes, 1)
     return xf, motion
 
 

@@ -137,7 +137,7 @@ def _skipped_share(w, steps):
     zero = skipped = 0
     for _ in range(steps):
         bodies, shapes = w._kernel_args()[:2]
-        xf = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes)[3]
+        xf = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes, 1)[3]
         w.step(1 / 60)
         keys, count, cache = w._contacts[0], w._contacts[1], w._contacts[10]
         for k in np.flatnonzero(count == 0):

@@ -19,7 +19,7 @@ from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat_inline, collide_circles_local
 from ..geometry.gjk import shape_distance
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect
-from ._solver import prepare_stage, solve_stage
+from ._solver import prepare_stage, solve_stage, chunk_count
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -47,13 +47,14 @@ def should_collide(cat_a, mask_a, group_a, cat_b, mask_b, group_b):
 
 
 @njit
-def bounds_stage(dt, gx, gy, bodies, shapes):
+def bounds_stage(dt, gx, gy, bodies, shapes, threads):
     """Which bodies move this step, how far (the speculative margin), their transforms and every shape's box.
 
     ``awake`` marks the bodies whose contacts are recomputed and solved: awake dynamic bodies and moving
     kinematic ones. ``motion`` bounds how far any point of a body can travel in the step:
     (|v| + |ω|·reach + dt·|g|)·dt, where reach is the farthest shape point from the centre of mass.
-    ``xf[b]`` = (origin x, origin y, cos θ, sin θ) of each body, computed once for the whole step.
+    ``xf[b]`` = (origin x, origin y, cos θ, sin θ) of each body, computed once for the whole step. Bodies, then
+    shapes, in parallel chunks (each item is independent of the others).
     """
     com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale, body_min_extent, asleep = (
         bodies[0], bodies[1], bodies[2], bodies[3], bodies[6], bodies[7], bodies[9], bodies[14], bodies[15],
@@ -68,11 +69,47 @@ def bounds_stage(dt, gx, gy, bodies, shapes):
             b = shape_body[s]
             if shape_reach[s] > reach[b]:
                 reach[b] = shape_reach[s]
-    awake = np.zeros(NB, np.bool_)
-    motion = np.zeros(NB)
-    xf = np.zeros((NB, 4))
-    for b in range(NB):
+    awake = np.empty(NB, np.bool_)
+    motion = np.empty(NB)
+    xf = np.empty((NB, 4))
+    lower = np.empty((S, 2))
+    upper = np.empty((S, 2))
+    _bounds_chunks(dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
+                   body_min_extent, asleep, reach, awake, motion, xf, shape_body, shape_alive, shape_offset,
+                   shape_count, shape_radius, verts, lower, upper, threads)
+    return reach, awake, motion, xf, lower, upper
+
+
+@pnjit
+def _bounds_chunks(dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
+                   body_min_extent, asleep, reach, awake, motion, xf, shape_body, shape_alive, shape_offset,
+                   shape_count, shape_radius, verts, lower, upper, threads):
+    """The two loops of :func:`bounds_stage`, in parallel chunks (a call per chunk keeps names private)."""
+    NB = com.shape[0]
+    chunks = chunk_count(NB, threads)
+    for ch in prange(chunks):
+        _body_bounds(ch * NB // chunks, (ch + 1) * NB // chunks, dt, gx, gy, com, angle, vel, angvel,
+                     local_center, kind, body_alive, gravity_scale, body_min_extent, asleep, reach, awake,
+                     motion, xf)
+    S = shape_body.shape[0]
+    chunks = chunk_count(S, threads)
+    for ch in prange(chunks):
+        _shape_bounds(ch * S // chunks, (ch + 1) * S // chunks, shape_body, shape_alive, shape_offset,
+                      shape_count, shape_radius, verts, xf, motion, lower, upper)
+
+
+@njit
+def _body_bounds(lo, hi, dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
+                 body_min_extent, asleep, reach, awake, motion, xf):
+    """Bodies lo … hi − 1: transform, awake flag and motion bound (every entry written)."""
+    for b in range(lo, hi):
+        awake[b] = False
+        motion[b] = 0.0
         if not body_alive[b]:
+            xf[b, 0] = 0.0
+            xf[b, 1] = 0.0
+            xf[b, 2] = 0.0
+            xf[b, 3] = 0.0
             continue
         ox, oy, c, sn = body_origin(com, angle, local_center, b)
         xf[b, 0] = ox
@@ -92,10 +129,18 @@ def bounds_stage(dt, gx, gy, bodies, shapes):
             # capped at the body's half extent: beyond that, continuous collision (against static shapes)
             # takes over, and an uncapped margin would give fast bodies fat boxes full of useless pairs
             motion[b] = min(sp * dt, 0.5 * body_min_extent[b])
-    lower = np.zeros((S, 2))
-    upper = np.zeros((S, 2))
-    for s in range(S):
+
+
+@njit
+def _shape_bounds(lo, hi, shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, xf, motion,
+                  lower, upper):
+    """Shapes lo … hi − 1: the box of the core, grown by the speculative distance and the body's motion."""
+    for s in range(lo, hi):
         if not shape_alive[s]:
+            lower[s, 0] = 0.0
+            lower[s, 1] = 0.0
+            upper[s, 0] = 0.0
+            upper[s, 1] = 0.0
             continue
         b = shape_body[s]
         o = shape_offset[s]
@@ -106,7 +151,6 @@ def bounds_stage(dt, gx, gy, bodies, shapes):
         lower[s, 1] = ly - m
         upper[s, 0] = ux + m
         upper[s, 1] = uy + m
-    return reach, awake, motion, xf, lower, upper
 
 
 @njit
@@ -703,7 +747,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         for i in range(1, clock.shape[0]):
             clock[i] = clock[0]
         return old, tree[9], no_hits(), bad
-    reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes)
+    reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes, threads)
     clock[1] = cycle_counter()
     if not awake.any():
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
