@@ -832,3 +832,13 @@ def test_pairs_with_an_empty_move_buffer():
     np.testing.assert_array_equal(tree.pairs(), ref.pairs())
     np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
     check_tree(tree)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**62), max_size=300), st.integers(0, 300), st.integers(0, 5))
+def test_sorted_keys_is_numpy_sort(values, cut, repeats):
+    """``_sorted_keys(a, k)`` (the small quicksort the broad phase uses instead of Numba's np.sort) is
+    np.sort(a[:k]) for int64 keys, duplicates and runs of equal keys included."""
+    a = np.array(values + values[:repeats] * repeats, np.int64)
+    k = min(cut, len(a))
+    np.testing.assert_array_equal(K._sorted_keys(a, k), np.sort(a[:k]))

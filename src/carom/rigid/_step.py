@@ -18,7 +18,7 @@ from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat_inline, collide_circles_local
 from ..geometry.gjk import shape_distance
-from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect
+from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect, _sorted_keys
 from ._solver import prepare_stage, solve_stage, chunk_count
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
@@ -223,7 +223,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
     # proxies are usually numbered like their shapes, and then the pairs come out already in key order
     for q in range(1, K):
         if keys[q] < keys[q - 1]:
-            return np.sort(keys), new_cand
+            return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
     return keys, new_cand
 
 
