@@ -16,6 +16,9 @@ import numba
 import numba.extending
 import numba.core.registry
 import numba.core.caching
+import numba.core.codegen
+import numba.core.compiler
+import numba.core.compiler_lock
 import numba.core.cgutils
 from llvmlite import ir as llvm_ir
 
@@ -25,6 +28,74 @@ class _KernelCache(numba.core.caching.FunctionCache):
     the Python wrapper loaded for a call from Python would crash."""
     def _index_key(self, sig, codegen):
         return super()._index_key(sig, codegen) + ("carom kernel: no wrappers",)
+
+
+class _KernelCodegenView:
+    """The shared codegen, as a kernel's library shows it to Numba: an environment address is not written,
+    since the kernel's code is not in the JIT engine (see :class:`_KernelLibrary`)."""
+
+    def __init__(self, codegen):
+        self._codegen = codegen
+
+    def set_env(self, env_name, env):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+
+class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
+    """The code of a kernel, optimised as Numba does but never turned into machine code on its own.
+
+    Why: Numba finalises every compiled function's library, which generates machine code for the function
+    and everything it links in; every caller then links that code in (as LLVM IR) and generates it again, so
+    the step's code was compiled to machine code once per level of its call tree, about 5 of the cold
+    compile's 60 s. A kernel (no Python wrapper) never runs from its own library, only from an entry
+    point's, which links the kernel's optimised IR; so the kernel's library runs the same LLVM passes as
+    before (the generated code is the same; skipping them too made the step 15 % slower, since each level's
+    optimisation builds on the one below) and stops there.
+
+    The cache stores the IR (bitcode); a kernel loaded from it is compiled to machine code then, which
+    happens only when a caller is being compiled. The kernel's environment (Numba's link to Python objects,
+    used only to box values for Python) is not installed: kernels raise only exceptions with constant
+    messages, which need none.
+    """
+
+    @property
+    def codegen(self):
+        return _KernelCodegenView(self._codegen)
+
+    def finalize(self):
+        numba.core.compiler_lock.require_global_compiler_lock()
+        self._raise_if_finalized()
+        seen = set()
+        for library in self._linking_libraries:
+            if library not in seen:
+                self._reload_init.update(library._reload_init)
+                seen.add(library)
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._optimize_final_module()
+        self._final_module.verify()
+        self._finalize_dynamic_globals()
+        self._finalized = True
+
+    def get_pointer_to_function(self, name):
+        """No machine code, so nothing to point at (Numba asks for the Python wrapper, which a kernel lacks)."""
+        self._ensure_finalized()
+        return 0
+
+    def serialize_using_object_code(self):
+        return self.serialize_using_bitcode()
+
+
+class _KernelCompiler(numba.core.compiler.Compiler):
+    """Numba's compiler, with the function's code in a :class:`_KernelLibrary`."""
+
+    def compile_extra(self, func):
+        if self.state.library is None:
+            self.state.library = _KernelLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            self.state.library.enable_object_caching()
+        return super().compile_extra(func)
 
 
 class KernelDispatcher(numba.core.registry.CPUDispatcher):
@@ -62,7 +133,8 @@ def _kernel(func, **options):
         return func
     disp = KernelDispatcher(py_func=func, locals={},
                             targetoptions=dict(nopython=True, boundscheck=None, no_cpython_wrapper=True,
-                                               no_cfunc_wrapper=True, **options))
+                                               no_cfunc_wrapper=True, **options),
+                            pipeline_class=_KernelCompiler)
     disp.twin_options = options
     disp.enable_caching()
     return disp
