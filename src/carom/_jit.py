@@ -18,7 +18,6 @@ import numba.core.registry
 import numba.core.caching
 import numba.core.codegen
 import numba.core.compiler
-import numba.core.compiler_lock
 import numba.core.cgutils
 from llvmlite import ir as llvm_ir
 
@@ -65,17 +64,8 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
     def codegen(self):
         return _KernelCodegenView(self._codegen)
 
-    def finalize(self):
-        numba.core.compiler_lock.require_global_compiler_lock()
-        self._raise_if_finalized()
-        seen = set()
-        for library in self._linking_libraries:
-            if library not in seen:
-                self._reload_init.update(library._reload_init)
-                seen.add(library)
-                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
-        self._optimize_final_module()
-        self._final_module.verify()
+    def _finalize_final_module(self):
+        """The end of Numba's ``finalize`` (after linking and optimising): no JIT engine, no machine code."""
         self._finalize_dynamic_globals()
         self._finalized = True
 

@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, inline_njit
 
 FREE = 0
 MOVING = 1
@@ -323,9 +323,10 @@ def _tree_free(t, node):
     t.meta[1] = node
 
 
-@njit
+@inline_njit
 def _fit(t, node):
-    """Box and height of an internal node from its children."""
+    """Box and height of an internal node from its children (inlined: a call per node with the tree's
+    arrays costs more than the work)."""
     c1 = t.child1[node]
     c2 = t.child2[node]
     t.lo[node, 0] = min(t.lo[c1, 0], t.lo[c2, 0])
@@ -640,18 +641,12 @@ _QUALITY_UNIT = 65536.0
 @njit
 def _refit_inner(t, inner, n):
     """Box and height of the inner nodes ``inner[:n]``, listed parents before children, set from their
-    children in reverse order (the body of :func:`_fit` in one loop: a call per node with the tree's arrays
-    costs more). Returns the sum of their perimeters (half-perimeters: width + height)."""
+    children in reverse order (:func:`_fit`). Returns the sum of their perimeters (half-perimeters: width +
+    height)."""
     total = 0.0
     for a in range(n - 1, -1, -1):
         node = inner[a]
-        c1 = t.child1[node]
-        c2 = t.child2[node]
-        t.lo[node, 0] = min(t.lo[c1, 0], t.lo[c2, 0])
-        t.lo[node, 1] = min(t.lo[c1, 1], t.lo[c2, 1])
-        t.hi[node, 0] = max(t.hi[c1, 0], t.hi[c2, 0])
-        t.hi[node, 1] = max(t.hi[c1, 1], t.hi[c2, 1])
-        t.height[node] = 1 + max(t.height[c1], t.height[c2])
+        _fit(t, node)
         total += (t.hi[node, 0] - t.lo[node, 0]) + (t.hi[node, 1] - t.lo[node, 1])
     return total
 

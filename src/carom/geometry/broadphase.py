@@ -47,7 +47,8 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
 * ``sap_pairs(lower, upper, flags, n, order, meta)`` — ``order: int64 (cap,)`` proxy ids of the sorted
   list, ``meta: int64 [count, axis]``; sorts in place, then sweeps.
 * ``Tree`` — namedtuple ``(lo, hi, parent, child1, child2, height, proxy, meta)`` of one node pool,
-  ``meta = [root, free_head, leaf_count, quality]`` (quality: see ``tree_refit_or_rebuild``). ``tree_update(moving, static, lower, upper, flags, leaf_of,
+  ``meta = [root, free_head, leaf_count, quality]`` (quality: see ``tree_refit_or_rebuild``).
+  ``tree_update(moving, static, lower, upper, flags, leaf_of,
   ids, lowers, uppers, margin, multiplier, moved, moved_flag, moved_meta)`` (reinserted proxies are
   appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy; ``mark_moved(moved,
   moved_flag, moved_meta, p)`` after creating a leaf); ``tree_pairs_cached(moving, static, lower, upper,
