@@ -67,13 +67,15 @@ def _momentum(w):
 
 def test_smash_steps_and_conserves_momentum():
     """No gravity and no statics: contact impulses come in equal and opposite pairs, so the total momentum
-    (512 kg × 40 m/s of the projectile at the start) stays what it was through the impact."""
+    (512 kg × 40 m/s of the projectile at the start) stays what it was through the impact, to the solver's
+    single precision: each impulse changes the two velocities by amounts rounded to 24 bits (measured 4e-7
+    relative after 40 steps; in double precision it held to 1e-9)."""
     w = smash(columns=8, rows=6, projectile_x=24.0)
     p0 = _momentum(w)
     assert p0 == pytest.approx([8.0 * 64.0 * 40.0, 0.0])
     for _ in range(40):
         w.step(DT)
-    np.testing.assert_allclose(_momentum(w), p0, rtol=1e-9, atol=1e-9 * abs(p0[0]))
+    np.testing.assert_allclose(_momentum(w), p0, rtol=1e-5, atol=1e-5 * abs(p0[0]))
     small = w.velocities[1:]
     assert np.abs(small[:, 0]).max() > 1.0       # the block was hit
 

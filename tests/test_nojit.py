@@ -29,13 +29,14 @@ def test_vector_solver_lanes_agree_with_plain_python(tmp_path):
     """The contact solver works on LANES contacts at once with LLVM vector intrinsics (carom._simd). Each
     lane must be bitwise the scalar IEEE arithmetic, and the result must not depend on how contacts are
     grouped into lanes: the compiled step (LANES of this machine) and the plain-Python step with NumPy lanes
-    and 3 lanes per bundle (so partly empty bundles and a different grouping) give the same state."""
+    and 6 lanes per bundle, filled in two parts of 3 (so partly empty bundles and parts, and a different
+    grouping), give the same state, single-precision sweeps included."""
     scene = os.path.join(HERE, "lane_scene.py")
     compiled = tmp_path / "compiled.npz"
     plain = tmp_path / "plain.npz"
     r = subprocess.run([sys.executable, scene, str(compiled)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1", CAROM_LANES="3")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", CAROM_LANES="6")
     r = subprocess.run([sys.executable, scene, str(plain)], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     a, b = np.load(compiled), np.load(plain)

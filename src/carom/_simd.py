@@ -1,4 +1,4 @@
-"""Short vectors of doubles in compiled code: the contact solver works on ``LANES`` contacts at once.
+"""Short vectors in compiled code: the contact solver works on ``LANES`` contacts at once.
 
 Why: the scalar contact solve is bound by instruction throughput (about 50 ns per two-point contact per
 sweep, the same in cache as out of it), and Numba does not vectorize straight-line code. Box2D v3 gets its
@@ -6,18 +6,32 @@ speed the same way: contacts of one graph colour touch disjoint bodies, so ``LAN
 side by side, one contact per vector lane, with the bodies' velocities gathered into vectors before and
 scattered back after.
 
-What: a vector type ``f64x{LANES}`` (LLVM ``<LANES x double>``) and a mask type (``<LANES x i1>``) with
-``+ − × ÷``, unary minus and comparisons, plus :func:`splat`, :func:`load`/:func:`store` (one field of a
-bundle: ``a[j, f, 0:LANES]`` of a C-contiguous 3-D float64 array), :func:`lane`/:func:`insert` (one lane),
-:func:`select`, :func:`vmax`, :func:`vmin`. Each operation is the IEEE operation of every lane, in the
-same order as the scalar code it replaces, with no fused multiply-add and no fastmath: a lane gives bitwise
-what the scalar code gives, so results stay deterministic and independent of the thread count.
+Two vector types:
+
+- ``f32x{LANES}`` (LLVM ``<LANES x float>``): the solver's. Single precision, as Box2D's solver, puts twice
+  as many contacts in a register as doubles do, and the sweeps are bound by instruction throughput, not by
+  latency or memory (the cost per contact is the same for 100 contacts as for 10,000, and solving two
+  bundles of doubles at once gained nothing): 8 lanes of floats halved the solve.
+- ``f64x{LANES64}`` (``<LANES64 x double>``, LANES64 = LANES / 2, one register as well): for filling the
+  solver's rows, which is done in double precision from the world's double-precision state and rounded to
+  single only when stored (:func:`store_part`), part by part of a bundle.
+
+Each has a mask type (``<n x i1>``) and ``+ − × ÷``, unary minus and comparisons (a scalar operand is first
+converted to the vector's element type), plus :func:`splat` / :func:`splat64`, :func:`load`/:func:`store`
+(one field of a bundle: ``a[j, f, 0:n]`` of a C-contiguous 3-D array of the vector's element type),
+:func:`store_part` (doubles rounded into lanes h·LANES64 … of a float bundle), :func:`lane`/:func:`insert`
+(one lane), :func:`gather_rows` / :func:`gather_rows64` (the bodies' state rows of a bundle's lanes,
+transposed into column vectors), :func:`select`, :func:`vmax`, :func:`vmin`. Each operation is the IEEE
+operation of every lane, in the same order as the scalar code it replaces, with no fused multiply-add and no
+fastmath: a lane gives bitwise what scalar code in the same precision gives, so results stay deterministic
+and independent of the thread count and of how contacts are grouped into lanes.
 
 ``vmax(a, b)`` is ``a if a > b else b`` per lane and ``vmin(a, b)`` is ``a if a < b else b`` (so a NaN in
 ``a`` yields ``b``).
 
-Under ``NUMBA_DISABLE_JIT=1`` the same names work on NumPy arrays of ``LANES`` doubles, so kernels written
-with them still run (slowly) as plain Python.
+Under ``NUMBA_DISABLE_JIT=1`` the same names work on NumPy arrays (float32 and float64: NumPy rounds a
+Python float to the array's type before the operation, as the compiled code does), so kernels written with
+them still run (slowly) as plain Python.
 """
 import operator
 import os
@@ -28,14 +42,10 @@ import numba
 from ._jit import njit
 
 
-def _lanes_for_host():
-    """8 where the processor has 512-bit vectors (AVX-512: 32 registers of 8 doubles, so the solver's two
-    dozen live vectors fit), else 4 (a 256-bit AVX register; with 16 of them, 8 lanes would spill). Numba
-    caches compiled code per processor, so each machine keeps the width it compiled with. As plain Python
-    (NUMBA_DISABLE_JIT=1) the environment variable CAROM_LANES may set it, to test that results do not
-    depend on how contacts are grouped into lanes."""
-    if numba.config.DISABLE_JIT and os.environ.get("CAROM_LANES"):
-        return int(os.environ["CAROM_LANES"])
+def _double_lanes_for_host():
+    """Doubles per vector register: 8 where the processor has 512-bit vectors (AVX-512), else 4 (a 256-bit
+    AVX register). Numba caches compiled code per processor, so each machine keeps the width it compiled
+    with."""
     if numba.config.CPU_NAME or numba.config.CPU_FEATURES:
         return 4
     try:
@@ -45,23 +55,44 @@ def _lanes_for_host():
         return 4
 
 
-#: contacts solved side by side (one per vector lane)
-LANES = _lanes_for_host()
+def _lanes():
+    """(LANES, LANES64). As plain Python (NUMBA_DISABLE_JIT=1) the environment variable CAROM_LANES may set
+    LANES, to test that results do not depend on how contacts are grouped into lanes; LANES64 is then half
+    of it when it is even, else all of it."""
+    if numba.config.DISABLE_JIT and os.environ.get("CAROM_LANES"):
+        n = int(os.environ["CAROM_LANES"])
+        return n, (n // 2 if n % 2 == 0 else n)
+    d = _double_lanes_for_host()
+    return 2 * d, d
+
+
+#: contacts solved side by side (one per lane of a vector of floats), and doubles per vector register
+LANES, LANES64 = _lanes()
+#: a bundle's rows are filled in PARTS parts of LANES64 lanes (``store_part``)
+PARTS = LANES // LANES64
 #: doubles per row of the arrays :func:`gather_rows` reads (a row is one 64-byte cache line)
 ROW = 8
 
 if numba.config.DISABLE_JIT:
     def splat(x):
-        """A vector with ``x`` in every lane."""
-        return np.full(LANES, float(x))
+        """A float vector with ``x`` in every lane."""
+        return np.full(LANES, x, np.float32)
+
+    def splat64(x):
+        """A double vector with ``x`` in every lane."""
+        return np.full(LANES64, float(x))
 
     def load(a, j, f):
-        """Lanes ``a[j, f, 0:LANES]``."""
+        """Lanes ``a[j, f, 0:n]``."""
         return a[j, f].copy()
 
     def store(a, j, f, v):
-        """``a[j, f, 0:LANES] = v``."""
+        """``a[j, f, 0:n] = v``."""
         a[j, f] = v
+
+    def store_part(a, j, f, h, v):
+        """``a[j, f, h·LANES64 : (h + 1)·LANES64] = v`` (doubles rounded to floats)."""
+        a[j, f, h * LANES64:(h + 1) * LANES64] = v
 
     def lane(v, k):
         """Lane ``k`` of ``v`` as a float."""
@@ -74,8 +105,15 @@ if numba.config.DISABLE_JIT:
         return w
 
     def gather_rows(state, body, j, side):
-        """The ``ROW`` columns of ``state[body[j, side, q]]`` for the lanes q, as ``ROW`` vectors."""
+        """The ``ROW`` columns of ``state[body[j, side, q]]`` for the LANES lanes q, as ``ROW`` float
+        vectors."""
         block = state[body[j, side]]
+        return tuple(block[:, c].copy() for c in range(ROW))
+
+    def gather_rows64(state, body, j, side, h):
+        """The ``ROW`` columns of ``state[body[j, side, q]]`` for the lanes q of part h, as ``ROW`` double
+        vectors."""
+        block = state[body[j, side, h * LANES64:(h + 1) * LANES64]]
         return tuple(block[:, c].copy() for c in range(ROW))
 
     def select(mask, a, b):
@@ -95,120 +133,159 @@ else:
     from numba.core import types, cgutils
     from numba.extending import intrinsic, overload, register_model, models
 
-    class VectorF64(types.Type):
-        """``LANES`` doubles in one LLVM vector register."""
+    class Vector(types.Type):
+        """``count`` numbers of type ``dtype`` (float32 or float64) in one LLVM vector."""
 
-        def __init__(self, count):
+        def __init__(self, dtype, count):
+            self.dtype = dtype
             self.count = count
-            super().__init__(name=f"f64x{count}")
+            super().__init__(name=f"{'f32' if dtype == types.float32 else 'f64'}x{count}")
 
     class VectorMask(types.Type):
-        """The per-lane result of a comparison of two ``VectorF64``."""
+        """The per-lane result of a comparison of two vectors of ``count`` lanes."""
 
         def __init__(self, count):
             self.count = count
             super().__init__(name=f"b1x{count}")
 
-    @register_model(VectorF64)
-    class _VectorF64Model(models.PrimitiveModel):
+    def _ir_element(dtype):
+        return ir.FloatType() if dtype == types.float32 else ir.DoubleType()
+
+    @register_model(Vector)
+    class _VectorModel(models.PrimitiveModel):
         def __init__(self, dmm, fe_type):
-            super().__init__(dmm, fe_type, ir.VectorType(ir.DoubleType(), fe_type.count))
+            super().__init__(dmm, fe_type, ir.VectorType(_ir_element(fe_type.dtype), fe_type.count))
 
     @register_model(VectorMask)
     class _VectorMaskModel(models.PrimitiveModel):
         def __init__(self, dmm, fe_type):
             super().__init__(dmm, fe_type, ir.VectorType(ir.IntType(1), fe_type.count))
 
-    f64v = VectorF64(LANES)
-    maskv = VectorMask(LANES)
+    f32v = Vector(types.float32, LANES)
+    f64v = Vector(types.float64, LANES64)
     _SCALAR = (types.Float, types.Integer, types.Boolean)
+
+    def _vector_of(dtype):
+        """The vector type of a bundle array of ``dtype`` (its last extent is that vector's count)."""
+        return f32v if dtype == types.float32 else f64v if dtype == types.float64 else None
+
+    def _ir_vector(vty):
+        return ir.VectorType(_ir_element(vty.dtype), vty.count)
 
     def _lane_index(k):
         return ir.Constant(ir.IntType(32), k)
 
-    def _splat_value(context, builder, value, ty):
-        x = context.cast(builder, value, ty, types.float64)
-        vec = ir.Constant(ir.VectorType(ir.DoubleType(), LANES), None)
-        for k in range(LANES):
+    def _splat_value(context, builder, value, ty, vty):
+        x = context.cast(builder, value, ty, vty.dtype)
+        vec = ir.Constant(_ir_vector(vty), None)
+        for k in range(vty.count):
             vec = builder.insert_element(vec, x, _lane_index(k))
         return vec
 
-    @intrinsic
-    def splat(typingctx, x):
-        if not isinstance(x, _SCALAR):
-            return None
+    def _splat_intrinsic(vty):
+        @intrinsic
+        def splat_to(typingctx, x):
+            if not isinstance(x, _SCALAR):
+                return None
 
-        def codegen(context, builder, sig, args):
-            return _splat_value(context, builder, args[0], sig.args[0])
-        return f64v(x), codegen
+            def codegen(context, builder, sig, args):
+                return _splat_value(context, builder, args[0], sig.args[0], vty)
+            return vty(x), codegen
+        return splat_to
 
-    def _field_pointer(context, builder, aty, arr, j, jty, f, fty):
-        """Address of ``a[j, f, 0]`` for a bundle array, whose last extent is LANES by construction: the
-        offset (j · fields + f) · LANES then needs one multiplication per bundle, and a constant field
-        becomes an address displacement (the generic indexing multiplies by the runtime last extent at every
-        field)."""
+    splat = _splat_intrinsic(f32v)
+    splat64 = _splat_intrinsic(f64v)
+
+    def _field_pointer(context, builder, aty, arr, j, jty, f, fty, count, lane0, vty):
+        """Address of ``a[j, f, lane0]`` for a bundle array whose last extent is ``count`` by construction, as
+        a pointer to ``vty``: the offset (j · fields + f) · count + lane0 then needs one multiplication per
+        bundle, and a constant field becomes an address displacement (the generic indexing multiplies by the
+        runtime last extent at every field)."""
         ary = context.make_array(aty)(context, builder, arr)
         shape = cgutils.unpack_tuple(builder, ary.shape)
         jj = context.cast(builder, j, jty, types.intp)
         ff = context.cast(builder, f, fty, types.intp)
         row = builder.add(builder.mul(jj, shape[1]), ff)
-        off = builder.mul(row, ir.Constant(row.type, LANES))
+        off = builder.mul(row, ir.Constant(row.type, count))
+        if not isinstance(lane0, int) or lane0:
+            off = builder.add(off, lane0 if not isinstance(lane0, int) else ir.Constant(row.type, lane0))
         ptr = builder.gep(ary.data, [off])
-        return builder.bitcast(ptr, ir.PointerType(ir.VectorType(ir.DoubleType(), LANES)))
+        return builder.bitcast(ptr, ir.PointerType(_ir_vector(vty)))
 
     def _bundle_array(a):
-        return isinstance(a, types.Array) and a.ndim == 3 and a.dtype == types.float64 and a.layout == "C"
+        return (isinstance(a, types.Array) and a.ndim == 3 and a.layout == "C"
+                and _vector_of(a.dtype) is not None)
 
     @intrinsic
     def load(typingctx, a, j, f):
         if not (_bundle_array(a) and isinstance(j, types.Integer) and isinstance(f, types.Integer)):
             return None
+        vty = _vector_of(a.dtype)
 
         def codegen(context, builder, sig, args):
             ptr = _field_pointer(context, builder, sig.args[0], args[0], args[1], sig.args[1], args[2],
-                                 sig.args[2])
-            return builder.load(ptr, align=8)
-        return f64v(a, j, f), codegen
+                                 sig.args[2], vty.count, 0, vty)
+            return builder.load(ptr, align=vty.dtype.bitwidth // 8)
+        return vty(a, j, f), codegen
 
     @intrinsic
     def store(typingctx, a, j, f, v):
         if not (_bundle_array(a) and isinstance(j, types.Integer) and isinstance(f, types.Integer)
-                and isinstance(v, VectorF64)):
+                and v == _vector_of(a.dtype)):
             return None
 
         def codegen(context, builder, sig, args):
+            vty = sig.args[3]
             ptr = _field_pointer(context, builder, sig.args[0], args[0], args[1], sig.args[1], args[2],
-                                 sig.args[2])
-            builder.store(args[3], ptr, align=8)
+                                 sig.args[2], vty.count, 0, vty)
+            builder.store(args[3], ptr, align=vty.dtype.bitwidth // 8)
             return context.get_dummy_value()
         return types.none(a, j, f, v), codegen
 
     @intrinsic
+    def store_part(typingctx, a, j, f, h, v):
+        """Doubles ``v`` rounded to floats (IEEE round to nearest) into lanes h·LANES64 … of a float
+        bundle."""
+        if not (_bundle_array(a) and a.dtype == types.float32 and isinstance(j, types.Integer)
+                and isinstance(f, types.Integer) and isinstance(h, types.Integer) and v == f64v):
+            return None
+
+        def codegen(context, builder, sig, args):
+            part = Vector(types.float32, LANES64)
+            hh = context.cast(builder, args[3], sig.args[3], types.intp)
+            lane0 = builder.mul(hh, ir.Constant(hh.type, LANES64))
+            ptr = _field_pointer(context, builder, sig.args[0], args[0], args[1], sig.args[1], args[2],
+                                 sig.args[2], LANES, lane0, part)
+            builder.store(builder.fptrunc(args[4], _ir_vector(part)), ptr, align=4)
+            return context.get_dummy_value()
+        return types.none(a, j, f, h, v), codegen
+
+    @intrinsic
     def lane(typingctx, v, k):
-        if not (isinstance(v, VectorF64) and isinstance(k, types.Integer)):
+        if not (isinstance(v, Vector) and isinstance(k, types.Integer)):
             return None
 
         def codegen(context, builder, sig, args):
             return builder.extract_element(args[0], context.cast(builder, args[1], sig.args[1], types.int32))
-        return types.float64(v, k), codegen
+        return v.dtype(v, k), codegen
 
     @intrinsic
     def insert(typingctx, v, k, x):
-        if not (isinstance(v, VectorF64) and isinstance(k, types.Integer) and isinstance(x, _SCALAR)):
+        if not (isinstance(v, Vector) and isinstance(k, types.Integer) and isinstance(x, _SCALAR)):
             return None
 
         def codegen(context, builder, sig, args):
-            val = context.cast(builder, args[2], sig.args[2], types.float64)
+            val = context.cast(builder, args[2], sig.args[2], sig.args[0].dtype)
             return builder.insert_element(args[0], val, context.cast(builder, args[1], sig.args[1], types.int32))
-        return f64v(v, k, x), codegen
+        return v(v, k, x), codegen
 
     def _index_vector(indices):
         return ir.Constant(ir.VectorType(ir.IntType(32), len(indices)), indices)
 
     def _transpose(builder, vecs):
-        """Transpose a LANES × LANES block held as LANES row vectors into column vectors, by swapping the
-        off-diagonal h × h blocks for h = LANES/2, …, 1 (each swap is one two-source shuffle per vector:
-        log2(LANES) · LANES shuffles, against LANES² element inserts)."""
+        """Transpose an n × n block held as n row vectors into column vectors, by swapping the off-diagonal
+        h × h blocks for h = n/2, …, 1 (each swap is one two-source shuffle per vector: log2(n) · n shuffles,
+        against n² element inserts)."""
         n = len(vecs)
         vecs = list(vecs)
         h = n // 2
@@ -223,77 +300,130 @@ else:
             h //= 2
         return vecs
 
-    @intrinsic
-    def gather_rows(typingctx, state, body, j, side):
-        """Rows ``state[body[j, side, q]]`` (ROW doubles each) of the LANES lanes q, as ROW column vectors:
-        each row is loaded whole, then the blocks are transposed in registers."""
-        if not (isinstance(state, types.Array) and state.ndim == 2 and state.dtype == types.float64
+    def _concatenate(builder, vecs):
+        """One vector of the given vectors' lanes in order (their count a power of two)."""
+        while len(vecs) > 1:
+            width = vecs[0].type.count
+            vecs = [builder.shuffle_vector(vecs[i], vecs[i + 1], _index_vector(list(range(2 * width))))
+                    for i in range(0, len(vecs), 2)]
+        return vecs[0]
+
+    def _gather_typing(state, body, j, side, dtype):
+        return (isinstance(state, types.Array) and state.ndim == 2 and state.dtype == dtype
                 and state.layout == "C" and isinstance(body, types.Array) and body.ndim == 3
                 and isinstance(body.dtype, types.Integer) and isinstance(j, types.Integer)
-                and isinstance(side, types.Integer) and LANES & (LANES - 1) == 0 and ROW % LANES == 0):
+                and isinstance(side, types.Integer))
+
+    def _row_pointer(context, builder, sty, st, bty, bd, jj, ss, qq):
+        """Address of ``state[body[j, side, q], 0]``."""
+        zero = ir.Constant(context.get_value_type(types.intp), 0)
+        bptr = cgutils.get_item_pointer2(context, builder, data=bd.data, shape=cgutils.unpack_tuple(builder, bd.shape),
+                                         strides=cgutils.unpack_tuple(builder, bd.strides), layout=bty.layout,
+                                         inds=[jj, ss, qq])
+        b = context.cast(builder, builder.load(bptr), bty.dtype, types.intp)
+        return cgutils.get_item_pointer2(context, builder, data=st.data, shape=cgutils.unpack_tuple(builder, st.shape),
+                                         strides=cgutils.unpack_tuple(builder, st.strides), layout=sty.layout,
+                                         inds=[b, zero])
+
+    def _gather_arrays(context, builder, sig, args):
+        sty, bty, jty, dty = sig.args[:4]
+        st = context.make_array(sty)(context, builder, args[0])
+        bd = context.make_array(bty)(context, builder, args[1])
+        jj = context.cast(builder, args[2], jty, types.intp)
+        ss = context.cast(builder, args[3], dty, types.intp)
+        return sty, st, bty, bd, jj, ss
+
+    @intrinsic
+    def gather_rows(typingctx, state, body, j, side):
+        """Rows ``state[body[j, side, q]]`` (ROW floats each) of the LANES lanes q, as ROW float column
+        vectors: each row is loaded whole, then each ROW × ROW block of rows is transposed in registers and
+        the blocks' columns joined."""
+        if not (_gather_typing(state, body, j, side, types.float32) and ROW & (ROW - 1) == 0
+                and LANES % ROW == 0 and (LANES // ROW) & (LANES // ROW - 1) == 0):
             return None
-        out = types.UniTuple(f64v, ROW)
+        out = types.UniTuple(f32v, ROW)
 
         def codegen(context, builder, sig, args):
-            sty, bty, jty, dty = sig.args
-            st = context.make_array(sty)(context, builder, args[0])
-            bd = context.make_array(bty)(context, builder, args[1])
-            jj = context.cast(builder, args[2], jty, types.intp)
-            ss = context.cast(builder, args[3], dty, types.intp)
-            zero = ir.Constant(context.get_value_type(types.intp), 0)
-            vty = ir.PointerType(ir.VectorType(ir.DoubleType(), LANES))
-            pieces = [[] for _ in range(ROW // LANES)]
+            sty, st, bty, bd, jj, ss = _gather_arrays(context, builder, sig, args)
+            pty = ir.PointerType(ir.VectorType(ir.FloatType(), ROW))
+            rows = []
             for q in range(LANES):
                 qq = ir.Constant(context.get_value_type(types.intp), q)
-                bptr = cgutils.get_item_pointer2(context, builder, data=bd.data,
-                                                 shape=cgutils.unpack_tuple(builder, bd.shape),
-                                                 strides=cgutils.unpack_tuple(builder, bd.strides),
-                                                 layout=bty.layout, inds=[jj, ss, qq])
-                b = context.cast(builder, builder.load(bptr), bty.dtype, types.intp)
-                rptr = cgutils.get_item_pointer2(context, builder, data=st.data,
-                                                 shape=cgutils.unpack_tuple(builder, st.shape),
-                                                 strides=cgutils.unpack_tuple(builder, st.strides),
-                                                 layout=sty.layout, inds=[b, zero])
-                for h in range(ROW // LANES):
-                    ptr = builder.gep(rptr, [ir.Constant(ir.IntType(64), h * LANES)])
-                    pieces[h].append(builder.load(builder.bitcast(ptr, vty), align=8))
-            cols = []
-            for h in range(ROW // LANES):
-                cols.extend(_transpose(builder, pieces[h]))
+                rptr = _row_pointer(context, builder, sty, st, bty, bd, jj, ss, qq)
+                rows.append(builder.load(builder.bitcast(rptr, pty), align=4))
+            blocks = [_transpose(builder, rows[b:b + ROW]) for b in range(0, LANES, ROW)]
+            cols = [_concatenate(builder, [blk[c] for blk in blocks]) for c in range(ROW)]
             return context.make_tuple(builder, out, cols)
         return out(state, body, j, side), codegen
 
     @intrinsic
+    def gather_rows64(typingctx, state, body, j, side, h):
+        """Rows ``state[body[j, side, q]]`` (ROW doubles each) of the LANES64 lanes q of part h, as ROW double
+        column vectors: each row is loaded in LANES64-wide pieces, then the blocks are transposed in
+        registers."""
+        if not (_gather_typing(state, body, j, side, types.float64) and isinstance(h, types.Integer)
+                and LANES64 & (LANES64 - 1) == 0 and ROW % LANES64 == 0):
+            return None
+        out = types.UniTuple(f64v, ROW)
+
+        def codegen(context, builder, sig, args):
+            sty, st, bty, bd, jj, ss = _gather_arrays(context, builder, sig, args)
+            hh = context.cast(builder, args[4], sig.args[4], types.intp)
+            lane0 = builder.mul(hh, ir.Constant(hh.type, LANES64))
+            vty = ir.PointerType(ir.VectorType(ir.DoubleType(), LANES64))
+            pieces = [[] for _ in range(ROW // LANES64)]
+            for q in range(LANES64):
+                qq = builder.add(lane0, ir.Constant(hh.type, q))
+                rptr = _row_pointer(context, builder, sty, st, bty, bd, jj, ss, qq)
+                for p in range(ROW // LANES64):
+                    ptr = builder.gep(rptr, [ir.Constant(ir.IntType(64), p * LANES64)])
+                    pieces[p].append(builder.load(builder.bitcast(ptr, vty), align=8))
+            cols = []
+            for p in range(ROW // LANES64):
+                cols.extend(_transpose(builder, pieces[p]))
+            return context.make_tuple(builder, out, cols)
+        return out(state, body, j, side, h), codegen
+
+    @intrinsic
     def select(typingctx, mask, a, b):
-        if not (isinstance(mask, VectorMask) and isinstance(a, VectorF64) and isinstance(b, VectorF64)):
+        if not (isinstance(mask, VectorMask) and isinstance(a, Vector) and a == b and mask.count == a.count):
             return None
 
         def codegen(context, builder, sig, args):
             return builder.select(args[0], args[1], args[2])
-        return f64v(mask, a, b), codegen
+        return a(mask, a, b), codegen
 
-    def _vector_args(context, builder, sig, args):
-        """Both operands as vectors (a scalar operand is splat)."""
+    def _vector_operand(a, b):
+        """The vector type of (vector, vector) of one type, (vector, scalar) or (scalar, vector); else None."""
+        va, vb = isinstance(a, Vector), isinstance(b, Vector)
+        if va and vb:
+            return a if a == b else None
+        if va and isinstance(b, _SCALAR):
+            return a
+        if vb and isinstance(a, _SCALAR):
+            return b
+        return None
+
+    def _vector_args(context, builder, sig, args, vty):
+        """Both operands as vectors (a scalar operand is converted to the element type and splat)."""
         out = []
         for value, ty in zip(args, sig.args):
-            out.append(value if isinstance(ty, VectorF64) else _splat_value(context, builder, value, ty))
+            out.append(value if isinstance(ty, Vector) else _splat_value(context, builder, value, ty, vty))
         return out
 
-    def _typed_pair(a, b):
-        """True for (vector, vector), (vector, scalar) and (scalar, vector)."""
-        va, vb = isinstance(a, VectorF64), isinstance(b, VectorF64)
-        return (va and vb) or (va and isinstance(b, _SCALAR)) or (vb and isinstance(a, _SCALAR))
-
-    def _binary(result, emit):
-        """An intrinsic for (vector or scalar) ∘ (vector or scalar) → ``result``: ``emit(builder, x, y)``
-        builds the operation on both operands as vectors (a scalar operand is splat)."""
+    def _binary(comparison, emit):
+        """An intrinsic for (vector or scalar) ∘ (vector or scalar): a vector (or, for a comparison, a mask) of
+        the vector operand's type; ``emit(builder, x, y)`` builds the operation on both operands as
+        vectors."""
         @intrinsic
         def vop(typingctx, a, b):
-            if not _typed_pair(a, b):
+            vty = _vector_operand(a, b)
+            if vty is None:
                 return None
+            result = VectorMask(vty.count) if comparison else vty
 
             def codegen(context, builder, sig, args):
-                x, y = _vector_args(context, builder, sig, args)
+                x, y = _vector_args(context, builder, sig, args, vty)
                 return emit(builder, x, y)
             return result(a, b), codegen
         return vop
@@ -301,28 +431,28 @@ else:
     def _mask_logic(method):
         @intrinsic
         def vlogic(typingctx, a, b):
-            if not (isinstance(a, VectorMask) and isinstance(b, VectorMask)):
+            if not (isinstance(a, VectorMask) and a == b):
                 return None
 
             def codegen(context, builder, sig, args):
                 return getattr(builder, method)(args[0], args[1])
-            return maskv(a, b), codegen
+            return a(a, b), codegen
         return vlogic
 
-    _vadd, _vsub, _vmul, _vdiv = (_binary(f64v, lambda builder, x, y, m=m: getattr(builder, m)(x, y))
+    _vadd, _vsub, _vmul, _vdiv = (_binary(False, lambda builder, x, y, m=m: getattr(builder, m)(x, y))
                                   for m in ("fadd", "fsub", "fmul", "fdiv"))
-    _vgt, _vlt, _vge, _vle, _veq, _vne = (_binary(maskv, lambda builder, x, y, o=o: builder.fcmp_ordered(o, x, y))
+    _vgt, _vlt, _vge, _vle, _veq, _vne = (_binary(True, lambda builder, x, y, o=o: builder.fcmp_ordered(o, x, y))
                                           for o in (">", "<", ">=", "<=", "==", "!="))
     _vand, _vor = _mask_logic("and_"), _mask_logic("or_")
 
     @intrinsic
     def _vneg(typingctx, a):
-        if not isinstance(a, VectorF64):
+        if not isinstance(a, Vector):
             return None
 
         def codegen(context, builder, sig, args):
             return builder.fneg(args[0])
-        return f64v(a), codegen
+        return a(a), codegen
 
     def _register(op, impl, check):
         @overload(op)
@@ -333,13 +463,13 @@ else:
     for _op, _impl in ((operator.add, _vadd), (operator.sub, _vsub), (operator.mul, _vmul),
                        (operator.truediv, _vdiv), (operator.gt, _vgt), (operator.lt, _vlt),
                        (operator.ge, _vge), (operator.le, _vle), (operator.eq, _veq), (operator.ne, _vne)):
-        _register(_op, _impl, _typed_pair)
+        _register(_op, _impl, lambda a, b: _vector_operand(a, b) is not None)
     for _op, _impl in ((operator.and_, _vand), (operator.or_, _vor)):
-        _register(_op, _impl, lambda a, b: isinstance(a, VectorMask) and isinstance(b, VectorMask))
+        _register(_op, _impl, lambda a, b: isinstance(a, VectorMask) and a == b)
 
     @overload(operator.neg)
     def _neg(a):
-        if isinstance(a, VectorF64):
+        if isinstance(a, Vector):
             return lambda a: _vneg(a)
 
     @njit

@@ -34,12 +34,21 @@ fields are stored field by field, ``rows[bundle, field, lane]`` (masses, normal,
 softness, then two points of ``POINT_WIDTH`` fields), so each field of a bundle is one vector load. Inside a
 colour the two-point contacts come first, so a bundle solves as many points as its first lane has, and
 bundles of one-point contacts (circles) do half the work; a one-point manifold in a two-point bundle has a
-second point of all zeros, which changes nothing. Each body is one row of ``state``
-(v, ω, position delta, rotation delta); a sweep gathers the lanes' bodies into vectors, solves, and scatters
-the new velocities back (static and kinematic bodies are only read). Lane arithmetic is the scalar IEEE
-arithmetic in the same order, so the result is bitwise that of solving the contacts one by one, whatever
-the lane count or thread count. The scalar solve cost about 50 ns per two-point contact per sweep, bound by
-instruction throughput; 8 lanes brought it to about 16 ns.
+second point of all zeros, which changes nothing. Each body is one row of ``fstate`` (v, ω, position delta,
+rotation delta); a sweep gathers the lanes' bodies into vectors, solves, and scatters the new velocities back
+(static and kinematic bodies are only read). Lane arithmetic is the scalar IEEE arithmetic in the same order,
+so the result is bitwise that of solving the contacts one by one, whatever the lane count or thread count.
+The scalar solve cost about 50 ns per two-point contact per sweep, bound by instruction throughput; 4 lanes
+of doubles brought it to about 22 ns.
+
+Precision. The sweeps work in single precision, as Box2D's solver does: 8 floats fill an AVX2 register where
+4 doubles did, which halves the arithmetic per contact, and a body's row (8 floats) is half a cache line. The
+rows are computed in double precision (``prepare_stage``, from the world's double-precision poses) and
+rounded when stored; the integrators work in double precision and keep a double copy of each body's velocity
+and position delta (``state``) beside the single-precision one the sweeps use (``fstate``), so a body no
+contact acts on keeps double precision, and only a velocity the solver changed is rounded. Momentum is then
+conserved to about 1e-6 of its size over 1,000 steps (1e-9 in double precision). About 15 ns per two-point
+contact per sweep on AVX2, against 22 ns for doubles.
 """
 import math
 
@@ -47,7 +56,8 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, pnjit, inline_njit, trailing_zeros, sin_cos
-from .._simd import LANES, ROW, splat, load, store, lane, insert, gather_rows, select, vmax, vmin
+from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
+                     gather_rows64, select, vmax, vmin)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD)
 
@@ -234,7 +244,7 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
         table[b, TI] = inv_inertia[b]
     # every lane of every bundle, empty ones included, is written by _prepare_bundle (in parallel, which also
     # spreads the first touch of fresh memory over the threads)
-    rows = np.empty((nbundles, ROW_WIDTH, LANES))
+    rows = np.empty((nbundles, ROW_WIDTH, LANES), np.float32)
     body = np.empty((nbundles, 2, LANES), np.int64)
     move = np.empty((nbundles, 2, LANES), np.bool_)
     # only the arrays the rows need: every array a parallel loop receives costs compile time
@@ -282,13 +292,44 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
 
-    All lanes at once, as the solver does: each lane's contact data is put into vectors, the bodies' rows
-    are gathered from ``table``, and each field is computed and stored for the whole bundle. Lane arithmetic
-    is the scalar IEEE arithmetic (``carom._simd``), so the rows are bitwise those of filling the lanes one
-    by one; written lane by lane, each contact cost 40 scattered scalar stores and its own arithmetic, about
-    45 ns per two-point contact."""
-    zero = splat(0.0)
-    one = splat(1.0)
+    The rows are computed in double precision from the world's state, ``LANES64`` lanes at a time (a part of
+    the bundle), and rounded to the solver's single precision when stored. Within a part all lanes go at once,
+    as the solver does: each lane's contact data is put into vectors, the bodies' rows are gathered from
+    ``table``, and each field is computed and stored for the whole part. Lane arithmetic is the scalar IEEE
+    arithmetic (``carom._simd``), so the rows are bitwise those of filling the lanes one by one; written lane
+    by lane, each contact cost 40 scattered scalar stores and its own arithmetic, about 45 ns per two-point
+    contact."""
+    for q in range(LANES):
+        if q >= m:
+            body[j, 0, q] = NB
+            body[j, 1, q] = NB
+            move[j, 0, q] = False
+            move[j, 1, q] = False
+            continue
+        i = first + q
+        ba = pair[i, 0]
+        bb = pair[i, 1]
+        body[j, 0, q] = ba
+        body[j, 1, q] = bb
+        # a static or kinematic body (no inverse mass) is only read, never written
+        move[j, 0, q] = table[ba, TM] > 0.0 or table[ba, TI] > 0.0
+        move[j, 1, q] = table[bb, TM] > 0.0 or table[bb, TI] > 0.0
+    # the first lane has the most points (colour_contacts): a bundle of one-point contacts has a second point
+    # of all zeros, as do its one-point lanes otherwise (the solver's lane arithmetic turns them into no
+    # impulse)
+    two = m > 0 and c_count[perm[first]] == 2
+    for h in range(PARTS):
+        _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, keys,
+                      c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule,
+                      restitution_rule)
+
+
+@inline_njit
+def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, keys, c_count,
+                  c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule, restitution_rule):
+    """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``)."""
+    zero = splat64(0.0)
+    one = splat64(1.0)
     nx = zero
     ny = zero
     mu = zero
@@ -306,24 +347,12 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     nimp1 = zero
     timp0 = zero
     timp1 = zero
-    for q in range(LANES):
-        if q >= m:
-            body[j, 0, q] = NB
-            body[j, 1, q] = NB
-            move[j, 0, q] = False
-            move[j, 1, q] = False
-            continue
-        i = first + q
-        k = perm[i]
-        ba = pair[i, 0]
-        bb = pair[i, 1]
+    for q in range(LANES64):
+        if h * LANES64 + q >= m:
+            break
+        k = perm[first + h * LANES64 + q]
         a = keys[k] >> KEY_SHIFT
         bsh = keys[k] & KEY_MASK
-        body[j, 0, q] = ba
-        body[j, 1, q] = bb
-        # a static or kinematic body (no inverse mass) is only read, never written
-        move[j, 0, q] = table[ba, TM] > 0.0 or table[ba, TI] > 0.0
-        move[j, 1, q] = table[bb, TM] > 0.0 or table[bb, TI] > 0.0
         nx = insert(nx, q, c_normal[k, 0])
         ny = insert(ny, q, c_normal[k, 1])
         mu = insert(mu, q, mix(shape_friction[a], shape_friction[bsh], friction_rule))
@@ -342,36 +371,33 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
             py1 = insert(py1, q, c_point[k, 1, 1])
             nimp1 = insert(nimp1, q, c_nimp[k, 1])
             timp1 = insert(timp1, q, c_timp[k, 1])
-    sa = gather_rows(table, body, j, 0)
-    sb = gather_rows(table, body, j, 1)
+    sa = gather_rows64(table, body, j, 0, h)
+    sb = gather_rows64(table, body, j, 1, h)
     mA = sa[TM]
     iA = sa[TI]
     mB = sb[TM]
     iB = sb[TI]
-    store(rows, j, MA, mA)
-    store(rows, j, IA, iA)
-    store(rows, j, MB, mB)
-    store(rows, j, IB, iB)
-    store(rows, j, NX, nx)
-    store(rows, j, NY, ny)
-    store(rows, j, MU, mu)
-    store(rows, j, E, e)
-    store(rows, j, SOFT, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
-    store(rows, j, COUNT, count)
-    _prepare_point(rows, j, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero)
-    # the first lane has the most points (colour_contacts): a bundle of one-point contacts has a second point
-    # of all zeros, as do its one-point lanes otherwise (the solver's lane arithmetic turns them into no
-    # impulse)
-    if m > 0 and c_count[perm[first]] == 2:
-        _prepare_point(rows, j, P0 + POINT_WIDTH, count > 1.0, sep1, px1, py1, nimp1, timp1, nx, ny, ra, rb,
+    store_part(rows, j, MA, h, mA)
+    store_part(rows, j, IA, h, iA)
+    store_part(rows, j, MB, h, mB)
+    store_part(rows, j, IB, h, iB)
+    store_part(rows, j, NX, h, nx)
+    store_part(rows, j, NY, h, ny)
+    store_part(rows, j, MU, h, mu)
+    store_part(rows, j, E, h, e)
+    store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
+    store_part(rows, j, COUNT, h, count)
+    _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero)
+    if two:
+        _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, sep1, px1, py1, nimp1, timp1, nx, ny, ra, rb,
                        sa, sb, zero)
     else:
         for f in range(POINT_WIDTH):
-            store(rows, j, P0 + POINT_WIDTH + f, zero)
+            store_part(rows, j, P0 + POINT_WIDTH + f, h, zero)
 
 
 @inline_njit
-def _prepare_point(rows, j, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero):
+def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero):
     """The point whose fields start at o, for the lanes of ``has`` (the others: all zeros)."""
     hs = 0.5 * sep
     rax = px - hs * nx - sa[TCX]
@@ -397,25 +423,25 @@ def _prepare_point(rows, j, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa,
     qby = rby + rb * ny
     dvx = sb[TVX] - sb[TW] * rby - sa[TVX] + sa[TW] * ray
     dvy = sb[TVY] + sb[TW] * rbx - sa[TVY] - sa[TW] * rax
-    store(rows, j, o + RAX, select(has, rax, zero))
-    store(rows, j, o + RAY, select(has, ray, zero))
-    store(rows, j, o + RBX, select(has, rbx, zero))
-    store(rows, j, o + RBY, select(has, rby, zero))
-    store(rows, j, o + QAX, select(has, qax, zero))
-    store(rows, j, o + QAY, select(has, qay, zero))
-    store(rows, j, o + QBX, select(has, qbx, zero))
-    store(rows, j, o + QBY, select(has, qby, zero))
-    store(rows, j, o + ADJ, select(has, sep - ((qbx - qax) * nx + (qby - qay) * ny), zero))
+    store_part(rows, j, o + RAX, h, select(has, rax, zero))
+    store_part(rows, j, o + RAY, h, select(has, ray, zero))
+    store_part(rows, j, o + RBX, h, select(has, rbx, zero))
+    store_part(rows, j, o + RBY, h, select(has, rby, zero))
+    store_part(rows, j, o + QAX, h, select(has, qax, zero))
+    store_part(rows, j, o + QAY, h, select(has, qay, zero))
+    store_part(rows, j, o + QBX, h, select(has, qbx, zero))
+    store_part(rows, j, o + QBY, h, select(has, qby, zero))
+    store_part(rows, j, o + ADJ, h, select(has, sep - ((qbx - qax) * nx + (qby - qay) * ny), zero))
     # (the masked-out lanes divide 1 by 1: no division by zero, which NumPy warns of as plain Python)
     nok = has & (kn > 0.0)
     tok = has & (kt > 0.0)
-    one = splat(1.0)
-    store(rows, j, o + NMASS, select(nok, 1.0 / select(nok, kn, one), zero))
-    store(rows, j, o + TMASS, select(tok, 1.0 / select(tok, kt, one), zero))
-    store(rows, j, o + NIMP, select(has, nimp, zero))
-    store(rows, j, o + TIMP, select(has, timp, zero))
-    store(rows, j, o + MAXIMP, zero)
-    store(rows, j, o + RELV, select(has, dvx * nx + dvy * ny, zero))
+    one = splat64(1.0)
+    store_part(rows, j, o + NMASS, h, select(nok, 1.0 / select(nok, kn, one), zero))
+    store_part(rows, j, o + TMASS, h, select(tok, 1.0 / select(tok, kt, one), zero))
+    store_part(rows, j, o + NIMP, h, select(has, nimp, zero))
+    store_part(rows, j, o + TIMP, h, select(has, timp, zero))
+    store_part(rows, j, o + MAXIMP, h, zero)
+    store_part(rows, j, o + RELV, h, select(has, dvx * nx + dvy * ny, zero))
 
 
 @inline_njit
@@ -522,11 +548,11 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         s = (dpx + prbx - prax) * nx + (dpy + prby - pray) * ny + load(rows, j, o + ADJ)
         ahead = s > 0.0
         if use_bias:
-            bias = select(ahead, s * inv_h, vmax(br * s, push))
+            bias = select(ahead, s * splat(inv_h), vmax(br * s, push))
             mscale = select(ahead, one, ms)
             iscale = select(ahead, zero, isc)
         else:
-            bias = select(ahead, s * inv_h, zero)
+            bias = select(ahead, s * splat(inv_h), zero)
             mscale = one
             iscale = zero
         dvx, dvy = _relative_velocity(v, r)
@@ -654,40 +680,42 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 # member array inside a prange body (``angle[b] += …`` was applied twice), and a call keeps every name private.
 
 @pnjit
-def _integrate(positions, state, motion, dangle, gx, gy, h, threads):
+def _integrate(positions, state, fstate, solved, motion, dangle, gx, gy, h, threads):
     """Integrate every body's velocity (``positions`` false) or position (true), in parallel chunks: one
     parallel function for both, since each parallel loop costs seconds of compile time. ``state`` has a row
     more than there are motion: the dummy body of empty bundle lanes."""
     n = motion[0].shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        _integrate_range(positions, ch * n // chunks, (ch + 1) * n // chunks, state, motion, dangle, gx, gy, h)
+        _integrate_range(positions, ch * n // chunks, (ch + 1) * n // chunks, state, fstate, solved, motion, dangle,
+                         gx, gy, h)
 
 
 @njit
-def _integrate_range(positions, lo, hi, state, motion, dangle, gx, gy, h):
+def _integrate_range(positions, lo, hi, state, fstate, solved, motion, dangle, gx, gy, h):
     if positions:
-        _integrate_position_range(lo, hi, state, motion, dangle, h)
+        _integrate_position_range(lo, hi, state, fstate, solved, motion, dangle, h)
     else:
-        _integrate_velocity_range(lo, hi, state, motion, gx, gy, h)
+        _integrate_velocity_range(lo, hi, state, fstate, solved, motion, gx, gy, h)
 
 
 @njit
-def _integrate_velocity_range(lo, hi, state, motion, gx, gy, h):
+def _integrate_velocity_range(lo, hi, state, fstate, solved, motion, gx, gy, h):
     (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
      asleep) = motion
     for b in range(lo, hi):
         if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
-            _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damping, ang_damping,
-                                gravity_scale, gx, gy, h)
+            _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, torque, lin_damping,
+                                ang_damping, gravity_scale, gx, gy, h)
 
 
 @inline_njit
-def _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damping, ang_damping,
+def _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, torque, lin_damping, ang_damping,
                         gravity_scale, gx, gy, h):
-    vx = state[b, VX] + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
-    vy = state[b, VY] + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
-    w = state[b, W] + h * inv_inertia[b] * torque[b]
+    vx, vy, w = _velocity(b, state, fstate, solved)
+    vx = vx + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
+    vy = vy + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
+    w = w + h * inv_inertia[b] * torque[b]
     # the divisions and the square root only where they can change something (x / 1.0 is x exactly, and
     # √s > MAX implies s > MAX², √ being correctly rounded and monotonic): bitwise the same, at a fraction of
     # the cost (three divisions and a square root per body per substep were half of this loop)
@@ -707,22 +735,35 @@ def _integrate_velocity(b, state, inv_mass, inv_inertia, force, torque, lin_damp
     state[b, VX] = vx
     state[b, VY] = vy
     state[b, W] = w
+    fstate[b, VX] = vx
+    fstate[b, VY] = vy
+    fstate[b, W] = w
+
+
+@inline_njit
+def _velocity(b, state, fstate, solved):
+    """Body b's velocity (v, ω): the solver's, in single precision, when a contact acts on it (``solved``), else
+    the double-precision one, which a body in free flight keeps."""
+    if solved[b]:
+        return np.float64(fstate[b, VX]), np.float64(fstate[b, VY]), np.float64(fstate[b, W])
+    return state[b, VX], state[b, VY], state[b, W]
 
 
 @njit
-def _integrate_position_range(lo, hi, state, motion, dangle, h):
+def _integrate_position_range(lo, hi, state, fstate, solved, motion, dangle, h):
     (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
      asleep) = motion
     for b in range(lo, hi):
         if body_alive[b] and kind[b] != STATIC and not asleep[b]:
-            _integrate_position(b, state, com, angle, dangle, h)
+            _integrate_position(b, state, fstate, solved, com, angle, dangle, h)
 
 
 @inline_njit
-def _integrate_position(b, state, com, angle, dangle, h):
-    dx = h * state[b, VX]
-    dy = h * state[b, VY]
-    da = h * state[b, W]
+def _integrate_position(b, state, fstate, solved, com, angle, dangle, h):
+    vx, vy, w = _velocity(b, state, fstate, solved)
+    dx = h * vx
+    dy = h * vy
+    da = h * w
     com[b, 0] = com[b, 0] + dx
     com[b, 1] = com[b, 1] + dy
     state[b, DPX] = state[b, DPX] + dx
@@ -730,8 +771,10 @@ def _integrate_position(b, state, com, angle, dangle, h):
     angle[b] = angle[b] + da
     dangle[b] = dangle[b] + da
     sn, cs = sin_cos(dangle[b])
-    state[b, DC] = cs
-    state[b, DS] = sn
+    fstate[b, DPX] = state[b, DPX]
+    fstate[b, DPY] = state[b, DPY]
+    fstate[b, DC] = cs
+    fstate[b, DS] = sn
 
 
 @njit
@@ -753,15 +796,29 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     stiff = soft_params(2.0 * contact_hertz, CONTACT_DAMPING_RATIO, h)
     com0 = com.copy()
     angle0 = angle.copy()
-    # one row per body, plus the dummy body (row NB) of empty bundle lanes: at rest, unrotated, never written
+    # one row per body in double precision (the integrators'), plus the dummy body (row NB) of empty bundle
+    # lanes: at rest, unrotated, never written
     state = np.zeros((NB + 1, STATE_WIDTH))
     dangle = np.zeros(NB)
     for b in range(NB):
         state[b, VX] = vel[b, 0]
         state[b, VY] = vel[b, 1]
         state[b, W] = angvel[b]
+    # the solver's copy in single precision (``_velocity``): what the sweeps gather and scatter
+    fstate = np.zeros((NB + 1, STATE_WIDTH), np.float32)
+    for b in range(NB):
+        fstate[b, VX] = vel[b, 0]
+        fstate[b, VY] = vel[b, 1]
+        fstate[b, W] = angvel[b]
     for b in range(NB + 1):
-        state[b, DC] = 1.0
+        fstate[b, DC] = 1.0
+    # the bodies a contact acts on (their lanes are written back), whose velocity the solver holds
+    solved = np.zeros(NB + 1, np.bool_)
+    for j in range(move.shape[0]):
+        for side in range(2):
+            for q in range(LANES):
+                if move[j, side, q]:
+                    solved[body[j, side, q]] = True
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
     tasks = np.arange(4)
     velocities = np.bool_(False)
@@ -770,16 +827,17 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     motion = (com, angle, bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
               bodies[14], bodies[16])
     for sub in range(substeps):
-        _integrate(velocities, state, motion, dangle, gx, gy, h, threads)
-        _sweep(tasks[WARM], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
-        _sweep(tasks[BIASED], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
-        _integrate(positions, state, motion, dangle, gx, gy, h, threads)
-        _sweep(tasks[RELAX], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
-    _sweep(tasks[RESTITUTE], bstart, rows, body, move, state, inv_h, soft, stiff, threads)
+        _integrate(velocities, state, fstate, solved, motion, dangle, gx, gy, h, threads)
+        _sweep(tasks[WARM], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
+        _sweep(tasks[BIASED], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
+        _integrate(positions, state, fstate, solved, motion, dangle, gx, gy, h, threads)
+        _sweep(tasks[RELAX], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
+    _sweep(tasks[RESTITUTE], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
     for b in range(NB):
-        vel[b, 0] = state[b, VX]
-        vel[b, 1] = state[b, VY]
-        angvel[b] = state[b, W]
+        vx, vy, w = _velocity(b, state, fstate, solved)
+        vel[b, 0] = vx
+        vel[b, 1] = vy
+        angvel[b] = w
         force[b, 0] = 0.0
         force[b, 1] = 0.0
         torque[b] = 0.0
