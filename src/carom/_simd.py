@@ -21,10 +21,11 @@ converted to the vector's element type), plus :func:`splat` / :func:`splat64`, :
 (one field of a bundle: ``a[j, f, 0:n]`` of a C-contiguous 3-D array of the vector's element type),
 :func:`store_part` (doubles rounded into lanes h·LANES64 … of a float bundle), :func:`lane`/:func:`insert`
 (one lane), :func:`gather_rows` / :func:`gather_rows64` (the bodies' state rows of a bundle's lanes,
-transposed into column vectors), :func:`select`, :func:`vmax`, :func:`vmin`. Each operation is the IEEE
-operation of every lane, in the same order as the scalar code it replaces, with no fused multiply-add and no
-fastmath: a lane gives bitwise what scalar code in the same precision gives, so results stay deterministic
-and independent of the thread count and of how contacts are grouped into lanes.
+transposed into column vectors), :func:`scatter_rows` (the way back), :func:`select`, :func:`vmax`,
+:func:`vmin`. Each operation is the IEEE operation of every lane, in the same order as the scalar code it
+replaces, with no fused multiply-add and no fastmath: a lane gives bitwise what scalar code in the same
+precision gives, so results stay deterministic and independent of the thread count and of how contacts are
+grouped into lanes.
 
 ``vmax(a, b)`` is ``a if a > b else b`` per lane and ``vmin(a, b)`` is ``a if a < b else b`` (so a NaN in
 ``a`` yields ``b``).
@@ -109,6 +110,12 @@ if numba.config.DISABLE_JIT:
         vectors."""
         block = state[body[j, side]]
         return tuple(block[:, c].copy() for c in range(ROW))
+
+    def scatter_rows(state, body, move, j, side, cols):
+        """``state[body[j, side, q]] = (lane q of each column)`` for the lanes q with ``move[j, side, q]``."""
+        for q in range(LANES):
+            if move[j, side, q]:
+                state[body[j, side, q]] = [c[q] for c in cols]
 
     def gather_rows64(state, body, j, side, h):
         """The ``ROW`` columns of ``state[body[j, side, q]]`` for the lanes q of part h, as ``ROW`` double
@@ -315,15 +322,14 @@ else:
                 and isinstance(side, types.Integer))
 
     def _row_pointer(context, builder, sty, st, bty, bd, jj, ss, qq):
-        """Address of ``state[body[j, side, q], 0]``."""
-        zero = ir.Constant(context.get_value_type(types.intp), 0)
-        bptr = cgutils.get_item_pointer2(context, builder, data=bd.data, shape=cgutils.unpack_tuple(builder, bd.shape),
-                                         strides=cgutils.unpack_tuple(builder, bd.strides), layout=bty.layout,
-                                         inds=[jj, ss, qq])
-        b = context.cast(builder, builder.load(bptr), bty.dtype, types.intp)
-        return cgutils.get_item_pointer2(context, builder, data=st.data, shape=cgutils.unpack_tuple(builder, st.shape),
-                                         strides=cgutils.unpack_tuple(builder, st.strides), layout=sty.layout,
-                                         inds=[b, zero])
+        """Address of ``state[body[j, side, q], 0]``. The bundle arrays are (bundles, 2, LANES) and the state
+        rows ROW wide, C-contiguous, by construction (the solver makes them): the addresses are then a few
+        shifts and adds, where indexing by the arrays' runtime shapes took a multiplication per index and a
+        check for negative indices (about a tenth of a sweep's instructions)."""
+        i = builder.add(builder.mul(builder.add(builder.mul(jj, ir.Constant(jj.type, 2)), ss),
+                                    ir.Constant(jj.type, LANES)), qq)
+        b = context.cast(builder, builder.load(builder.gep(bd.data, [i])), bty.dtype, types.intp)
+        return builder.gep(st.data, [builder.mul(b, ir.Constant(b.type, ROW))])
 
     def _gather_arrays(context, builder, sig, args):
         sty, bty, jty, dty = sig.args[:4]
@@ -355,6 +361,42 @@ else:
             cols = [_concatenate(builder, [blk[c] for blk in blocks]) for c in range(ROW)]
             return context.make_tuple(builder, out, cols)
         return out(state, body, j, side), codegen
+
+    @intrinsic
+    def scatter_rows(typingctx, state, body, move, j, side, cols):
+        """``state[body[j, side, q]] = (lane q of each of the ROW vectors cols)`` for the lanes q with
+        ``move[j, side, q]`` (the inverse of :func:`gather_rows`: the columns are transposed back into rows
+        in registers, and each row is one store)."""
+        if not (_gather_typing(state, body, j, side, types.float32) and isinstance(move, types.Array)
+                and move.ndim == 3 and move.dtype == types.boolean and move.layout == "C"
+                and isinstance(cols, types.UniTuple) and cols.count == ROW and cols.dtype == f32v
+                and LANES % ROW == 0):
+            return None
+
+        def codegen(context, builder, sig, args):
+            sty, bty, mty, jty, dty = sig.args[:5]
+            st = context.make_array(sty)(context, builder, args[0])
+            bd = context.make_array(bty)(context, builder, args[1])
+            mv = context.make_array(mty)(context, builder, args[2])
+            jj = context.cast(builder, args[3], jty, types.intp)
+            ss = context.cast(builder, args[4], dty, types.intp)
+            columns = cgutils.unpack_tuple(builder, args[5])
+            pty = ir.PointerType(ir.VectorType(ir.FloatType(), ROW))
+            base = builder.mul(builder.add(builder.mul(jj, ir.Constant(jj.type, 2)), ss),
+                               ir.Constant(jj.type, LANES))
+            for blk in range(0, LANES, ROW):
+                part = [builder.shuffle_vector(c, c, _index_vector(list(range(blk, blk + ROW))))
+                        if LANES != ROW else c for c in columns]
+                rows = _transpose(builder, part)
+                for q in range(ROW):
+                    i = builder.add(base, ir.Constant(base.type, blk + q))
+                    flag = builder.load(builder.gep(mv.data, [i]))
+                    with cgutils.if_likely(builder, builder.icmp_unsigned("!=", flag, ir.Constant(flag.type, 0))):
+                        b = context.cast(builder, builder.load(builder.gep(bd.data, [i])), bty.dtype, types.intp)
+                        rptr = builder.gep(st.data, [builder.mul(b, ir.Constant(b.type, ROW))])
+                        builder.store(rows[q], builder.bitcast(rptr, pty), align=4)
+            return context.get_dummy_value()
+        return types.none(state, body, move, j, side, cols), codegen
 
     @intrinsic
     def gather_rows64(typingctx, state, body, j, side, h):
