@@ -116,7 +116,9 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
     """Select the contacts to solve and colour them, in one pass in key order: a contact is solved when it is
     no sensor, has points and at least one awake dynamic body; greedily, each takes the lowest colour that
     neither of its dynamic bodies uses yet. Returns (the solved contacts sorted by colour, their body pairs
-    in that order, colour start offsets).
+    in that order, colour start offsets, and per body whether it is a dynamic body of a solved contact: the
+    bodies whose velocity the solver holds, ``_velocity``; one more entry, for the dummy body of empty
+    lanes).
 
     Inside each parallel colour the two-point contacts come first, each group in key order, so that
     bundles of one-point contacts (circles, a polygon's corner) solve one point instead of two; the order
@@ -131,6 +133,7 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
     K = keys.shape[0]
     NB = kind.shape[0]
     used = np.zeros(NB, np.uint64)
+    solved = np.zeros(NB + 1, np.bool_)
     order = np.empty(K, np.int64)
     ends = np.empty((K, 2), np.int64)
     # 2·colour, + 1 for the one-point group of a parallel colour and for the overflow colour
@@ -160,6 +163,8 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
         bit = (one << np.uint64(c)) & ~(one << np.uint64(OVERFLOW))
         used[a] = used_a | (bit & mask_a)
         used[b] = used[b] | (bit & mask_b)
+        solved[a] = solved[a] | dyn_a
+        solved[b] = solved[b] | dyn_b
         counts[c + 1] += 1
         single = np.int64(c_count[k] != 2) | np.int64(c == OVERFLOW)
         two[c] += 1 - single
@@ -185,7 +190,7 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
         perm[r] = order[i]
         pair[r, 0] = ends[i, 0]
         pair[r, 1] = ends[i, 1]
-    return perm, pair, start
+    return perm, pair, start, solved
 
 
 @njit
@@ -198,26 +203,20 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     long lever arm), the effective masses, the separation offsets the substeps track between the cores, the
     warm-start impulses and the approach speed.
 
-    Returns the solver tuple (perm, colour starts, bundle starts, slot, body pairs, rows, bundle bodies,
-    bundle write flags): contact ``perm[i]`` (i in colour order) sits in lane ``slot[i] % LANES`` of bundle
-    ``slot[i] // LANES``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles; each overflow contact
+    Returns the solver tuple (perm, colour starts, bundle starts, each bundle's first contact, body pairs,
+    rows, bundle bodies, bundle write flags, each bundle's contact count, solved bodies): lane q < count of
+    bundle j holds contact ``perm[first[j] + q]`` (i in colour order). A parallel colour of m contacts fills ⌈m / LANES⌉ bundles; each overflow contact
     gets a bundle of its own (its contacts share bodies, so they cannot share a bundle). Empty lanes point at
     the solver's dummy body (row NB of its state: at rest, never written) and have no mass, so they change
     nothing.
     """
     keys, c_count = contacts[0], contacts[1]
     NB = bodies[7].shape[0]
-    perm, pair, start = colour_contacts(keys, c_count, contacts[9], shapes[0], bodies[7], bodies[16])
-    n = perm.shape[0]
+    perm, pair, start, solved = colour_contacts(keys, c_count, contacts[9], shapes[0], bodies[7], bodies[16])
     bstart = np.zeros(OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         m = start[c + 1] - start[c]
         bstart[c + 1] = bstart[c] + (m if c == OVERFLOW else (m + LANES - 1) // LANES)
-    slot = np.empty(n, np.int64)
-    for c in range(OVERFLOW + 1):
-        step = LANES if c == OVERFLOW else 1
-        for r in range(start[c + 1] - start[c]):
-            slot[start[c] + r] = bstart[c] * LANES + r * step
     nbundles = bstart[OVERFLOW + 1]
     # each bundle's first contact (in colour order) and how many lanes it fills
     bfirst = np.empty(nbundles, np.int64)
@@ -253,7 +252,7 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
     _prepare_all_rows(bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads)
-    return perm, start, bstart, slot, pair, rows, body, move
+    return perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved
 
 
 # columns of prepare_stage's body table
@@ -643,8 +642,10 @@ def chunk_count(n, threads):
 
 
 @pnjit
-def _sweep(task, bstart, rows, body, move, state, inv_h, soft, stiff, threads):
-    """One pass over all bundles, colour by colour; the bundles of a parallel colour in parallel chunks."""
+def _sweep(task, bstart, rows, body, move, state, inv_h, soft, stiff, out, threads):
+    """One pass over all bundles, colour by colour; the bundles of a parallel colour in parallel chunks. The
+    last pass (restitution) also writes each bundle's results to the contact table (``_write_back``), in the
+    same parallel chunks."""
     for c in range(OVERFLOW):
         lo = bstart[c]
         n = bstart[c + 1] - lo
@@ -652,19 +653,39 @@ def _sweep(task, bstart, rows, body, move, state, inv_h, soft, stiff, threads):
             continue
         chunks = min(n, chunk_count(n * LANES, threads))
         if chunks == 1:
-            _sweep_range(task, lo, lo + n, rows, body, move, state, inv_h, soft, stiff)
+            _sweep_range(task, lo, lo + n, rows, body, move, state, inv_h, soft, stiff, out)
             continue
         for ch in prange(chunks):
             _sweep_range(task, lo + ch * n // chunks, lo + (ch + 1) * n // chunks, rows, body, move, state, inv_h,
-                         soft, stiff)
-    _sweep_range(task, bstart[OVERFLOW], bstart[OVERFLOW + 1], rows, body, move, state, inv_h, soft, stiff)
+                         soft, stiff, out)
+    _sweep_range(task, bstart[OVERFLOW], bstart[OVERFLOW + 1], rows, body, move, state, inv_h, soft, stiff, out)
 
 
 @njit
-def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff):
+def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out):
     """Bundles lo … hi − 1, one after the other."""
     for j in range(lo, hi):
         _one(task, rows, j, state, body, move, inv_h, soft, stiff)
+        if task == RESTITUTE:
+            _write_back(rows, j, out)
+
+
+@inline_njit
+def _write_back(rows, j, out):
+    """Bundle j's impulses back to the contact table, and each of its contacts' hit: the fastest approach (−v_n
+    before the solve) at a point that took an impulse, and that point (left at −inf, −1 when none did); hit
+    events are built from these only when someone asks for them (carom.rigid._step.event_rows)."""
+    perm, first, count, c_count, c_nimp, c_timp, hit_speed, hit_point = out
+    for q in range(count[j]):
+        k = perm[first[j] + q]
+        for p in range(2):
+            c_nimp[k, p] = rows[j, P0 + p * POINT_WIDTH + NIMP, q]
+            c_timp[k, p] = rows[j, P0 + p * POINT_WIDTH + TIMP, q]
+        for p in range(c_count[k]):
+            o = P0 + p * POINT_WIDTH
+            if rows[j, o + MAXIMP, q] > 0.0 and -rows[j, o + RELV, q] > hit_speed[k]:
+                hit_speed[k] = -rows[j, o + RELV, q]
+                hit_point[k] = p
 
 
 @inline_njit
@@ -681,30 +702,33 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 # member array inside a prange body (``angle[b] += …`` was applied twice), and a call keeps every name private.
 
 @pnjit
-def _integrate(positions, state, fstate, solved, motion, dangle, gx, gy, h, threads):
+def _integrate(positions, first, state, fstate, solved, motion, dangle, gx, gy, h, threads):
     """Integrate every body's velocity (``positions`` false) or position (true), in parallel chunks: one
     parallel function for both, since each parallel loop costs seconds of compile time. ``state`` has a row
-    more than there are motion: the dummy body of empty bundle lanes."""
+    more than there are motion: the dummy body of empty bundle lanes. The ``first`` velocity pass also fills
+    each body's rows of ``state`` and ``fstate`` from the world's velocities (in the same parallel chunks)."""
     n = motion[0].shape[0]
     chunks = chunk_count(n, threads)
     for ch in prange(chunks):
-        _integrate_range(positions, ch * n // chunks, (ch + 1) * n // chunks, state, fstate, solved, motion, dangle,
-                         gx, gy, h)
+        _integrate_range(positions, first, ch * n // chunks, (ch + 1) * n // chunks, state, fstate, solved, motion,
+                         dangle, gx, gy, h)
 
 
 @njit
-def _integrate_range(positions, lo, hi, state, fstate, solved, motion, dangle, gx, gy, h):
+def _integrate_range(positions, first, lo, hi, state, fstate, solved, motion, dangle, gx, gy, h):
     if positions:
         _integrate_position_range(lo, hi, state, fstate, solved, motion, dangle, h)
     else:
-        _integrate_velocity_range(lo, hi, state, fstate, solved, motion, gx, gy, h)
+        _integrate_velocity_range(first, lo, hi, state, fstate, solved, motion, gx, gy, h)
 
 
 @njit
-def _integrate_velocity_range(lo, hi, state, fstate, solved, motion, gx, gy, h):
+def _integrate_velocity_range(first, lo, hi, state, fstate, solved, motion, gx, gy, h):
     (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
-     asleep) = motion
+     asleep, vel, angvel) = motion
     for b in range(lo, hi):
+        if first:
+            _load_body(b, state, fstate, vel[b, 0], vel[b, 1], angvel[b])
         if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
             _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, torque, lin_damping,
                                 ang_damping, gravity_scale, gx, gy, h)
@@ -742,6 +766,23 @@ def _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, 
 
 
 @inline_njit
+def _load_body(b, state, fstate, vx, vy, w):
+    """Body b's rows at the start of the step: velocity (v, ω), no position change, no rotation (cos 1,
+    sin 0); in ``fstate`` the same in single precision."""
+    state[b, VX] = vx
+    state[b, VY] = vy
+    state[b, W] = w
+    fstate[b, VX] = vx
+    fstate[b, VY] = vy
+    fstate[b, W] = w
+    for f in range(DPX, STATE_WIDTH):
+        state[b, f] = 0.0
+        fstate[b, f] = 0.0
+    state[b, DC] = 1.0
+    fstate[b, DC] = 1.0
+
+
+@inline_njit
 def _velocity(b, state, fstate, solved):
     """Body b's velocity (v, ω): the solver's, in single precision, when a contact acts on it (``solved``), else
     the double-precision one, which a body in free flight keeps."""
@@ -753,7 +794,7 @@ def _velocity(b, state, fstate, solved):
 @njit
 def _integrate_position_range(lo, hi, state, fstate, solved, motion, dangle, h):
     (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
-     asleep) = motion
+     asleep, vel, angvel) = motion
     for b in range(lo, hi):
         if body_alive[b] and kind[b] != STATIC and not asleep[b]:
             _integrate_position(b, state, fstate, solved, com, angle, dangle, h)
@@ -784,9 +825,10 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     solve, integrate positions, relax; then restitution. The impulses go back to the contact table.
     Returns the start-of-step positions and angles (for continuous collision) and each contact's hit speed
     and point (for hit events)."""
-    perm, bstart, slot, rows, body, move = solver[0], solver[2], solver[3], solver[5], solver[6], solver[7]
+    perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
+                                                              solver[7], solver[8], solver[9])
     com, angle, vel, angvel, force, torque = bodies[0], bodies[1], bodies[2], bodies[3], bodies[10], bodies[11]
-    c_nimp, c_timp = contacts[3], contacts[4]
+    c_count, c_nimp, c_timp = contacts[1], contacts[3], contacts[4]
     NB = com.shape[0]
     inv_dt = 1.0 / dt
     h = dt / substeps
@@ -797,43 +839,32 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     stiff = soft_params(2.0 * contact_hertz, CONTACT_DAMPING_RATIO, h)
     com0 = com.copy()
     angle0 = angle.copy()
-    # one row per body in double precision (the integrators'), plus the dummy body (row NB) of empty bundle
-    # lanes: at rest, unrotated, never written
-    state = np.zeros((NB + 1, STATE_WIDTH))
+    # one row per body in double precision (the integrators'), and the solver's copy in single precision
+    # (``_velocity``: what the sweeps gather and scatter); the bodies' rows are filled by the first velocity
+    # pass (``_load_body``), the dummy body of empty bundle lanes (row NB: at rest, unrotated, never written)
+    # here
+    state = np.empty((NB + 1, STATE_WIDTH))
+    fstate = np.empty((NB + 1, STATE_WIDTH), np.float32)
+    _load_body(NB, state, fstate, 0.0, 0.0, 0.0)
     dangle = np.zeros(NB)
-    for b in range(NB):
-        state[b, VX] = vel[b, 0]
-        state[b, VY] = vel[b, 1]
-        state[b, W] = angvel[b]
-    # the solver's copy in single precision (``_velocity``): what the sweeps gather and scatter
-    fstate = np.zeros((NB + 1, STATE_WIDTH), np.float32)
-    for b in range(NB):
-        fstate[b, VX] = vel[b, 0]
-        fstate[b, VY] = vel[b, 1]
-        fstate[b, W] = angvel[b]
-    for b in range(NB + 1):
-        fstate[b, DC] = 1.0
-    # the bodies a contact acts on (their lanes are written back), whose velocity the solver holds
-    solved = np.zeros(NB + 1, np.bool_)
-    for j in range(move.shape[0]):
-        for side in range(2):
-            for q in range(LANES):
-                if move[j, side, q]:
-                    solved[body[j, side, q]] = True
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
     tasks = np.arange(4)
     velocities = np.bool_(False)
     positions = np.bool_(True)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (com, angle, bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
-              bodies[14], bodies[16])
+              bodies[14], bodies[16], vel, angvel)
+    # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
+    hit_speed = np.full(c_count.shape[0], -np.inf)
+    hit_point = np.full(c_count.shape[0], -1, np.int64)
+    out = (perm, bfirst, bcount, c_count, c_nimp, c_timp, hit_speed, hit_point)
     for sub in range(substeps):
-        _integrate(velocities, state, fstate, solved, motion, dangle, gx, gy, h, threads)
-        _sweep(tasks[WARM], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
-        _sweep(tasks[BIASED], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
-        _integrate(positions, state, fstate, solved, motion, dangle, gx, gy, h, threads)
-        _sweep(tasks[RELAX], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
-    _sweep(tasks[RESTITUTE], bstart, rows, body, move, fstate, inv_h, soft, stiff, threads)
+        _integrate(velocities, np.bool_(sub == 0), state, fstate, solved, motion, dangle, gx, gy, h, threads)
+        _sweep(tasks[WARM], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
+        _sweep(tasks[BIASED], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
+        _integrate(positions, velocities, state, fstate, solved, motion, dangle, gx, gy, h, threads)
+        _sweep(tasks[RELAX], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
+    _sweep(tasks[RESTITUTE], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, solved)
         vel[b, 0] = vx
@@ -842,22 +873,4 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
         force[b, 0] = 0.0
         force[b, 1] = 0.0
         torque[b] = 0.0
-    # impulses back to the table, and each solved contact's hit: its fastest approach (−v_n before the solve)
-    # at a point that took an impulse, and that point (−inf, −1 for none); hit events are built from these
-    # only when someone asks for them (carom.rigid._step.event_rows)
-    c_count = contacts[1]
-    hit_speed = np.full(c_count.shape[0], -np.inf)
-    hit_point = np.full(c_count.shape[0], -1, np.int64)
-    for i in range(perm.shape[0]):
-        k = perm[i]
-        j = slot[i] // LANES
-        q = slot[i] % LANES
-        for p in range(2):
-            c_nimp[k, p] = rows[j, P0 + p * POINT_WIDTH + NIMP, q]
-            c_timp[k, p] = rows[j, P0 + p * POINT_WIDTH + TIMP, q]
-        for p in range(c_count[k]):
-            o = P0 + p * POINT_WIDTH
-            if rows[j, o + MAXIMP, q] > 0.0 and -rows[j, o + RELV, q] > hit_speed[k]:
-                hit_speed[k] = -rows[j, o + RELV, q]
-                hit_point[k] = p
     return com0, angle0, hit_speed, hit_point
