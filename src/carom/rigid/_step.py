@@ -555,10 +555,15 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals)
     old_data = old[:9] + (old[10],)
     _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table)
-    # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything)
+    # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
+    # body asleep (sleeping off, or a busy scene) there is nothing to wake and the pass over the pairs is
+    # skipped (a serial 0.05-0.1 ms for 15,000 pairs)
     wake = np.zeros(NB, np.bool_)
     any_wake = False
-    for k in range(K):
+    any_asleep = False
+    for b in range(NB):
+        any_asleep = any_asleep or asleep[b]
+    for k in range(K if any_asleep else 0):
         if c_count[k] == 0 or c_sensor[k]:
             continue
         ba = shape_body[keys[k] >> KEY_SHIFT]
