@@ -813,11 +813,32 @@ def _integrate_position(b, state, fstate, solved, com, angle, dangle, h):
     state[b, DPY] = state[b, DPY] + dy
     angle[b] = angle[b] + da
     dangle[b] = dangle[b] + da
-    sn, cs = sin_cos(dangle[b])
+    sn, cs = _rotation_sin_cos(dangle[b])
     fstate[b, DPX] = state[b, DPX]
     fstate[b, DPY] = state[b, DPY]
     fstate[b, DC] = cs
     fstate[b, DS] = sn
+
+
+@inline_njit
+def _rotation_sin_cos(x):
+    """(sin x, cos x) for the solver's single-precision rotation delta (``fstate`` DS, DC). For |x| ≤ π/4 (the
+    usual case: a body turns little within a step) the Taylor polynomials to x¹¹ and x¹² in double precision,
+    whose truncation error (below 1e-11) is far under a float's rounding step: a few multiply–adds that
+    overlap from body to body, where a call of glibc's ``sincos`` cost about 20 ns per body per substep, a
+    tenth of the position integration of a pyramid. Larger angles call ``sin_cos``."""
+    if abs(x) > 0.7853981633974483:
+        return sin_cos(x)
+    x2 = x * x
+    sn = x * (1.0 - x2 * _I6 * (1.0 - x2 * _I20 * (1.0 - x2 * _I42 * (1.0 - x2 * _I72 * (1.0 - x2 * _I110)))))
+    cs = 1.0 - x2 * 0.5 * (1.0 - x2 * _I12 * (1.0 - x2 * _I30 * (1.0 - x2 * _I56 * (1.0 - x2 * _I90
+                                                                                      * (1.0 - x2 * _I132)))))
+    return sn, cs
+
+
+# the Taylor factors of _rotation_sin_cos: 1 / ((2k)(2k + 1)) for sine, 1 / ((2k − 1)(2k)) for cosine
+_I6, _I20, _I42, _I72, _I110 = 1.0 / 6.0, 1.0 / 20.0, 1.0 / 42.0, 1.0 / 72.0, 1.0 / 110.0
+_I12, _I30, _I56, _I90, _I132 = 1.0 / 12.0, 1.0 / 30.0, 1.0 / 56.0, 1.0 / 90.0, 1.0 / 132.0
 
 
 @njit
