@@ -201,15 +201,15 @@ def prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, thr
     Solved are the non-sensor contacts with points and at least one awake dynamic body. Each lane holds the
     lever arms r × n and r × t of the anchors about the centres of mass (anchors on each body's own surface:
     the manifold point is midway between the surfaces, and a speculative contact far ahead of a small body
-    must not act on it through a long lever arm), the effective masses, the separation offsets the substeps track between the cores, the
-    warm-start impulses and the approach speed.
+    must not act on it through a long lever arm), the effective masses, the separation offsets the substeps
+    track between the cores, the warm-start impulses and the approach speed.
 
     Returns the solver tuple (perm, colour starts, bundle starts, each bundle's first contact, body pairs,
     rows, bundle bodies, bundle write flags, each bundle's contact count, solved bodies): lane q < count of
-    bundle j holds contact ``perm[first[j] + q]`` (i in colour order). A parallel colour of m contacts fills ⌈m / LANES⌉ bundles; each overflow contact
-    gets a bundle of its own (its contacts share bodies, so they cannot share a bundle). Empty lanes point at
-    the solver's dummy body (row NB of its state: at rest, never written) and have no mass, so they change
-    nothing.
+    bundle j holds contact ``perm[first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
+    each overflow contact gets a bundle of its own (its contacts share bodies, so they cannot share a bundle).
+    Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
+    mass, so they change nothing.
     """
     keys, c_count = contacts[0], contacts[1]
     NB = bodies[7].shape[0]
@@ -758,6 +758,12 @@ def _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, 
             vy *= MAX_TRANSLATION_SPEED / sp
     if abs(w) * h > MAX_ROTATION:
         w *= MAX_ROTATION / (abs(w) * h)
+    _set_velocity(b, state, fstate, vx, vy, w)
+
+
+@inline_njit
+def _set_velocity(b, state, fstate, vx, vy, w):
+    """Body b's velocity (v, ω) in both rows (rounded in ``fstate``)."""
     state[b, VX] = vx
     state[b, VY] = vy
     state[b, W] = w
@@ -770,12 +776,7 @@ def _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, 
 def _load_body(b, state, fstate, vx, vy, w):
     """Body b's rows at the start of the step: velocity (v, ω), no position change, no rotation (cos 1,
     sin 0); in ``fstate`` the same in single precision."""
-    state[b, VX] = vx
-    state[b, VY] = vy
-    state[b, W] = w
-    fstate[b, VX] = vx
-    fstate[b, VY] = vy
-    fstate[b, W] = w
+    _set_velocity(b, state, fstate, vx, vy, w)
     for f in range(DPX, STATE_WIDTH):
         state[b, f] = 0.0
         fstate[b, f] = 0.0
@@ -873,6 +874,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     tasks = np.arange(4)
     velocities = np.bool_(False)
     positions = np.bool_(True)
+    later = np.bool_(False)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (com, angle, bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
               bodies[14], bodies[16], vel, angvel)
@@ -884,7 +886,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
         _integrate(velocities, np.bool_(sub == 0), state, fstate, solved, motion, dangle, gx, gy, h, threads)
         _sweep(tasks[WARM], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
         _sweep(tasks[BIASED], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
-        _integrate(positions, velocities, state, fstate, solved, motion, dangle, gx, gy, h, threads)
+        _integrate(positions, later, state, fstate, solved, motion, dangle, gx, gy, h, threads)
         _sweep(tasks[RELAX], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
     _sweep(tasks[RESTITUTE], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
     for b in range(NB):
