@@ -204,7 +204,7 @@ else:
     splat64 = _splat_intrinsic(f64v)
 
     def _field_pointer(context, builder, aty, arr, j, jty, f, fty, count, lane0, vty):
-        """Address of ``a[j, f, lane0]`` for a bundle array whose last extent is ``count`` by construction, as
+        """Address of ``a[j, f, lane0]`` (lane0 an LLVM value, or None for lane 0) for a bundle array whose last extent is ``count`` by construction, as
         a pointer to ``vty``: the offset (j · fields + f) · count + lane0 then needs one multiplication per
         bundle, and a constant field becomes an address displacement (the generic indexing multiplies by the
         runtime last extent at every field)."""
@@ -214,8 +214,8 @@ else:
         ff = context.cast(builder, f, fty, types.intp)
         row = builder.add(builder.mul(jj, shape[1]), ff)
         off = builder.mul(row, ir.Constant(row.type, count))
-        if not isinstance(lane0, int) or lane0:
-            off = builder.add(off, lane0 if not isinstance(lane0, int) else ir.Constant(row.type, lane0))
+        if lane0 is not None:
+            off = builder.add(off, lane0)
         ptr = builder.gep(ary.data, [off])
         return builder.bitcast(ptr, ir.PointerType(_ir_vector(vty)))
 
@@ -231,7 +231,7 @@ else:
 
         def codegen(context, builder, sig, args):
             ptr = _field_pointer(context, builder, sig.args[0], args[0], args[1], sig.args[1], args[2],
-                                 sig.args[2], vty.count, 0, vty)
+                                 sig.args[2], vty.count, None, vty)
             return builder.load(ptr, align=vty.dtype.bitwidth // 8)
         return vty(a, j, f), codegen
 
@@ -244,7 +244,7 @@ else:
         def codegen(context, builder, sig, args):
             vty = sig.args[3]
             ptr = _field_pointer(context, builder, sig.args[0], args[0], args[1], sig.args[1], args[2],
-                                 sig.args[2], vty.count, 0, vty)
+                                 sig.args[2], vty.count, None, vty)
             builder.store(args[3], ptr, align=vty.dtype.bitwidth // 8)
             return context.get_dummy_value()
         return types.none(a, j, f, v), codegen
@@ -321,22 +321,27 @@ else:
                 and isinstance(body.dtype, types.Integer) and isinstance(j, types.Integer)
                 and isinstance(side, types.Integer))
 
-    def _row_pointer(context, builder, sty, st, bty, bd, jj, ss, qq):
-        """Address of ``state[body[j, side, q], 0]``. The bundle arrays are (bundles, 2, LANES) and the state
-        rows ROW wide, C-contiguous, by construction (the solver makes them): the addresses are then a few
-        shifts and adds, where indexing by the arrays' runtime shapes took a multiplication per index and a
-        check for negative indices (about a tenth of a sweep's instructions)."""
-        i = builder.add(builder.mul(builder.add(builder.mul(jj, ir.Constant(jj.type, 2)), ss),
-                                    ir.Constant(jj.type, LANES)), qq)
+    def _lane_offset(builder, jj, ss, qq):
+        """Flat index of ``[j, side, q]`` in a (bundles, 2, LANES) array. The bundle arrays have that shape and
+        the state rows are ROW wide, C-contiguous, by construction (the solver makes them): addresses are then
+        a few shifts and adds, where indexing by the arrays' runtime shapes took a multiplication per index
+        and a check for negative indices (about a tenth of a sweep's instructions)."""
+        return builder.add(builder.mul(builder.add(builder.mul(jj, ir.Constant(jj.type, 2)), ss),
+                                       ir.Constant(jj.type, LANES)), qq)
+
+    def _row_pointer(context, builder, st, bty, bd, i):
+        """Address of ``state[body.flat[i], 0]`` (i from :func:`_lane_offset`)."""
         b = context.cast(builder, builder.load(builder.gep(bd.data, [i])), bty.dtype, types.intp)
         return builder.gep(st.data, [builder.mul(b, ir.Constant(b.type, ROW))])
 
-    def _gather_arrays(context, builder, sig, args):
-        sty, bty, jty, dty = sig.args[:4]
+    def _gather_arrays(context, builder, sig, args, at=2):
+        """(state type, state, body type, body, j, side) of an intrinsic whose first two arguments are the
+        state and the bundle bodies, and whose arguments ``at`` and ``at + 1`` are j and side."""
+        sty, bty, jty, dty = sig.args[0], sig.args[1], sig.args[at], sig.args[at + 1]
         st = context.make_array(sty)(context, builder, args[0])
         bd = context.make_array(bty)(context, builder, args[1])
-        jj = context.cast(builder, args[2], jty, types.intp)
-        ss = context.cast(builder, args[3], dty, types.intp)
+        jj = context.cast(builder, args[at], jty, types.intp)
+        ss = context.cast(builder, args[at + 1], dty, types.intp)
         return sty, st, bty, bd, jj, ss
 
     @intrinsic
@@ -355,7 +360,7 @@ else:
             rows = []
             for q in range(LANES):
                 qq = ir.Constant(context.get_value_type(types.intp), q)
-                rptr = _row_pointer(context, builder, sty, st, bty, bd, jj, ss, qq)
+                rptr = _row_pointer(context, builder, st, bty, bd, _lane_offset(builder, jj, ss, qq))
                 rows.append(builder.load(builder.bitcast(rptr, pty), align=4))
             blocks = [_transpose(builder, rows[b:b + ROW]) for b in range(0, LANES, ROW)]
             cols = [_concatenate(builder, [blk[c] for blk in blocks]) for c in range(ROW)]
@@ -374,26 +379,19 @@ else:
             return None
 
         def codegen(context, builder, sig, args):
-            sty, bty, mty, jty, dty = sig.args[:5]
-            st = context.make_array(sty)(context, builder, args[0])
-            bd = context.make_array(bty)(context, builder, args[1])
-            mv = context.make_array(mty)(context, builder, args[2])
-            jj = context.cast(builder, args[3], jty, types.intp)
-            ss = context.cast(builder, args[4], dty, types.intp)
+            sty, st, bty, bd, jj, ss = _gather_arrays(context, builder, sig, args, at=3)
+            mv = context.make_array(sig.args[2])(context, builder, args[2])
             columns = cgutils.unpack_tuple(builder, args[5])
             pty = ir.PointerType(ir.VectorType(ir.FloatType(), ROW))
-            base = builder.mul(builder.add(builder.mul(jj, ir.Constant(jj.type, 2)), ss),
-                               ir.Constant(jj.type, LANES))
             for blk in range(0, LANES, ROW):
                 part = [builder.shuffle_vector(c, c, _index_vector(list(range(blk, blk + ROW))))
                         if LANES != ROW else c for c in columns]
                 rows = _transpose(builder, part)
                 for q in range(ROW):
-                    i = builder.add(base, ir.Constant(base.type, blk + q))
+                    i = _lane_offset(builder, jj, ss, ir.Constant(jj.type, blk + q))
                     flag = builder.load(builder.gep(mv.data, [i]))
                     with cgutils.if_likely(builder, builder.icmp_unsigned("!=", flag, ir.Constant(flag.type, 0))):
-                        b = context.cast(builder, builder.load(builder.gep(bd.data, [i])), bty.dtype, types.intp)
-                        rptr = builder.gep(st.data, [builder.mul(b, ir.Constant(b.type, ROW))])
+                        rptr = _row_pointer(context, builder, st, bty, bd, i)
                         builder.store(rows[q], builder.bitcast(rptr, pty), align=4)
             return context.get_dummy_value()
         return types.none(state, body, move, j, side, cols), codegen
@@ -416,7 +414,7 @@ else:
             pieces = [[] for _ in range(ROW // LANES64)]
             for q in range(LANES64):
                 qq = builder.add(lane0, ir.Constant(hh.type, q))
-                rptr = _row_pointer(context, builder, sty, st, bty, bd, jj, ss, qq)
+                rptr = _row_pointer(context, builder, st, bty, bd, _lane_offset(builder, jj, ss, qq))
                 for p in range(ROW // LANES64):
                     ptr = builder.gep(rptr, [ir.Constant(ir.IntType(64), p * LANES64)])
                     pieces[p].append(builder.load(builder.bitcast(ptr, vty), align=8))

@@ -82,7 +82,7 @@ RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, MAXIMP, R
 ROW_WIDTH = P0 + 2 * POINT_WIDTH
 
 # body state fields
-VX, VY, W, DPX, DPY, DC, DS = 0, 1, 2, 3, 4, 5, 6
+VX, VY, W, DPX, DPY, DC, DS, PAD = 0, 1, 2, 3, 4, 5, 6, 7
 STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``carom._simd.gather_rows``)
 
 
@@ -497,8 +497,8 @@ def _gather_velocities(state, body, j):
 def _scatter_velocities(state, body, move, j, sa, sb, v):
     """Write each lane's new velocity back to its bodies, except for bodies that are only read (whole rows:
     the other columns go back as they were gathered)."""
-    scatter_rows(state, body, move, j, 0, (v[0], v[1], v[2], sa[DPX], sa[DPY], sa[DC], sa[DS], sa[7]))
-    scatter_rows(state, body, move, j, 1, (v[3], v[4], v[5], sb[DPX], sb[DPY], sb[DC], sb[DS], sb[7]))
+    scatter_rows(state, body, move, j, 0, (v[0], v[1], v[2], sa[DPX], sa[DPY], sa[DC], sa[DS], sa[PAD]))
+    scatter_rows(state, body, move, j, 1, (v[3], v[4], v[5], sb[DPX], sb[DPY], sb[DC], sb[DS], sb[PAD]))
 
 
 @inline_njit
