@@ -182,3 +182,40 @@ def test_gjk_method_agrees_with_sat_on_overlapping_polygons():
             np.testing.assert_allclose(m_gjk.normal, m_sat.normal, atol=1e-9)
             agreed += 1
     assert agreed > 100
+
+
+def test_quadrilateral_path_is_collide_sat_bitwise():
+    """The narrow phase's unrolled test for two 4-vertex cores (collide_quadrilaterals) returns exactly
+    collide_sat's manifold: boxes, rounded and irregular quadrilaterals, touching, apart within the margin
+    (vertex–vertex and face cases) and beyond it."""
+    from carom.geometry import Polygon
+    from carom.geometry.manifold import collide_sat, collide_quadrilaterals
+    rng = np.random.default_rng(17)
+
+    def quad():
+        if rng.random() < 0.5:
+            return box(*rng.uniform(0.1, 1.0, 2), radius=float(rng.choice([0.0, 0.05])))
+        while True:
+            ang = np.sort(rng.uniform(0, 2 * math.pi, 4))
+            pts = np.stack([np.cos(ang), np.sin(ang)], axis=1) * rng.uniform(0.3, 1.0, (4, 1))
+            try:
+                return Polygon(pts, radius=float(rng.choice([0.0, 0.1])))
+            except ValueError:
+                continue
+
+    sv = np.empty((8, 2))
+    sn = np.empty((8, 2))
+    counts = np.zeros(3, int)
+    for _ in range(3000):
+        a, b = quad(), quad()
+        if a.vertices.shape[0] != 4 or b.vertices.shape[0] != 4:
+            continue
+        t = rng.uniform(-2.0, 2.0, 2)
+        ang = rng.uniform(-math.pi, math.pi)
+        args = (a.vertices, a.normals, a.radius, b.vertices, b.normals, b.radius, t[0], t[1], math.cos(ang),
+                math.sin(ang), float(rng.choice([0.0, 0.1, 0.5])), sv, sn)
+        expected = collide_sat(*args)
+        got = collide_quadrilaterals(*args)
+        assert np.array_equal(np.array(got, float), np.array(expected, float)), (got, expected)
+        counts[min(expected[0], 2)] += 1
+    assert counts.min() > 100, counts

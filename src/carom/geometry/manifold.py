@@ -136,33 +136,40 @@ def collide_polygon_circle_local(vA, nA, rA, cx, cy, rB, speculative):
 
 
 @inline_njit
-def _max_separation(v1, n1, v2):
-    """Edge of core 1 with the greatest separation from core 2 (both in one frame)."""
+def _max_separation(v1, n1, v2, count1, count2):
+    """Edge of core 1 (``count1`` vertices) with the greatest separation from core 2 (``count2``), both in
+    one frame: (edge, separation).
+
+    Minimum and maximum are kept by selects, not branches: which vertex is deepest is a coin toss per pair,
+    and mispredicted branches were most of a box pair's test. Inlined, so a caller passing the counts as
+    constants (:func:`collide_quadrilaterals`) gets both loops unrolled. The first edge of greatest
+    separation wins, and the minimum is the same value whichever order it is taken in.
+    """
     best = 0
     best_sep = -np.inf
-    for i in range(v1.shape[0]):
+    for i in range(count1):
         nx = n1[i, 0]
         ny = n1[i, 1]
         si = np.inf
-        for j in range(v2.shape[0]):
+        for j in range(count2):
             d = nx * (v2[j, 0] - v1[i, 0]) + ny * (v2[j, 1] - v1[i, 1])
-            if d < si:
-                si = d
-        if si > best_sep:
-            best_sep = si
-            best = i
+            si = d if d < si else si
+        better = si > best_sep
+        best = i if better else best
+        best_sep = si if better else best_sep
     return best, best_sep
 
 
 @inline_njit
-def _incident_edge(n_ref_x, n_ref_y, n2):
+def _incident_edge(n_ref_x, n_ref_y, n2, count2):
+    """Edge of core 2 whose normal is most anti-parallel to the reference normal (the first such)."""
     best = 0
     best_dot = np.inf
-    for j in range(n2.shape[0]):
+    for j in range(count2):
         d = n_ref_x * n2[j, 0] + n_ref_y * n2[j, 1]
-        if d < best_dot:
-            best_dot = d
-            best = j
+        better = d < best_dot
+        best = j if better else best
+        best_dot = d if better else best_dot
     return best
 
 
@@ -290,31 +297,42 @@ def collide_polygons_local(vA, nA, rA, vB, nB, rB, speculative):
     along a direction never exceeds the distance; the vertex–vertex distance is not used, as the two
     vertices it joins need not be the closest points of the cores).
     """
+    na = vA.shape[0]
+    nb = vB.shape[0]
     radius = rA + rB
-    edge_a, sep_a = _max_separation(vA, nA, vB)
+    edge_a, sep_a = _max_separation(vA, nA, vB, na, nb)
     if sep_a - radius > speculative:
         return _apart(sep_a - radius)
-    edge_b, sep_b = _max_separation(vB, nB, vA)
+    edge_b, sep_b = _max_separation(vB, nB, vA, nb, na)
     if sep_b - radius > speculative:
         return _apart(sep_b - radius)
+    return _face_manifold(vA, nA, rA, vB, nB, rB, speculative, edge_a, sep_a, edge_b, sep_b, na, nb)
+
+
+@inline_njit
+def _face_manifold(vA, nA, rA, vB, nB, rB, speculative, edge_a, sep_a, edge_b, sep_b, na, nb):
+    """The manifold of two cores that the face normals do not separate by more than ``speculative``, from the
+    deepest edge of each (:func:`_max_separation`): the reference face, then the vertex–vertex point or the
+    clipped incident edge (the module doc)."""
+    radius = rA + rB
     apart = _apart(max(sep_a, sep_b) - radius)
     flip = sep_b > sep_a + _FLIP_TOL
     if flip:
         sep = sep_b
         ref_edge = edge_b
-        inc_edge = _incident_edge(nB[edge_b, 0], nB[edge_b, 1], nA)
+        inc_edge = _incident_edge(nB[edge_b, 0], nB[edge_b, 1], nA, na)
     else:
         sep = sep_a
         ref_edge = edge_a
-        inc_edge = _incident_edge(nA[edge_a, 0], nA[edge_a, 1], nB)
+        inc_edge = _incident_edge(nA[edge_a, 0], nA[edge_a, 1], nB, nb)
     if sep > _FLIP_TOL:
         # apart: find the closest features of the reference and incident edges
         if flip:
             vR, vI = vB, vA
         else:
             vR, vI = vA, vB
-        nr = vR.shape[0]
-        ni = vI.shape[0]
+        nr = nb if flip else na
+        ni = na if flip else nb
         i1 = ref_edge
         i2 = i1 + 1 if i1 + 1 < nr else 0
         j1 = inc_edge
@@ -368,8 +386,8 @@ def _swap_manifold(m, tx, ty, tc, ts):
 
 
 @inline_njit
-def _to_frame(v, n, tx, ty, tc, ts, vout, nout):
-    for i in range(v.shape[0]):
+def _to_frame(v, n, tx, ty, tc, ts, vout, nout, count):
+    for i in range(count):
         x = v[i, 0]
         y = v[i, 1]
         vout[i, 0] = tc * x - ts * y + tx
@@ -409,8 +427,27 @@ def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, 
         return _apart(np.inf)
     vb = borrowed_rows(scratch_v, 0, nb)      # (views without reference counts: carom._jit.borrowed_rows)
     nbv = borrowed_rows(scratch_n, 0, nb)
-    _to_frame(vB, nB, tx, ty, tc, ts, vb, nbv)
+    _to_frame(vB, nB, tx, ty, tc, ts, vb, nbv, nb)
     return collide_polygons_local(vA, nA, rA, vb, nbv, rB, speculative)
+
+
+@inline_njit
+def collide_quadrilaterals(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, scratch_n):
+    """:func:`collide_sat` for two cores of four vertices each (boxes, rounded boxes), bitwise the same
+    result: the same steps with every count a constant, so the vertex loops unroll and the separation
+    search runs without a branch (a box pair of the narrow phase: about 135 → 105 ns; a fifth less in a
+    scene of tumbling boxes). Inlined into the narrow phase's pair loop, which picks it by the counts."""
+    vb = borrowed_rows(scratch_v, 0, 4)
+    nbv = borrowed_rows(scratch_n, 0, 4)
+    _to_frame(vB, nB, tx, ty, tc, ts, vb, nbv, 4)
+    radius = rA + rB
+    edge_a, sep_a = _max_separation(vA, nA, vb, 4, 4)
+    if sep_a - radius > speculative:
+        return _apart(sep_a - radius)
+    edge_b, sep_b = _max_separation(vb, nbv, vA, 4, 4)
+    if sep_b - radius > speculative:
+        return _apart(sep_b - radius)
+    return _face_manifold(vA, nA, rA, vb, nbv, rB, speculative, edge_a, sep_a, edge_b, sep_b, 4, 4)
 
 
 #: ``collide_sat`` inlined at Numba's IR level, for the rigid narrow phase's pair loop: a call hands over six
