@@ -463,21 +463,33 @@ def test_bad_input_raises_and_changes_nothing(cls):
 # dynamic tree: bulk updates (most proxies leave their fat boxes) — rebuild and grid pair search
 # ---------------------------------------------------------------------------------------------------------
 
-def fat_pairs_brute(tree):
+def fat_pairs_brute(tree, real=False):
     """Every pair whose *fat* leaf boxes overlap (closed, not static–static), as sorted keys i << 32 | j:
-    the invariant of the dynamic tree's pair cache."""
+    the invariant of the dynamic tree's pair cache. With ``real``, the pairs of the real boxes instead."""
     ids = tree.ids()
     if ids.size < 2:
         return np.zeros(0, np.int64)
     nodes = [tree.nodes(False), tree.nodes(True)]
     stat = np.array([tree.is_static(int(i)) for i in ids])
-    lo = np.array([nodes[int(s)]["lower"][tree.leaf_of(int(i))] for i, s in zip(ids, stat)])
-    hi = np.array([nodes[int(s)]["upper"][tree.leaf_of(int(i))] for i, s in zip(ids, stat)])
+    if real:
+        lo, hi = tree._lower[ids], tree._upper[ids]
+    else:
+        lo = np.array([nodes[int(s)]["lower"][tree.leaf_of(int(i))] for i, s in zip(ids, stat)])
+        hi = np.array([nodes[int(s)]["upper"][tree.leaf_of(int(i))] for i, s in zip(ids, stat)])
     ov = ((lo[None, :, 0] <= hi[:, None, 0]) & (lo[:, None, 0] <= hi[None, :, 0])
           & (lo[None, :, 1] <= hi[:, None, 1]) & (lo[:, None, 1] <= hi[None, :, 1]))
     ov &= ~(stat[:, None] & stat[None, :])
     a, b = np.nonzero(np.triu(ov, 1))
     return np.sort((ids[a].astype(np.int64) << 32) | ids[b])
+
+
+def check_cache(tree, pairs):
+    """The pair cache right after ``pairs = tree.pairs()``: every fat-overlapping pair, or, after a busy
+    step (``_moved_meta[1]`` set: the grid ran on the real boxes), exactly the pairs just returned."""
+    if tree._moved_meta[1]:
+        np.testing.assert_array_equal(tree._cand, (pairs[:, 0].astype(np.int64) << 32) | pairs[:, 1])
+    else:
+        np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
 
 
 def bulk_box(rng, mix):
@@ -501,7 +513,7 @@ def bulk_box(rng, mix):
 def check_tree_against_brute(tree, ref, rng, mix):
     pairs = tree.pairs()
     np.testing.assert_array_equal(pairs, ref.pairs())
-    np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+    check_cache(tree, pairs)
     check_tree(tree)
     for _ in range(3):
         lo, hi = bulk_box(rng, mix)
@@ -614,7 +626,8 @@ def test_bulk_update_rebuilds_a_large_tree():
         pairs = tree.pairs()
         np.testing.assert_array_equal(pairs, ref.pairs())
         assert len(pairs) > n // 2
-        np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+        assert tree._moved_meta[1] == (frame % 4 != 3)      # busy frames leave the real pairs
+        check_cache(tree, pairs)
     assert rebuilds >= 1                     # the first bulk frame rebuilds (no quality recorded yet)
     check_tree(tree)
     for _ in range(20):
@@ -675,7 +688,11 @@ def test_bulk_update_refits_a_coherent_tree_and_rebuilds_a_scrambled_one():
     assert d["height"][d["root"]] == math.ceil(math.log2(n))
     assert _inner_over_leaf_perimeters(tree) <= K.REFIT_QUALITY_FACTOR * fresh
     check_tree(tree)
-    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    pairs = tree.pairs()
+    np.testing.assert_array_equal(pairs, ref.pairs())
+    check_cache(tree, pairs)
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())     # a quiet step after a busy one rebuilds
+    assert tree._moved_meta[1] == 0
     np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
 
 
@@ -746,9 +763,9 @@ def test_radix_order_sorts():
 
 
 def test_grid_pairs_directions_and_huge():
-    """The grid's fat pairs: statics fewer than the moving proxies (each static queries the moving tree) and
-    more numerous (each moving proxy queries the static tree); huge moving proxies, overlapping each other;
-    cells far apart (hashed numbering)."""
+    """The grid's pairs, of the fat boxes and of the real boxes: statics fewer than the moving proxies (each
+    static queries the moving tree) and more numerous (each moving proxy queries the static tree); huge
+    moving proxies, overlapping each other; cells far apart (hashed numbering)."""
     rng = np.random.default_rng(4)
     for n_static, n_moving, spread in ((3, 200, 20.0), (300, 20, 20.0), (10, 60, 1e5)):
         tree = DynamicTree()
@@ -761,7 +778,10 @@ def test_grid_pairs_directions_and_huge():
         for k in range(3):
             tree.insert((-spread, -1.0 + k), (spread, 1.0 + k))             # huge and overlapping
         args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
-        np.testing.assert_array_equal(K._fat_pairs_by_grid(*args), fat_pairs_brute(tree))
+        np.testing.assert_array_equal(K._pairs_by_grid(*args, False), fat_pairs_brute(tree))
+        real = K._pairs_by_grid(*args, True)
+        np.testing.assert_array_equal(real, fat_pairs_brute(tree, real=True))
+        assert 0 < real.size <= fat_pairs_brute(tree).size
 
 
 def test_bulk_update_of_points_without_margin():
@@ -779,8 +799,9 @@ def test_bulk_update_of_points_without_margin():
             for bp in (tree, ref):
                 bp.update(np.arange(60), pts, pts)
             assert tree._moved_meta[0] > 30
-            np.testing.assert_array_equal(tree.pairs(), ref.pairs())
-            np.testing.assert_array_equal(tree._cand, fat_pairs_brute(tree))
+            pairs = tree.pairs()
+            np.testing.assert_array_equal(pairs, ref.pairs())
+            check_cache(tree, pairs)
             check_tree(tree)
 
 
@@ -796,8 +817,11 @@ def test_pairs_with_an_empty_move_buffer():
         for bp in (tree, ref):
             bp.insert(lo, hi, static=bool(k % 10 == 0))
     np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    assert tree._moved_meta[1] == 1          # every proxy new: a busy step, which leaves the real pairs
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())          # and the next rebuilds the cache
     cand = tree._cand
-    assert tree._moved_meta[0] == 0 and cand.size > 0
+    assert tree._moved_meta[0] == 0 and tree._moved_meta[1] == 0 and cand.size > 0
+    np.testing.assert_array_equal(cand, fat_pairs_brute(tree))
     for _ in range(2):                                   # idle: same pairs, same cache object
         np.testing.assert_array_equal(tree.pairs(), ref.pairs())
         assert tree._cand is cand
@@ -845,3 +869,17 @@ def test_sorted_keys_is_numpy_sort(values, cut, repeats):
     a = np.array(values + values[:repeats] * repeats, np.int64)
     k = min(cut, len(a))
     np.testing.assert_array_equal(K._sorted_keys(a, k), np.sort(a[:k]))
+
+
+def test_grid_key_order_with_small_and_crowded_buckets():
+    """The grid's key sort (counting sort by the smaller id, then each bucket by the larger) equals np.sort,
+    for proxies with a few partners and for one with hundreds (a long wall's bucket)."""
+    rng = np.random.default_rng(12)
+    n = 400
+    i = np.concatenate([rng.integers(0, n - 1, 1500), np.full(300, 3)])
+    j = i + 1 + (rng.random(i.size) * (n - 1 - i)).astype(np.int64)
+    keys = np.unique((i.astype(np.int64) << 32) | j)
+    shuffled = rng.permutation(keys)
+    out = K._keys_in_order(np.concatenate([shuffled, [-1, -1]]), shuffled.size, n)
+    np.testing.assert_array_equal(out, keys)
+    assert np.bincount((keys >> 32).astype(np.int64)).max() > 100

@@ -542,8 +542,8 @@ def tree_move_leaf(t, leaf, lx, ly, ux, uy, dx, dy, margin, multiplier):
 
 #: When more than this fraction of the live proxies left their fat boxes in one update, the tree holding
 #: them is rebuilt from all its leaves (:func:`tree_rebuild`) instead of reinserting them one by one, and
-#: the next ``tree_pairs_cached`` finds every candidate pair with one uniform grid (:func:`_fat_pairs_by_grid`)
-#: instead of one tree query per moved proxy. Measured (5,000 proxies, one thread): a reinsertion costs about
+#: the next ``tree_pairs_cached`` finds every pair with one uniform grid (:func:`_pairs_by_grid`) instead
+#: of one tree query per moved proxy. Measured (5,000 proxies, one thread): a reinsertion costs about
 #: 2 µs and the query and cache merge for a moved proxy 4 to 6 µs more, on top of a pass over the whole
 #: cache; the bulk paths cost about 0.2 µs per live proxy (rebuild 0.3 ms, grid 0.5 ms), so they win from
 #: about a fiftieth to a thirtieth of the proxies on. At an eighth, the 5,000-circle pile's quieter steps
@@ -981,8 +981,9 @@ GRID_SIZE_SAMPLES = 255
 
 
 @njit
-def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
-    """Every pair of live proxies whose fat leaf boxes overlap (not static–static), as sorted keys i << 32 | j.
+def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
+    """Every pair of live proxies whose fat leaf boxes overlap (not static–static), as sorted keys i << 32 | j;
+    with ``real``, every pair whose real boxes overlap instead (the same steps on the real boxes).
 
     Moving–moving pairs come from a uniform grid. The cell side is ``GRID_CELL_SCALE`` × the median of
     max(width, height) of the moving proxies' fat boxes (of ``GRID_SIZE_SAMPLES`` of them, evenly spaced):
@@ -1010,8 +1011,8 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
     than moving proxies, each queries the moving tree with its fat box, otherwise each moving proxy queries
     the static tree.
 
-    The pairs come out unordered; two stable counting sorts (by the larger id, then by the smaller: an LSD
-    radix sort with n buckets, O(n + pairs)) give the keys in ascending order.
+    The pairs come out unordered; a counting sort by the smaller id (n buckets, O(n + pairs)) and an
+    insertion sort of each bucket by the larger id (a few keys each) give the keys in ascending order.
     """
     n = flags.shape[0]
     m = moving.meta[2]
@@ -1024,10 +1025,16 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
             continue
         leaf = leaf_of[p]
         ids[a] = p
-        box[a, 0] = moving.lo[leaf, 0]
-        box[a, 1] = moving.lo[leaf, 1]
-        box[a, 2] = moving.hi[leaf, 0]
-        box[a, 3] = moving.hi[leaf, 1]
+        if real:
+            box[a, 0] = lower[p, 0]
+            box[a, 1] = lower[p, 1]
+            box[a, 2] = upper[p, 0]
+            box[a, 3] = upper[p, 1]
+        else:
+            box[a, 0] = moving.lo[leaf, 0]
+            box[a, 1] = moving.lo[leaf, 1]
+            box[a, 2] = moving.hi[leaf, 0]
+            box[a, 3] = moving.hi[leaf, 1]
         sizes[a] = max(box[a, 2] - box[a, 0], box[a, 3] - box[a, 1])
         a += 1
     keys = np.empty(max(64, 8 * m), np.int64)
@@ -1128,7 +1135,7 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
                 continue
             p = ids[a]
             hits, h, stack = _tree_collect(moving, lower, upper, box[a, 0], box[a, 1], box[a, 2], box[a, 3],
-                                           stack, hits, np.int64(0), np.bool_(False))
+                                           stack, hits, np.int64(0), real)
             for c in range(h):
                 q = hits[c]
                 if q == p:
@@ -1150,31 +1157,45 @@ def _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of):
     # moving–static pairs: the fewer side queries the other side's tree
     if m > 0 and static.meta[2] > 0:
         if static.meta[2] <= m:
-            keys, k = _cross_pairs(static, moving, np.int64(STATIC), flags, leaf_of, lower, upper, keys, k)
+            keys, k = _cross_pairs(static, moving, np.int64(STATIC), flags, leaf_of, lower, upper, keys, k, real)
         else:
-            keys, k = _cross_pairs(moving, static, np.int64(MOVING), flags, leaf_of, lower, upper, keys, k)
-    # LSD radix sort of the keys: a stable counting sort by the larger id, then one by the smaller (both
-    # histograms in one pass: neither depends on the order)
-    count_j = np.zeros(n + 1, np.int64)
-    count_i = np.zeros(n + 1, np.int64)
+            keys, k = _cross_pairs(moving, static, np.int64(MOVING), flags, leaf_of, lower, upper, keys, k, real)
+    return _keys_in_order(keys, k, n)
+
+
+@njit
+def _keys_in_order(keys, k, n):
+    """``keys[:k]`` (i << 32 | j, i < j < n, no two equal) in ascending order: a counting sort by i into
+    n buckets, then each bucket, a proxy's few partners, insertion-sorted by j (a bucket of more than 16, a
+    long wall's, by :func:`_sort_range`). One scatter pass over the keys instead of the two of an LSD radix
+    sort (by j, then by i)."""
+    count = np.zeros(n + 1, np.int64)
     for c in range(k):
-        count_j[(keys[c] & _KEY_MASK) + 1] += 1
-        count_i[(keys[c] >> _KEY_SHIFT) + 1] += 1
+        count[(keys[c] >> _KEY_SHIFT) + 1] += 1
     for p in range(n):
-        count_j[p + 1] += count_j[p]
-        count_i[p + 1] += count_i[p]
-    by_j = np.empty(k, np.int64)
-    for c in range(k):
-        j = keys[c] & _KEY_MASK
-        f = count_j[j]
-        count_j[j] = f + 1
-        by_j[f] = keys[c]
+        count[p + 1] += count[p]
     out = np.empty(k, np.int64)
+    fill = np.empty(n, np.int64)
+    for p in range(n):             # (a loop: a slice's copy costs compile time)
+        fill[p] = count[p]
     for c in range(k):
-        i = by_j[c] >> _KEY_SHIFT
-        f = count_i[i]
-        count_i[i] = f + 1
-        out[f] = by_j[c]
+        i = keys[c] >> _KEY_SHIFT
+        f = fill[i]
+        fill[i] = f + 1
+        out[f] = keys[c]
+    for i in range(n):
+        lo = count[i]
+        hi = count[i + 1]
+        if hi - lo > 16:
+            _sort_range(out, lo, hi - 1)       # a proxy with many partners (a long wall): no quadratic sort
+            continue
+        for c in range(lo + 1, hi):
+            v = out[c]
+            d = c - 1
+            while d >= lo and out[d] > v:
+                out[d + 1] = out[d]
+                d -= 1
+            out[d + 1] = v
     return out
 
 
@@ -1261,18 +1282,21 @@ _CELL_LIMIT = np.int64(2 ** 62)
 
 
 @njit
-def _cross_pairs(source, target, kind, flags, leaf_of, lower, upper, keys, k):
-    """Each proxy with flags == kind (a leaf of the tree source) queries the tree target with its fat box;
-    the pairs' keys are appended to keys from k. Returns (keys, k)."""
+def _cross_pairs(source, target, kind, flags, leaf_of, lower, upper, keys, k, real):
+    """Each proxy with flags == kind (a leaf of the tree source) queries the tree target with its fat box,
+    or with ``real`` its real box for the real boxes of the target's proxies; the pairs' keys are appended
+    to keys from k. Returns (keys, k)."""
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
     for p in range(flags.shape[0]):
         if flags[p] != kind:
             continue
         leaf = leaf_of[p]
-        hits, h, stack = _tree_collect(target, lower, upper, source.lo[leaf, 0], source.lo[leaf, 1],
-                                       source.hi[leaf, 0], source.hi[leaf, 1], stack, hits, np.int64(0),
-                                       np.bool_(False))
+        if real:
+            qlx, qly, qux, quy = lower[p, 0], lower[p, 1], upper[p, 0], upper[p, 1]
+        else:
+            qlx, qly, qux, quy = source.lo[leaf, 0], source.lo[leaf, 1], source.hi[leaf, 0], source.hi[leaf, 1]
+        hits, h, stack = _tree_collect(target, lower, upper, qlx, qly, qux, quy, stack, hits, np.int64(0), real)
         for c in range(h):
             q = hits[c]
             keys = _push(keys, k, (min(p, q) << _KEY_SHIFT) | max(p, q))
@@ -1282,7 +1306,7 @@ def _cross_pairs(source, target, kind, flags, leaf_of, lower, upper, keys, k):
 
 @njit
 def _grid_cell_pairs(start, cells, e_cx, e_cy, e_at, ids, box, keys, k, check_cell):
-    """The overlapping pairs of the grid's groups (see :func:`_fat_pairs_by_grid`) appended to keys from k.
+    """The overlapping pairs of the grid's groups (see :func:`_pairs_by_grid`) appended to keys from k.
 
     Bucket s holds the classes A, B, C, D at ``start[4s] ≤ … < start[4s + 4]``; an entry names a moving
     proxy by its position in ``ids`` and ``box``. A entries are tested against the later A and every B, C,
@@ -1377,10 +1401,17 @@ def _sorted_keys(a, k):
     A = np.empty(k, np.int64)
     for c in range(k):
         A[c] = a[c]
+    _sort_range(A, 0, k - 1)
+    return A
+
+
+@njit
+def _sort_range(A, low, high):
+    """Sort ``A[low:high + 1]`` in place (the quicksort of :func:`_sorted_keys`)."""
     stack = np.empty(128, np.int64)       # (low, high) pairs; the depth stays below log2(k) + 1
-    stack[0] = 0
-    stack[1] = k - 1
-    n = 1 if k > 1 else 0
+    stack[0] = low
+    stack[1] = high
+    n = 1 if high > low else 0
     while n > 0:
         n -= 1
         low = stack[2 * n]
@@ -1406,40 +1437,46 @@ def _sorted_keys(a, k):
                 A[d + 1] = A[d]
                 d -= 1
             A[d + 1] = v
-    return A
 
 
 @njit
 def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand):
     """Pairs from a cache of candidate pairs (Box2D's pair buffer), O(candidates + moved log n).
 
-    Invariant: ``cand`` (sorted keys ``i << 32 | j``, i < j) holds every pair of proxies whose *fat*
-    leaf boxes overlap. Fat boxes change only when a leaf is (re)inserted, and such proxies are on the
-    move buffer, so querying the trees with the fat box of each buffered proxy finds every new fat
-    overlap. Merged with the old cache, pairs that no longer fat-overlap (or whose proxy is gone) are
-    dropped; of the rest, those whose real boxes overlap are the answer, already in sorted order.
+    Invariant, while ``moved_meta[1]`` is 0: ``cand`` (sorted keys ``i << 32 | j``, i < j) holds every pair
+    of proxies whose *fat* leaf boxes overlap. Fat boxes change only when a leaf is (re)inserted, and such
+    proxies are on the move buffer, so querying the trees with the fat box of each buffered proxy finds
+    every new fat overlap. Merged with the old cache, pairs that no longer fat-overlap (or whose proxy is
+    gone) are dropped; of the rest, those whose real boxes overlap are the answer, already in sorted order.
+    When the buffer is empty, there is nothing to query or merge (:func:`_unmoved_pairs`).
+
     When more than ``SWEEP_FRACTION`` of the live proxies are on the move buffer, the queries would cost
-    more than finding every fat-overlapping pair afresh with one hashed grid (:func:`_fat_pairs_by_grid`),
-    which then replaces the cache; when the buffer is empty, there is nothing to query or merge
-    (:func:`_unmoved_pairs`). Returns ``(pairs, new_cand)`` and empties the move buffer; ``new_cand`` may
-    be ``cand`` itself (neither is ever written in place).
+    more than finding every pair afresh with one uniform grid (:func:`_pairs_by_grid`). Such a busy step
+    (a tumbling or falling crowd) is usually followed by another, which would replace the cache again, so
+    the grid is run on the real boxes: it finds the answer directly, with about half the entries and
+    pairs of the fat boxes, and ``cand`` then holds just those pairs, marked by ``moved_meta[1]`` = 1. The
+    next step that is not busy runs the grid on the fat boxes once to rebuild the cache (and clears the
+    mark). Returns ``(pairs, new_cand)`` and empties the move buffer; ``new_cand`` may be ``cand`` itself
+    (neither is ever written in place).
 
     Every path writes the rows of ``pairs`` as it goes, into an array allocated at its largest size (every
     candidate kept) and returned as a view of its first rows: no growing, no second pass to unpack keys.
     """
     live = moving.meta[2] + static.meta[2]
-    if moved_meta[0] > SWEEP_FRACTION * live:
-        # the bulk path: every fat-overlapping pair from the grid is the new cache, and those whose real
-        # boxes overlap are the pairs (written here, not in a helper: every compiled caller optimises its
-        # callees' code again, so each level of calls above the grid costs about a second of cold compile)
-        out = _fat_pairs_by_grid(moving, static, lower, upper, flags, leaf_of)
-        # the real-box test of :func:`overlap`, written out and without branches (a call per pair, with its
-        # array arguments, costs more than the test; about half the fat pairs overlap, so branches mispredict)
+    busy = moved_meta[0] > SWEEP_FRACTION * live
+    if busy or moved_meta[1] != 0:
+        # a grid: the pairs afresh (busy, real boxes), or the cache rebuilt and the pairs taken from it
+        # (written here, not in a helper: every compiled caller optimises its callees' code again, so each
+        # level of calls above the grid costs about a second of cold compile)
+        out = _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, busy)
         pairs = np.empty((out.shape[0], 2), np.int64)
         r = 0
         for c in range(out.shape[0]):
             i = out[c] >> _KEY_SHIFT
             j = out[c] & _KEY_MASK
+            # the real-box test of :func:`overlap`, written out and without branches (a call per pair, with
+            # its array arguments, costs more than the test; about half the fat pairs overlap, so branches
+            # would mispredict); the real grid's pairs all pass it
             ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
                   & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
             pairs[r, 0] = i            # r <= c: always in bounds; kept when ok
@@ -1448,6 +1485,7 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
         for a in range(moved_meta[0]):
             moved_flag[moved[a]] = 0
         moved_meta[0] = 0
+        moved_meta[1] = np.int64(busy)
         return pairs[:r], out
     if moved_meta[0] == 0:
         return _unmoved_pairs(lower, upper, flags, cand)

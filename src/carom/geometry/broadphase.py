@@ -50,7 +50,8 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   ``meta = [root, free_head, leaf_count, quality]`` (quality: see ``tree_refit_or_rebuild``).
   ``tree_update(moving, static, lower, upper, flags, leaf_of,
   ids, lowers, uppers, margin, multiplier, moved, moved_flag, moved_meta)`` (reinserted proxies are
-  appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy; ``mark_moved(moved,
+  appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy, ``moved_meta[1]``
+  set while the cache holds only the last real pairs, see ``tree_pairs_cached``; ``mark_moved(moved,
   moved_flag, moved_meta, p)`` after creating a leaf); ``tree_pairs_cached(moving, static, lower, upper,
   flags, leaf_of, moved, moved_flag, moved_meta, cand) -> (pairs, cand)`` with ``cand`` the sorted int64
   keys ``i << 32 | j`` of the previous call (start empty); ``tree_pairs(moving, static, lower, upper,
@@ -301,7 +302,7 @@ class DynamicTree(BroadPhase):
         self._trees = [K.tree_new(), K.tree_new()]   # [moving, static]
         self._moved = np.zeros(16, np.int64)         # move buffer: proxies whose leaf was (re)inserted
         self._moved_flag = np.zeros(16, np.int8)
-        self._moved_meta = np.zeros(1, np.int64)
+        self._moved_meta = np.zeros(2, np.int64)     # [move buffer length, cache holds real pairs only]
         self._cand = np.zeros(0, np.int64)           # cached fat-overlapping pairs (i << 32 | j)
 
     def _grow(self, cap):
