@@ -524,64 +524,105 @@ def _warm_start(rows, j, state, body, move):
 @inline_njit
 def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then Coulomb friction."""
-    m, nx, ny = _bundle_frame(rows, j)
+    f, sa, sb, v = _solve_setup(rows, j, state, body, soft, stiff)
     points = _bundle_points(rows, j)
-    zero = splat(0.0)
-    one = splat(1.0)
+    for p in range(points):
+        v = _solve_normal(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias, inv_h)
+    for p in range(points):
+        v = _solve_friction(rows, j, P0 + p * POINT_WIDTH, f, v)
+    _scatter_velocities(state, body, move, j, sa, sb, v)
+
+
+@inline_njit
+def _solve_two(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
+    """Bundles j and j + 1 of one parallel colour (disjoint bodies), their steps interleaved.
+
+    Each point's impulse is a chain of about a dozen dependent operations from the bundle's velocities to
+    its new velocities, and a bundle's points follow one another, so one bundle at a time leaves the
+    processor waiting on latencies; two independent chains side by side fill those gaps. A bundle with
+    fewer points solves the other's extra point as well: its fields are all zeros there (``_prepare_part``),
+    which gives a zero impulse."""
+    f0, sa0, sb0, v0 = _solve_setup(rows, j, state, body, soft, stiff)
+    f1, sa1, sb1, v1 = _solve_setup(rows, j + 1, state, body, soft, stiff)
+    points = max(_bundle_points(rows, j), _bundle_points(rows, j + 1))
+    for p in range(points):
+        o = P0 + p * POINT_WIDTH
+        v0 = _solve_normal(rows, j, o, f0, v0, use_bias, inv_h)
+        v1 = _solve_normal(rows, j + 1, o, f1, v1, use_bias, inv_h)
+    for p in range(points):
+        o = P0 + p * POINT_WIDTH
+        v0 = _solve_friction(rows, j, o, f0, v0)
+        v1 = _solve_friction(rows, j + 1, o, f1, v1)
+    _scatter_velocities(state, body, move, j, sa0, sb0, v0)
+    _scatter_velocities(state, body, move, j + 1, sa1, sb1, v1)
+
+
+@inline_njit
+def _solve_setup(rows, j, state, body, soft, stiff):
+    """Bundle j's fixed data for a solve: (masses, normal, soft constraint coefficients of each lane, the
+    bodies' relative position change and rotations), the gathered body rows and the velocities."""
+    m, nx, ny = _bundle_frame(rows, j)
     stiff_lane = load(rows, j, SOFT) != 0.0
     br = select(stiff_lane, splat(stiff[0]), splat(soft[0]))
     ms = select(stiff_lane, splat(stiff[1]), splat(soft[1]))
     isc = select(stiff_lane, splat(stiff[2]), splat(soft[2]))
-    push = splat(-CONTACT_PUSH_MAX_VELOCITY)
     sa, sb, v = _gather_velocities(state, body, j)
     dpx = sb[DPX] - sa[DPX]
     dpy = sb[DPY] - sa[DPY]
-    ca, sna, cb, snb = sa[DC], sa[DS], sb[DC], sb[DS]
-    for p in range(points):
-        o = P0 + p * POINT_WIDTH
-        # current separation from the position deltas (core anchors turned by each body's rotation so far)
-        qax = load(rows, j, o + QAX)
-        qay = load(rows, j, o + QAY)
-        qbx = load(rows, j, o + QBX)
-        qby = load(rows, j, o + QBY)
-        prax = ca * qax - sna * qay
-        pray = sna * qax + ca * qay
-        prbx = cb * qbx - snb * qby
-        prby = snb * qbx + cb * qby
-        s = (dpx + prbx - prax) * nx + (dpy + prby - pray) * ny + load(rows, j, o + ADJ)
-        ahead = s > 0.0
-        if use_bias:
-            bias = select(ahead, s * splat(inv_h), vmax(br * s, push))
-            mscale = select(ahead, one, ms)
-            iscale = select(ahead, zero, isc)
-        else:
-            bias = select(ahead, s * splat(inv_h), zero)
-            mscale = one
-            iscale = zero
-        ka, kb = _arms(rows, j, o, False)
-        vn = _speed_along(v, nx, ny, ka, kb)
-        old = load(rows, j, o + NIMP)
-        lam = -load(rows, j, o + NMASS) * mscale * (vn + bias) - iscale * old
-        new = vmax(old + lam, zero)
-        lam = new - old
-        store(rows, j, o + NIMP, new)
-        store(rows, j, o + MAXIMP, vmax(lam, load(rows, j, o + MAXIMP)))
-        v = _push_along(v, m, lam, nx, ny, ka, kb)
-    mu = load(rows, j, MU)
+    return (m, nx, ny, br, ms, isc, dpx, dpy, sa[DC], sa[DS], sb[DC], sb[DS]), sa, sb, v
+
+
+@inline_njit
+def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
+    """The normal impulse of the point whose fields start at o (soft, biased when ``use_bias``): v after it."""
+    m, nx, ny, br, ms, isc, dpx, dpy, ca, sna, cb, snb = f
+    zero = splat(0.0)
+    one = splat(1.0)
+    # current separation from the position deltas (core anchors turned by each body's rotation so far)
+    qax = load(rows, j, o + QAX)
+    qay = load(rows, j, o + QAY)
+    qbx = load(rows, j, o + QBX)
+    qby = load(rows, j, o + QBY)
+    prax = ca * qax - sna * qay
+    pray = sna * qax + ca * qay
+    prbx = cb * qbx - snb * qby
+    prby = snb * qbx + cb * qby
+    s = (dpx + prbx - prax) * nx + (dpy + prby - pray) * ny + load(rows, j, o + ADJ)
+    ahead = s > 0.0
+    if use_bias:
+        bias = select(ahead, s * splat(inv_h), vmax(br * s, splat(-CONTACT_PUSH_MAX_VELOCITY)))
+        mscale = select(ahead, one, ms)
+        iscale = select(ahead, zero, isc)
+    else:
+        bias = select(ahead, s * splat(inv_h), zero)
+        mscale = one
+        iscale = zero
+    ka, kb = _arms(rows, j, o, False)
+    vn = _speed_along(v, nx, ny, ka, kb)
+    old = load(rows, j, o + NIMP)
+    lam = -load(rows, j, o + NMASS) * mscale * (vn + bias) - iscale * old
+    new = vmax(old + lam, zero)
+    lam = new - old
+    store(rows, j, o + NIMP, new)
+    store(rows, j, o + MAXIMP, vmax(lam, load(rows, j, o + MAXIMP)))
+    return _push_along(v, m, lam, nx, ny, ka, kb)
+
+
+@inline_njit
+def _solve_friction(rows, j, o, f, v):
+    """The Coulomb friction impulse of the point whose fields start at o: v after it."""
+    m, nx, ny = f[0], f[1], f[2]
     tx = ny
     ty = -nx
-    for p in range(points):
-        o = P0 + p * POINT_WIDTH
-        ka, kb = _arms(rows, j, o, True)
-        vt = _speed_along(v, tx, ty, ka, kb)
-        old = load(rows, j, o + TIMP)
-        lam = -load(rows, j, o + TMASS) * vt
-        limit = mu * load(rows, j, o + NIMP)
-        new = vmin(vmax(old + lam, -limit), limit)
-        lam = new - old
-        store(rows, j, o + TIMP, new)
-        v = _push_along(v, m, lam, tx, ty, ka, kb)
-    _scatter_velocities(state, body, move, j, sa, sb, v)
+    ka, kb = _arms(rows, j, o, True)
+    vt = _speed_along(v, tx, ty, ka, kb)
+    old = load(rows, j, o + TIMP)
+    lam = -load(rows, j, o + TMASS) * vt
+    limit = load(rows, j, MU) * load(rows, j, o + NIMP)
+    new = vmin(vmax(old + lam, -limit), limit)
+    lam = new - old
+    store(rows, j, o + TIMP, new)
+    return _push_along(v, m, lam, tx, ty, ka, kb)
 
 
 @inline_njit
@@ -647,6 +688,7 @@ def _sweep(task, bstart, rows, body, move, state, inv_h, soft, stiff, out, threa
     """One pass over all bundles, colour by colour; the bundles of a parallel colour in parallel chunks. The
     last pass (restitution) also writes each bundle's results to the contact table (``_write_back``), in the
     same parallel chunks."""
+    paired = np.bool_(True)    # (a runtime value: a literal would compile _sweep_range once per value)
     for c in range(OVERFLOW):
         lo = bstart[c]
         n = bstart[c + 1] - lo
@@ -654,21 +696,30 @@ def _sweep(task, bstart, rows, body, move, state, inv_h, soft, stiff, out, threa
             continue
         chunks = min(n, chunk_count(n * LANES, threads))
         if chunks == 1:
-            _sweep_range(task, lo, lo + n, rows, body, move, state, inv_h, soft, stiff, out)
+            _sweep_range(task, lo, lo + n, rows, body, move, state, inv_h, soft, stiff, out, paired)
             continue
         for ch in prange(chunks):
             _sweep_range(task, lo + ch * n // chunks, lo + (ch + 1) * n // chunks, rows, body, move, state, inv_h,
-                         soft, stiff, out)
-    _sweep_range(task, bstart[OVERFLOW], bstart[OVERFLOW + 1], rows, body, move, state, inv_h, soft, stiff, out)
+                         soft, stiff, out, paired)
+    # the overflow colour's bundles share bodies: one at a time
+    _sweep_range(task, bstart[OVERFLOW], bstart[OVERFLOW + 1], rows, body, move, state, inv_h, soft, stiff, out,
+                 not paired)
 
 
 @njit
-def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out):
-    """Bundles lo … hi − 1, one after the other."""
-    for j in range(lo, hi):
+def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out, paired):
+    """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
+    body) the solves go two bundles at a time (``_solve_two``)."""
+    j = lo
+    if paired and (task == BIASED or task == RELAX):
+        while j + 1 < hi:
+            _solve_two(rows, j, state, body, move, task == BIASED, inv_h, soft, stiff)
+            j += 2
+    while j < hi:
         _one(task, rows, j, state, body, move, inv_h, soft, stiff)
         if task == RESTITUTE:
             _write_back(rows, j, out)
+        j += 1
 
 
 @inline_njit
