@@ -1188,14 +1188,8 @@ def _keys_in_order(keys, k, n):
         hi = count[i + 1]
         if hi - lo > 16:
             _sort_range(out, lo, hi - 1)       # a proxy with many partners (a long wall): no quadratic sort
-            continue
-        for c in range(lo + 1, hi):
-            v = out[c]
-            d = c - 1
-            while d >= lo and out[d] > v:
-                out[d + 1] = out[d]
-                d -= 1
-            out[d + 1] = v
+        else:
+            _insertion_sort(out, lo, hi - 1)
     return out
 
 
@@ -1430,13 +1424,20 @@ def _sort_range(A, low, high):
                     stack[2 * n + 1] = i - 1
                     n += 1
                 low = i + 1
-        for c in range(low + 1, high + 1):
-            v = A[c]
-            d = c - 1
-            while d >= low and A[d] > v:
-                A[d + 1] = A[d]
-                d -= 1
-            A[d + 1] = v
+        _insertion_sort(A, low, high)
+
+
+@inline_njit
+def _insertion_sort(A, low, high):
+    """Sort ``A[low:high + 1]`` in place by insertion: the short runs of :func:`_sort_range` and the grid's
+    buckets (:func:`_keys_in_order`)."""
+    for c in range(low + 1, high + 1):
+        v = A[c]
+        d = c - 1
+        while d >= low and A[d] > v:
+            A[d + 1] = A[d]
+            d -= 1
+        A[d + 1] = v
 
 
 @njit

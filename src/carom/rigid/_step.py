@@ -530,7 +530,8 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     normal and tangent impulses, normal, points, separations, touching, sensor, cache).
 
     Contact recycling: a pair whose bodies barely moved relative to each other since its manifold was
-    computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests. A pair that had
+    computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests (two circles
+    are always tested afresh: their test is cheaper than the attempt). A pair that had
     no points and provably still has none (``_still_apart``: the separation bound cached with its last test,
     less how far the shapes can have moved relative to each other since, exceeds the margin) skips the test
     too, with exactly the result the test would give. (World._skip_apart = False turns this off from Python,
