@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from carom._jit import KernelDispatcher, borrowed_rows, entry_njit, njit, sin_cos
+from carom._jit import KernelDispatcher, borrowed_rows, entry_njit, llvm_inline_njit, njit, sin_cos
 
 
 @njit
@@ -82,3 +82,51 @@ def test_kernel_without_wrappers_is_called_from_python_through_its_twin():
     codegen = _triple.targetctx.codegen()
     sig = kernel_sigs[0]
     assert _triple._cache._index_key(sig, codegen) != twin._cache._index_key(sig, codegen)
+
+
+@llvm_inline_njit
+def _scaled_row_sum(a, i, s):
+    total = 0.0
+    for j in range(a.shape[1]):
+        total += s * a[i, j]
+    return total
+
+
+@njit
+def _called_scaled_sum(a, s):
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += _scaled_row_sum(a, i, s)
+    return total
+
+
+@entry_njit
+def _scaled_sum(a, s):
+    return _called_scaled_sum(a, s)
+
+
+def test_llvm_inline_kernel_is_inlined_into_its_caller_with_the_same_results():
+    """An ``llvm_inline_njit`` kernel gives the caller the same numbers as the plain loop, and its caller's
+    optimised IR has no call left to it (LLVM inlined it: the point of marking it ``alwaysinline``)."""
+    import numba
+    a = np.arange(12.0).reshape(3, 4) * 0.1
+    expected = 0.0
+    for i in range(3):
+        row = 0.0
+        for j in range(4):
+            row += 0.7 * a[i, j]
+        expected += row
+    assert _scaled_sum(a, 0.7) == expected
+    if numba.config.DISABLE_JIT:
+        return
+    _called_scaled_sum.compile((numba.typeof(a), numba.float64))      # (from the cache, or compiled)
+    sig = next(iter(_called_scaled_sum.overloads))
+    ir = _called_scaled_sum.overloads[sig].library.get_llvm_str()
+    _scaled_row_sum.compile((numba.typeof(a), numba.int64, numba.float64))   # (from the cache, or compiled)
+    callee = next(iter(_scaled_row_sum.overloads.values())).fndesc.llvm_func_name
+    calls = [line for line in ir.splitlines() if "call " in line and callee in line]
+    assert calls == []
+    # the mark itself, which makes LLVM inline however large the kernel (a small one it would inline anyway)
+    library = next(iter(_scaled_row_sum.overloads.values())).library
+    function_attributes = next(iter(library._final_module.get_function(callee).attributes))
+    assert b"alwaysinline" in function_attributes.split()

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from .._jit import njit, inline_njit, borrowed_rows
+from .._jit import njit, inline_njit, llvm_inline_njit, borrowed_rows
 from ..constants import LINEAR_SLOP
 from ._math import relative_transform, closest_on_segment
 from .manifold_types import EMPTY_MANIFOLD
@@ -398,7 +398,7 @@ def _to_frame(v, n, tx, ty, tc, ts, vout, nout, count):
         nout[i, 1] = ts * x + tc * y
 
 
-@njit
+@llvm_inline_njit
 def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, scratch_n):
     """Any pair of cores (B placed at t in A's frame) → manifold tuple in A's frame.
 
@@ -431,12 +431,13 @@ def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, 
     return collide_polygons_local(vA, nA, rA, vb, nbv, rB, speculative)
 
 
-@inline_njit
+@llvm_inline_njit
 def collide_quadrilaterals(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, scratch_n):
     """:func:`collide_sat` for two cores of four vertices each (boxes, rounded boxes), bitwise the same
     result: the same steps with every count a constant, so the vertex loops unroll and the separation
     search runs without a branch (a box pair of the narrow phase: about 135 → 105 ns; a fifth less in a
-    scene of tumbling boxes). Inlined into the narrow phase's pair loop, which picks it by the counts."""
+    scene of tumbling boxes). Inlined (by LLVM) into the narrow phase's pair loop, which picks it by the
+    counts."""
     vb = borrowed_rows(scratch_v, 0, 4)
     nbv = borrowed_rows(scratch_n, 0, 4)
     _to_frame(vB, nB, tx, ty, tc, ts, vb, nbv, 4)
@@ -449,11 +450,6 @@ def collide_quadrilaterals(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, 
         return _apart(sep_b - radius)
     return _face_manifold(vA, nA, rA, vb, nbv, rB, speculative, edge_a, sep_a, edge_b, sep_b, 4, 4)
 
-
-#: ``collide_sat`` inlined at Numba's IR level, for the rigid narrow phase's pair loop: a call hands over six
-#: array views and the manifold tuple, about a fifth of the narrow phase in a scene of moving boxes (smash:
-#: 3.4 → 2.7 ms). A second dispatcher of the same Python function, so other callers keep the plain call.
-collide_sat_inline = inline_njit(getattr(collide_sat, "py_func", collide_sat))
 
 
 @njit

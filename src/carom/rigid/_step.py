@@ -11,12 +11,12 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, entry_njit, inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
+from .._jit import njit, entry_njit, inline_njit, llvm_inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
-from ..geometry.manifold import collide_sat_inline, collide_circles_local, collide_quadrilaterals
+from ..geometry.manifold import collide_sat, collide_circles_local, collide_quadrilaterals
 from ..geometry.gjk import shape_distance
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect, _sorted_keys
 from ._solver import prepare_stage, solve_stage, chunk_count
@@ -238,7 +238,7 @@ CSEP = CQ0 + 2 * 4
 CACHE_WIDTH = CSEP + 1
 
 
-@inline_njit
+@llvm_inline_njit
 def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
     """Rebuild contact k's manifold (A frame) from its cache for B now at pose (tx, ty, tc, ts) in A's frame,
     if the pose moved less than RECYCLE_DISTANCE since the manifold was computed.
@@ -286,7 +286,7 @@ def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
     return 0.5 * (ax + bx), 0.5 * (ay + by), (bx - ax) * nx + (by - ay) * ny, math.sqrt(mx * mx + my * my)
 
 
-@inline_njit
+@llvm_inline_njit
 def _still_apart(cache, j, tx, ty, tc, ts, lax, lay, reach_a, lbx, lby, reach_b, spec):
     """Whether contact j, which had no points when computed at the cached pose T0 = (t0, R0) of B in A's frame,
     provably still has none with B now at T = (t, R): then collide_sat at T returns count 0, and the narrow
@@ -349,7 +349,7 @@ def _still_apart(cache, j, tx, ty, tc, ts, lax, lay, reach_a, lbx, lby, reach_b,
     return cache[j, CSEP] - min(move_a, move_b) > spec + APART_ROUNDING * (1.0 + reach_a + reach_b)
 
 
-@inline_njit
+@llvm_inline_njit
 def _store_cache(cache, k, m, tx, ty, tc, ts):
     """Cache a freshly computed manifold m (A frame) of contact k with the pose it was computed at (for one
     without points, its separation bound)."""
@@ -455,7 +455,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                                            borrowed_rows(normals, ob, 4), shape_radius[bsh], tx, ty, tc, ts,
                                            spec, sv, snm)
             else:
-                m = collide_sat_inline(borrowed_rows(verts, oa, shape_count[a]), borrowed_rows(normals, oa, shape_count[a]),
+                m = collide_sat(borrowed_rows(verts, oa, shape_count[a]), borrowed_rows(normals, oa, shape_count[a]),
                                 shape_radius[a], borrowed_rows(verts, ob, shape_count[bsh]),
                                 borrowed_rows(normals, ob, shape_count[bsh]), shape_radius[bsh], tx, ty, tc, ts, spec,
                                 sv, snm)
