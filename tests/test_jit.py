@@ -120,8 +120,7 @@ def test_llvm_inline_kernel_is_inlined_into_its_caller_with_the_same_results():
     if numba.config.DISABLE_JIT:
         return
     _called_scaled_sum.compile((numba.typeof(a), numba.float64))      # (from the cache, or compiled)
-    sig = next(iter(_called_scaled_sum.overloads))
-    ir = _called_scaled_sum.overloads[sig].library.get_llvm_str()
+    ir = next(iter(_called_scaled_sum.overloads.values())).library.get_llvm_str()
     _scaled_row_sum.compile((numba.typeof(a), numba.int64, numba.float64))   # (from the cache, or compiled)
     callee = next(iter(_scaled_row_sum.overloads.values())).fndesc.llvm_func_name
     calls = [line for line in ir.splitlines() if "call " in line and callee in line]

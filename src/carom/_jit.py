@@ -45,9 +45,6 @@ class _KernelCodegenView:
 
 
 class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
-    #: mark the kernel's own functions ``alwaysinline`` (:func:`llvm_inline_njit`), in the IR that callers
-    #: link and that the cache stores
-    inline_into_callers = False
     """The code of a kernel, optimised as Numba does but never turned into machine code on its own.
 
     Why: Numba finalises every compiled function's library, which generates machine code for the function
@@ -63,6 +60,10 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
     used only to box values for Python) is not installed: kernels raise only exceptions with constant
     messages, which need none.
     """
+
+    #: mark the kernel's own functions ``alwaysinline`` (:func:`llvm_inline_njit`), in the IR that callers
+    #: link and that the cache stores
+    inline_into_callers = False
 
     @property
     def codegen(self):
@@ -150,8 +151,8 @@ def llvm_inline_njit(func):
     is typed and lowered with the callee's whole body, again for every call site. For the narrow phase's pair
     loop (the SAT routines, contact recycling) this was about 11 of the cold compile's 80 s; inlined by LLVM
     it is typed once, and the pair loop runs as fast as before (within noise: 1.45 ms for large_pyramid's
-    narrow phase either way). Used where the call hands over views without reference counts
-    (:func:`borrowed_rows`) or plain numbers, so no reference counting is left behind."""
+    narrow phase either way). Array arguments still take their reference counts at the call site, as for
+    any :func:`njit` call (the SAT routines are handed :func:`borrowed_rows` views, which have none)."""
     _LLVM_INLINE.add(func)
     return _kernel(func)
 

@@ -405,6 +405,9 @@ def collide_sat(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, scratch_v, 
     ``scratch_v``/``scratch_n`` hold at least max(len(vA), len(vB)) rows; they receive the moved core.
     For count 0 the separation field ``m[5]`` is a lower bound of dist(core A, core B) − rA − rB at this
     pose (+inf for two segments, which never touch); see the module doc.
+
+    Inlined by LLVM into its callers (:func:`carom._jit.llvm_inline_njit`): the narrow phase's pair loop
+    would otherwise hand over six array views and the manifold tuple per call.
     """
     na = vA.shape[0]
     nb = vB.shape[0]
@@ -449,7 +452,6 @@ def collide_quadrilaterals(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, 
     if sep_b - radius > speculative:
         return _apart(sep_b - radius)
     return _face_manifold(vA, nA, rA, vb, nbv, rB, speculative, edge_a, sep_a, edge_b, sep_b, 4, 4)
-
 
 
 @njit

@@ -457,8 +457,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             else:
                 m = collide_sat(borrowed_rows(verts, oa, shape_count[a]), borrowed_rows(normals, oa, shape_count[a]),
                                 shape_radius[a], borrowed_rows(verts, ob, shape_count[bsh]),
-                                borrowed_rows(normals, ob, shape_count[bsh]), shape_radius[bsh], tx, ty, tc, ts, spec,
-                                sv, snm)
+                                borrowed_rows(normals, ob, shape_count[bsh]), shape_radius[bsh], tx, ty, tc, ts,
+                                spec, sv, snm)
             _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
         c_count[k] = cnt
