@@ -129,3 +129,90 @@ def test_llvm_inline_kernel_is_inlined_into_its_caller_with_the_same_results():
     library = next(iter(_scaled_row_sum.overloads.values())).library
     function_attributes = next(iter(library._final_module.get_function(callee).attributes))
     assert b"alwaysinline" in function_attributes.split()
+
+
+_TOY_KERNELS = '''
+import os, time
+from carom._jit import njit, entry_njit
+
+@njit
+def callee(x):
+    return 2.0 * x + 1.0
+
+@entry_njit
+def entry(x):
+    return callee(x)
+
+def job(arg_types):
+    """The helper's job: compile the callee for the entry's argument types, then leave a mark."""
+    callee.compile(arg_types)
+    open(os.environ["TOY_MARK"], "w").close()
+'''
+
+_TOY_MAIN = '''
+import json, os, sys, time
+sys.path.insert(0, os.environ["TOY_DIR"])
+import toy_kernels
+from carom._jit import compile_helper, _cached
+args = (3.0,)
+started = not _cached(toy_kernels.entry, (toy_kernels.entry.typeof_pyval(3.0),))
+with compile_helper(toy_kernels.entry, args, "toy_kernels:job"):
+    deadline = time.time() + 60
+    while not os.path.exists(os.environ["TOY_MARK"]) and time.time() < deadline:
+        time.sleep(0.05)
+    result = toy_kernels.entry(*args)
+print(json.dumps(dict(started=started, result=result, hits=sum(toy_kernels.callee.stats.cache_hits.values()),
+                      misses=sum(toy_kernels.callee.stats.cache_misses.values()))))
+'''
+
+
+def _run_toy(tmp_path, cache, mark):
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), TOY_DIR=str(tmp_path), TOY_MARK=str(mark))
+    env.pop("CAROM_COMPILE_HELPER", None)
+    out = subprocess.run([sys.executable, "-c", _TOY_MAIN], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_compile_helper_fills_the_cache_that_the_entry_then_loads_from(tmp_path):
+    """A cold first call starts a helper process whose job compiles the callee into the shared cache; the
+    entry's compile then loads the callee instead of compiling it. A warm call starts no helper."""
+    (tmp_path / "toy_kernels.py").write_text(_TOY_KERNELS)
+    cache = tmp_path / "cache"
+    cold = _run_toy(tmp_path, cache, tmp_path / "mark1")
+    assert cold["started"] and cold["result"] == 7.0
+    assert (tmp_path / "mark1").exists()             # the helper ran the job
+    assert cold["hits"] == 1 and cold["misses"] == 0  # and the entry found its callee in the cache
+    warm = _run_toy(tmp_path, cache, tmp_path / "mark2")
+    assert not warm["started"] and warm["result"] == 7.0
+    assert not (tmp_path / "mark2").exists()        # nothing to compile: no helper
+
+
+def test_late_stages_job_compiles_the_signatures_the_step_uses():
+    """``compile_late_stages`` (the step's compile helper job) asks for exactly the types ``step_kernel``
+    calls the late stages with: after a step, each stage's cache index holds one entry (a helper with other
+    types would have left a second beside the step's own), and the job finds every one in the cache."""
+    import numba
+    from carom.rigid import _step
+    from carom.scenes.rigid_scenes import pyramid
+    world = pyramid(base=3)
+    world.step(1 / 60)
+    bodies, shapes, tree, proxy, proxy_shape = world._kernel_args()
+    args = (1 / 60, world.substeps, 0.0, -10.0, 0, 0, True, bodies, shapes, tree, proxy, proxy_shape,
+            world._contacts, numba.get_num_threads(), np.zeros(len(_step.STAGES) + 1, np.int64))
+    types = tuple(_step.step_kernel.typeof_pyval(a) for a in args)
+    assert types in _step.step_kernel.overloads
+    late = (_step.prepare_stage, _step.solve_stage, _step.bounds_stage, _step.continuous_stage,
+            _step.sleep_stage)
+    for kernel in late:
+        assert len(kernel._cache._cache_file._load_index()) == 1, kernel
+        kernel.stats.cache_misses.clear()
+    _step.compile_late_stages(types)
+    for kernel in late:
+        assert not kernel.stats.cache_misses, kernel
+        assert len(kernel.overloads) == 1, kernel

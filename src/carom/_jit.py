@@ -6,10 +6,14 @@ fastmath is off on purpose: it lets LLVM drop NaN checks and reassociate sums, w
 validation of bad input and bitwise determinism. Compiled kernels are cached on disk next to the sources,
 so the (slow) cold compile happens once per machine; :func:`announce_compile` says so on the console.
 """
+import contextlib
+import glob
+import importlib
 import math
 import os
+import pickle
+import subprocess
 import sys
-import glob
 import time
 
 import numba
@@ -188,12 +192,79 @@ def kernels_cached() -> bool:
 def announce_compile() -> None:
     """Print a one-time note before the first compile on a machine (compiling takes tens of seconds)."""
     global _announced
-    if _announced or os.environ.get("NUMBA_DISABLE_JIT") == "1":
+    if _announced or os.environ.get("NUMBA_DISABLE_JIT") == "1" or os.environ.get(_HELPER_ENV):
         return
     _announced = True
     if not kernels_cached():
         print("carom: compiling kernels… (once per machine; later runs load them from the cache)",
               file=sys.stderr, flush=True)
+
+
+#: set in the environment of a compile helper (:func:`compile_helper`): it says nothing on the console
+_HELPER_ENV = "CAROM_COMPILE_HELPER"
+
+
+def _cached(dispatcher, arg_types) -> bool:
+    """Whether ``dispatcher`` holds, or its on-disk cache indexes, code for ``arg_types`` (reads the index only,
+    so a warm start does not load the code twice). Numba's cache internals: when they are not as expected
+    the answer is True, and no helper is started."""
+    if arg_types in dispatcher.overloads:
+        return True
+    try:
+        cache = dispatcher._cache
+        key = cache._index_key(arg_types, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:
+        return True
+
+
+@contextlib.contextmanager
+def compile_helper(entry, args, job):
+    """Around the first call of the entry point ``entry`` with ``args``: when that call will compile (nothing
+    cached), start a helper process that runs ``job`` ("module:function") with ``entry``'s argument types,
+    compiling part of ``entry``'s callees into the on-disk cache on the other core. The helper is stopped
+    when the call returns.
+
+    Why: Numba compiles a call tree depth first in one thread, and the step's cold compile took 70-90 s on
+    one core of two. A callee found in the cache when the entry's compile reaches it is loaded, not compiled
+    (Numba reads the cache index at every such lookup), so the job takes the callees the entry reaches
+    last. A callee the helper has not finished in time is compiled by the entry as before (then both write
+    the same cache entry; Numba replaces cache files whole), so a slow or failed helper costs nothing
+    but its core. Cache writes are Numba's: the helper shares ``NUMBA_CACHE_DIR``, the sources and the
+    module path. No helper in a frozen application, whose executable is not a Python interpreter."""
+    helper = None
+    if not (numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV) or getattr(sys, "frozen", False)):
+        arg_types = tuple(entry.typeof_pyval(a) for a in args)
+        if not _cached(entry, arg_types):
+            env = dict(os.environ, **{_HELPER_ENV: "1"})
+            try:
+                helper = subprocess.Popen([sys.executable, "-c", "import carom._jit as j; j._helper_main()"],
+                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, env=env)
+                helper.stdin.write(pickle.dumps((sys.path, job, arg_types)))
+                helper.stdin.close()
+            except (OSError, pickle.PicklingError):
+                helper = _stopped(helper)
+    try:
+        yield
+    finally:
+        _stopped(helper)
+
+
+def _stopped(helper):
+    """Stop and reap the helper process ``helper`` (if any): its work is of no use once the entry compiled."""
+    if helper is not None and helper.poll() is None:
+        helper.kill()
+    if helper is not None:
+        helper.wait()
+    return None
+
+
+def _helper_main():
+    """A compile helper's body: read (the parent's module path, job, argument types) from stdin and run the job."""
+    sys.path[:], job, arg_types = pickle.loads(sys.stdin.buffer.read())
+    module, name = job.split(":")
+    getattr(importlib.import_module(module), name)(arg_types)
 
 
 if numba.config.DISABLE_JIT:

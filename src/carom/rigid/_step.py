@@ -879,3 +879,28 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
             com[b, 0] = com0[b, 0] + t_min * dx
             com[b, 1] = com0[b, 1] + t_min * dy
             angle[b] = angle0[b] + t_min * dth
+
+
+def compile_late_stages(step_types):
+    """Compile, into the on-disk cache, the stages ``step_kernel`` reaches last (prepare, solve, continuous,
+    sleep) for its argument types ``step_types``: the job of the helper process of a cold compile
+    (``carom._jit.compile_helper``).
+
+    Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
+    step's: the contact table the narrow phase returns has the type of last step's table (``old``), and the
+    others are the return types of stages compiled here. Each call below is the one ``step_kernel`` makes,
+    so the step finds them in the cache when its compile reaches them, while the bounds, broad and narrow
+    phases are compiled on the other core."""
+    (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
+     proxy_shape, old, threads, clock) = step_types
+
+    def returned(kernel, arg_types):
+        kernel.compile(arg_types)
+        return kernel.overloads[arg_types].signature.return_type
+
+    solver = returned(prepare_stage, (bodies, shapes, old, friction_rule, restitution_rule, threads))
+    solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, old, solver, threads))
+    bounds = returned(bounds_stage, (dt, gx, gy, bodies, shapes, threads))
+    reach, awake, com0, angle0 = bounds[0], bounds[1], solved[0], solved[1]
+    returned(continuous_stage, (bodies, shapes, awake, com0, angle0, tree, proxy_shape))
+    returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4]))

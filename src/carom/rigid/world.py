@@ -11,7 +11,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from .._jit import announce_compile, cycles_per_second
+from .._jit import announce_compile, compile_helper, cycles_per_second
 from ..constants import WORLD_LIMIT, HIT_EVENT_THRESHOLD
 
 #: Every collision category bit set: the default mask (a shape collides with all categories).
@@ -847,9 +847,13 @@ class World:
             settings = (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]))
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
-            contacts, cand, hits, (bad, body) = _step.step_kernel(
-                *settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
-                numba.get_num_threads(), clock)
+            args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
+                    numba.get_num_threads(), clock)
+            if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
+                contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
+            else:                                  # the first step of the process: compile or load the step
+                with compile_helper(_step.step_kernel, args, "carom.rigid._step:compile_late_stages"):
+                    contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))
             if self.profile:
