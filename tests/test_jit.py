@@ -216,3 +216,22 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
     for kernel in late:
         assert not kernel.stats.cache_misses, kernel
         assert len(kernel.overloads) == 1, kernel
+
+
+def test_linking_entry_point_is_not_optimised_again_and_gives_the_same_results():
+    """``linking_entry_njit`` (the step) links its kernels' optimised code without optimising the whole module
+    again: the same results as ``entry_njit``, from a library that skips the module passes."""
+    from carom._jit import _LinkingLibrary, linking_entry_njit
+
+    def body(a, start, count):
+        return _sum_and_mark(a, start, count)
+
+    linked, plain = linking_entry_njit(body), entry_njit(body)
+    a = np.arange(24.0).reshape(8, 3)
+    b = a.copy()
+    assert linked(a, 2, 3) == plain(b, 2, 3)
+    assert np.array_equal(a, b)
+    (cres,) = linked.overloads.values()
+    assert isinstance(cres.library, _LinkingLibrary)
+    (cres,) = plain.overloads.values()
+    assert not isinstance(cres.library, _LinkingLibrary)

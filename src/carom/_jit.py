@@ -175,6 +175,37 @@ def pnjit(func):
 
 #: an entry point that Python calls (the step, the queries): a plain cached Numba function, with its wrappers
 entry_njit = numba.njit(cache=True)
+
+
+class _LinkingLibrary(numba.core.codegen.JITCodeLibrary):
+    """The code of an entry point that only calls kernels (:func:`linking_entry_njit`): its module, with the
+    kernels' code linked in, is not optimised again as a whole, only turned into machine code.
+
+    Why: each kernel's code was optimised in its own library, with its callees linked and inlined there.
+    Numba runs the full module optimisation again over everything the entry links; for the step that was
+    about 5.6 s of the cold compile's last 10, spent on code already optimised, with the step's own body (a
+    few calls) the only new code. The entry's own function still gets Numba's function passes."""
+
+    def _optimize_final_module(self):
+        pass
+
+
+class _LinkingCompiler(numba.core.compiler.Compiler):
+    """Numba's compiler, with the function's code in a :class:`_LinkingLibrary`."""
+
+    def compile_extra(self, func):
+        if self.state.library is None:
+            self.state.library = _LinkingLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            self.state.library.enable_object_caching()
+        return super().compile_extra(func)
+
+
+def linking_entry_njit(func):
+    """:data:`entry_njit` for an entry point whose body only calls kernels (the step): see
+    :class:`_LinkingLibrary`."""
+    if numba.config.DISABLE_JIT:
+        return func
+    return numba.njit(cache=True, pipeline_class=_LinkingCompiler)(func)
 #: inlined into the caller at Numba's IR level (no call, so no array reference counts per call); used only for
 #: the per-contact solver functions, called in a plain loop once per chunk (inlining into a parallel loop's
 #: body costs much more compile time)

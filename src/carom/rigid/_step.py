@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, entry_njit, inline_njit, llvm_inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
+from .._jit import njit, entry_njit, inline_njit, linking_entry_njit, llvm_inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
@@ -745,7 +745,7 @@ def first_bad_body(bodies):
     return BODY_OK, np.int64(-1)
 
 
-@entry_njit
+@linking_entry_njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled,
                 bodies, shapes, tree, shape_proxy, proxy_shape, old, threads, clock):
     """Advance the world by dt: the stages in order, in one compiled call.
