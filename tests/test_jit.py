@@ -207,8 +207,7 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
             world._contacts, numba.get_num_threads(), np.zeros(len(_step.STAGES) + 1, np.int64))
     types = tuple(_step.step_kernel.typeof_pyval(a) for a in args)
     assert types in _step.step_kernel.overloads
-    late = (_step.prepare_stage, _step.solve_stage, _step.bounds_stage, _step.continuous_stage,
-            _step.sleep_stage)
+    late = (_step.prepare_stage, _step.solve_stage, _step.continuous_stage, _step.sleep_stage)
     for kernel in late:
         assert len(kernel._cache._cache_file._load_index()) == 1, kernel
         kernel.stats.cache_misses.clear()

@@ -8,6 +8,7 @@ Bodies are stored by their centre of mass ``com`` and ``angle``; shapes by their
 """
 import math
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -887,8 +888,8 @@ def compile_late_stages(step_types):
     (``carom._jit.compile_helper``).
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
-    step's: the contact table the narrow phase returns has the type of last step's table (``old``), and the
-    others are the return types of stages compiled here. Each call below is the one ``step_kernel`` makes,
+    step's: the contact table the narrow phase returns has the type of last step's table (``old``), the
+    bounds stage's arrays are fresh NumPy arrays, and the rest are the return types of stages compiled here. Each call below is the one ``step_kernel`` makes,
     so the step finds them in the cache when its compile reaches them, while the bounds, broad and narrow
     phases are compiled on the other core."""
     (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
@@ -900,7 +901,8 @@ def compile_late_stages(step_types):
 
     solver = returned(prepare_stage, (bodies, shapes, old, friction_rule, restitution_rule, threads))
     solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, old, solver, threads))
-    bounds = returned(bounds_stage, (dt, gx, gy, bodies, shapes, threads))
-    reach, awake, com0, angle0 = bounds[0], bounds[1], solved[0], solved[1]
+    # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
+    reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
+    com0, angle0 = solved[0], solved[1]
     returned(continuous_stage, (bodies, shapes, awake, com0, angle0, tree, proxy_shape))
     returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4]))
