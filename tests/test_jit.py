@@ -234,3 +234,24 @@ def test_linking_entry_point_is_not_optimised_again_and_gives_the_same_results()
     assert isinstance(cres.library, _LinkingLibrary)
     (cres,) = plain.overloads.values()
     assert not isinstance(cres.library, _LinkingLibrary)
+
+
+def test_compile_note_is_printed_only_while_nothing_is_cached(tmp_path):
+    """``import carom`` says it is compiling when the cache (here ``NUMBA_CACHE_DIR``) holds no kernels, and
+    says nothing once it does."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env.pop("CAROM_COMPILE_HELPER", None)
+
+    def note():
+        out = subprocess.run([sys.executable, "-c", "import carom"], env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        return "compiling kernels" in out.stderr
+
+    assert note()
+    (tmp_path / "somewhere").mkdir()
+    (tmp_path / "somewhere" / "kernel.py311.nbi").write_bytes(b"")
+    assert not note()

@@ -216,8 +216,13 @@ _announced = False
 
 
 def kernels_cached() -> bool:
-    """True when Numba's on-disk cache already holds compiled carom kernels."""
-    return bool(glob.glob(os.path.join(_PACKAGE_DIR, "**", "__pycache__", "*.nbi"), recursive=True))
+    """True when Numba's on-disk cache already holds compiled carom kernels: next to the sources, or under
+    ``NUMBA_CACHE_DIR`` when that is set (where Numba then keeps them)."""
+    if numba.config.CACHE_DIR:
+        where = os.path.join(numba.config.CACHE_DIR, "**", "*.nbi")
+    else:
+        where = os.path.join(_PACKAGE_DIR, "**", "__pycache__", "*.nbi")
+    return bool(glob.glob(where, recursive=True))
 
 
 def announce_compile() -> None:
@@ -274,7 +279,7 @@ def compile_helper(entry, args, job):
                                           stderr=subprocess.DEVNULL, env=env)
                 helper.stdin.write(pickle.dumps((sys.path, job, arg_types)))
                 helper.stdin.close()
-            except (OSError, pickle.PicklingError):
+            except Exception:                      # no helper then: the entry compiles everything
                 helper = _stopped(helper)
     try:
         yield
