@@ -217,23 +217,39 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
         assert len(kernel.overloads) == 1, kernel
 
 
-def test_linking_entry_point_is_not_optimised_again_and_gives_the_same_results():
-    """``linking_entry_njit`` (the step) links its kernels' optimised code without optimising the whole module
-    again: the same results as ``entry_njit``, from a library that skips the module passes."""
-    from carom._jit import _LinkingLibrary, linking_entry_njit
+def test_linking_entry_point_is_not_optimised_again_and_gives_the_same_results(monkeypatch):
+    """An entry compiled the way ``linking_entry_njit`` compiles the step links its kernels' optimised code without
+    running the module optimisation again: the same results as a plain entry, and Numba's module passes
+    run for the plain entry's library only. Compiled here without the cache, which would load either."""
+    import numba
+    import numba.core.codegen
+    from carom._jit import _LinkingCompiler
+    from carom.rigid import _step
 
-    def body(a, start, count):
+    optimised = []
+    module_passes = numba.core.codegen.JITCodeLibrary._optimize_final_module
+
+    def spy(library):
+        optimised.append(library.name)
+        return module_passes(library)
+
+    monkeypatch.setattr(numba.core.codegen.JITCodeLibrary, "_optimize_final_module", spy)
+
+    def linked_body(a, start, count):
         return _sum_and_mark(a, start, count)
 
-    linked, plain = linking_entry_njit(body), entry_njit(body)
+    def plain_body(a, start, count):
+        return _sum_and_mark(a, start, count)
+
+    linked = numba.njit(pipeline_class=_LinkingCompiler)(linked_body)
+    plain = numba.njit(plain_body)
     a = np.arange(24.0).reshape(8, 3)
     b = a.copy()
     assert linked(a, 2, 3) == plain(b, 2, 3)
     assert np.array_equal(a, b)
-    (cres,) = linked.overloads.values()
-    assert isinstance(cres.library, _LinkingLibrary)
-    (cres,) = plain.overloads.values()
-    assert not isinstance(cres.library, _LinkingLibrary)
+    assert any("plain_body" in name for name in optimised)
+    assert not any("linked_body" in name for name in optimised)
+    assert _step.step_kernel._compiler.pipeline_class is _LinkingCompiler
 
 
 def test_compile_note_is_printed_only_while_nothing_is_cached(tmp_path):

@@ -176,15 +176,21 @@ def pnjit(func):
 #: an entry point that Python calls (the step, the queries): a plain cached Numba function, with its wrappers
 entry_njit = numba.njit(cache=True)
 
+#: inlined into the caller at Numba's IR level (no call, so no array reference counts per call); used only for
+#: the per-contact solver functions, called in a plain loop once per chunk (inlining into a parallel loop's
+#: body costs much more compile time)
+inline_njit = numba.njit(cache=True, inline="always")
+
 
 class _LinkingLibrary(numba.core.codegen.JITCodeLibrary):
     """The code of an entry point that only calls kernels (:func:`linking_entry_njit`): its module, with the
     kernels' code linked in, is not optimised again as a whole, only turned into machine code.
 
     Why: each kernel's code was optimised in its own library, with its callees linked and inlined there.
-    Numba runs the full module optimisation again over everything the entry links; for the step that was
-    about 5.6 s of the cold compile's last 10, spent on code already optimised, with the step's own body (a
-    few calls) the only new code. The entry's own function still gets Numba's function passes."""
+    Numba runs the full module optimisation again over everything the entry links: 5.6 s of the 10 s the
+    step's own compile took, spent on code already optimised, with the step's body (a few calls) the only
+    new code. Without it the step's own compile takes 6.6-7.9 s instead of 10.2-11.2 s, and the step runs
+    as fast, with bitwise the same results. The entry's own function still gets Numba's function passes."""
 
     def _optimize_final_module(self):
         pass
@@ -206,10 +212,7 @@ def linking_entry_njit(func):
     if numba.config.DISABLE_JIT:
         return func
     return numba.njit(cache=True, pipeline_class=_LinkingCompiler)(func)
-#: inlined into the caller at Numba's IR level (no call, so no array reference counts per call); used only for
-#: the per-contact solver functions, called in a plain loop once per chunk (inlining into a parallel loop's
-#: body costs much more compile time)
-inline_njit = numba.njit(cache=True, inline="always")
+
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _announced = False

@@ -12,7 +12,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import njit, entry_njit, inline_njit, linking_entry_njit, llvm_inline_njit, pnjit, cycle_counter, borrowed_rows, sin_cos
+from .._jit import (njit, entry_njit, inline_njit, linking_entry_njit, llvm_inline_njit, pnjit, cycle_counter,
+                    borrowed_rows, sin_cos)
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
@@ -889,9 +890,10 @@ def compile_late_stages(step_types):
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
     step's: the contact table the narrow phase returns has the type of last step's table (``old``), the
-    bounds stage's arrays are fresh NumPy arrays, and the rest are the return types of stages compiled here. Each call below is the one ``step_kernel`` makes,
-    so the step finds them in the cache when its compile reaches them, while the bounds, broad and narrow
-    phases are compiled on the other core."""
+    bounds stage's arrays are fresh NumPy arrays, and the rest are the return types of stages compiled
+    here. Each call below is the one ``step_kernel`` makes, so the step finds them in the cache when its
+    compile reaches them, while the bounds, broad and narrow phases are compiled on the other core
+    (``tests/test_jit.py`` checks that the types are the step's own)."""
     (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
      proxy_shape, old, threads, clock) = step_types
 
