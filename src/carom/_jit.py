@@ -91,15 +91,21 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
         return self.serialize_using_bitcode()
 
 
-class _KernelCompiler(numba.core.compiler.Compiler):
-    """Numba's compiler, with the function's code in a :class:`_KernelLibrary`."""
+class _LibraryCompiler(numba.core.compiler.Compiler):
+    """Numba's compiler, with the function's code in a library of class ``library_class``."""
+    library_class = None
 
     def compile_extra(self, func):
         if self.state.library is None:
-            self.state.library = _KernelLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            self.state.library = self.library_class(self.state.targetctx.codegen(), func.__qualname__)
             self.state.library.inline_into_callers = func in _LLVM_INLINE
             self.state.library.enable_object_caching()
         return super().compile_extra(func)
+
+
+class _KernelCompiler(_LibraryCompiler):
+    """Numba's compiler, with the function's code in a :class:`_KernelLibrary`."""
+    library_class = _KernelLibrary
 
 
 class KernelDispatcher(numba.core.registry.CPUDispatcher):
@@ -196,14 +202,9 @@ class _LinkingLibrary(numba.core.codegen.JITCodeLibrary):
         pass
 
 
-class _LinkingCompiler(numba.core.compiler.Compiler):
+class _LinkingCompiler(_LibraryCompiler):
     """Numba's compiler, with the function's code in a :class:`_LinkingLibrary`."""
-
-    def compile_extra(self, func):
-        if self.state.library is None:
-            self.state.library = _LinkingLibrary(self.state.targetctx.codegen(), func.__qualname__)
-            self.state.library.enable_object_caching()
-        return super().compile_extra(func)
+    library_class = _LinkingLibrary
 
 
 def linking_entry_njit(func):
@@ -283,20 +284,19 @@ def compile_helper(entry, args, job):
                 helper.stdin.write(pickle.dumps((sys.path, job, arg_types)))
                 helper.stdin.close()
             except Exception:                      # no helper then: the entry compiles everything
-                helper = _stopped(helper)
+                _stop(helper)
+                helper = None
     try:
         yield
     finally:
-        _stopped(helper)
+        _stop(helper)
 
 
-def _stopped(helper):
+def _stop(helper):
     """Stop and reap the helper process ``helper`` (if any): its work is of no use once the entry compiled."""
-    if helper is not None and helper.poll() is None:
-        helper.kill()
     if helper is not None:
+        helper.kill()                              # (nothing happens to one that has already exited)
         helper.wait()
-    return None
 
 
 def _helper_main():
