@@ -56,7 +56,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit, trailing_zeros, sin_cos
+from .._jit import njit, pnjit, inline_njit, trailing_zeros, sin_cos, borrowed
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
@@ -277,8 +277,13 @@ def _prepare_bundles(lo, hi, bfirst, bcount, perm, pair, table, shapes, contacts
                      restitution_rule):
     """Bundles lo … hi − 1 (one call per chunk: kept out of the parallel loop so every name in it is private,
     and the tuples' arrays are unpacked once per chunk)."""
-    shape_radius, shape_friction, shape_restitution = shapes
-    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep = contacts
+    # borrowed views: the per-bundle functions below take no references (``borrowed``)
+    shape_radius, shape_friction, shape_restitution = borrowed(shapes[0]), borrowed(shapes[1]), borrowed(shapes[2])
+    keys, c_count, c_nimp, c_timp = borrowed(contacts[0]), borrowed(contacts[1]), borrowed(contacts[2]), \
+        borrowed(contacts[3])
+    c_normal, c_point, c_sep = borrowed(contacts[4]), borrowed(contacts[5]), borrowed(contacts[6])
+    perm, pair, table = borrowed(perm), borrowed(pair), borrowed(table)
+    rows, body, move = borrowed(rows), borrowed(body), borrowed(move)
     NB = table.shape[0] - 1
     for j in range(lo, hi):
         _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
@@ -710,6 +715,13 @@ def _sweep(task, bstart, rows, body, move, state, inv_h, soft, stiff, out, threa
 def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out, paired):
     """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
     body) the solves go two bundles at a time (``_solve_two``)."""
+    # borrowed views: the per-bundle functions below take no references (``borrowed``)
+    rows = borrowed(rows)
+    body = borrowed(body)
+    move = borrowed(move)
+    state = borrowed(state)
+    out = (borrowed(out[0]), borrowed(out[1]), borrowed(out[2]), borrowed(out[3]), borrowed(out[4]),
+           borrowed(out[5]), borrowed(out[6]), borrowed(out[7]))
     j = lo
     if paired and (task == BIASED or task == RELAX):
         while j + 1 < hi:
@@ -753,54 +765,110 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 # Parallel loops below only call a function per item: Numba 0.6x miscompiled an in-place update of a tuple
 # member array inside a prange body (``angle[b] += …`` was applied twice), and a call keeps every name private.
 
+#: what a body's row of the step table (``kick``, built by the first pass of the step) holds: the velocity
+#: change of one substep from gravity and the applied force and torque (KDVX, KDVY, KDW), the damping divisors
+#: 1 + h·c (KLDIV, KADIV: 1 when there is no damping) and flags (KFLAGS: the sum of the MOVE_* bits)
+KDVX, KDVY, KDW, KLDIV, KADIV, KFLAGS = range(6)
+KICK_WIDTH = 8      # one cache line per body
+#: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),
+#: and whose velocity the solver holds in single precision (``solved``, ``_velocity``)
+MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4
+
+#: the integrators' passes: the first of the step (fill the rows, the step table, then integrate velocities),
+#: velocities, positions
+FIRST_PASS, VELOCITY_PASS, POSITION_PASS = 0, 1, 2
+
+
 @pnjit
-def _integrate(positions, first, state, fstate, solved, motion, dangle, gx, gy, h, threads):
-    """Integrate every body's velocity (``positions`` false) or position (true), in parallel chunks: one
-    parallel function for both, since each parallel loop costs seconds of compile time. ``state`` has a row
-    more than there are motion: the dummy body of empty bundle lanes. The ``first`` velocity pass also fills
-    each body's rows of ``state`` and ``fstate`` from the world's velocities (in the same parallel chunks)."""
+def _integrate(task, state, fstate, kick, solved, motion, dangle, gx, gy, h, threads):
+    """One pass of the integrators over every body, in parallel chunks (one parallel function for all three
+    passes, since each parallel loop costs seconds of compile time). ``state`` has a row more than there are
+    bodies: the dummy body of empty bundle lanes.
+
+    The first pass of the step fills each body's rows of ``state`` and ``fstate`` from the world's velocities
+    and its row of the step table ``kick`` (``_fill_kick``), whose velocity changes and flags the later
+    passes read instead of the body arrays: a substep's velocity pass then reads one cache line per body where
+    it read eleven arrays (about 5 times faster: 35 against 180 µs for the 5,050 boxes of the large pyramid).
+    The velocity change is precomputed as the same double-precision value the sum used, so the result is
+    bitwise that of computing it every substep."""
     n = motion[0].shape[0]
     chunks = chunk_count(n, threads)
+    if chunks == 1:
+        # (in this thread: launching the parallel loop for one chunk cost about 15 µs, as much as a third
+        # of the pass)
+        _integrate_range(task, 0, n, state, fstate, kick, solved, motion, dangle, gx, gy, h)
+        return
     for ch in prange(chunks):
-        _integrate_range(positions, first, ch * n // chunks, (ch + 1) * n // chunks, state, fstate, solved, motion,
+        _integrate_range(task, ch * n // chunks, (ch + 1) * n // chunks, state, fstate, kick, solved, motion,
                          dangle, gx, gy, h)
 
 
 @njit
-def _integrate_range(positions, first, lo, hi, state, fstate, solved, motion, dangle, gx, gy, h):
-    if positions:
-        _integrate_position_range(lo, hi, state, fstate, solved, motion, dangle, h)
+def _integrate_range(task, lo, hi, state, fstate, kick, solved, motion, dangle, gx, gy, h):
+    if task == FIRST_PASS:
+        _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h)
+    # borrowed views: the per-body functions below take no references (``borrowed``)
+    state = borrowed(state)
+    fstate = borrowed(fstate)
+    kick = borrowed(kick)
+    com = borrowed(motion[0])
+    angle = borrowed(motion[1])
+    dangle = borrowed(dangle)
+    if task == POSITION_PASS:
+        for b in range(lo, hi):
+            if _flags(kick, b) & MOVE_POSITION:
+                _integrate_position(b, state, fstate, kick, com, angle, dangle, h)
     else:
-        _integrate_velocity_range(first, lo, hi, state, fstate, solved, motion, gx, gy, h)
+        for b in range(lo, hi):
+            if _flags(kick, b) & MOVE_VELOCITY:
+                _integrate_velocity(b, state, fstate, kick, h)
 
 
 @njit
-def _integrate_velocity_range(first, lo, hi, state, fstate, solved, motion, gx, gy, h):
+def _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h):
+    """Bodies lo … hi − 1: their rows of ``state`` and ``fstate`` at the start of the step (``_load_body``) and
+    of the step table (``_integrate``)."""
     (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
      asleep, vel, angvel) = motion
     for b in range(lo, hi):
-        if first:
-            _load_body(b, state, fstate, vel[b, 0], vel[b, 1], angvel[b])
-        if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
-            _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, torque, lin_damping,
-                                ang_damping, gravity_scale, gx, gy, h)
+        _load_body(b, state, fstate, vel[b, 0], vel[b, 1], angvel[b])
+        kick[b, KDVX] = h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
+        kick[b, KDVY] = h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
+        kick[b, KDW] = h * inv_inertia[b] * torque[b]
+        # (x / 1.0 is x exactly: without damping the division is skipped, with the same result)
+        kick[b, KLDIV] = 1.0 + h * lin_damping[b]
+        kick[b, KADIV] = 1.0 + h * ang_damping[b]
+        moving = body_alive[b] and not asleep[b]
+        flags = 0
+        if moving and kind[b] == DYNAMIC:
+            flags += MOVE_VELOCITY
+        if moving and kind[b] != STATIC:
+            flags += MOVE_POSITION
+        if solved[b]:
+            flags += MOVE_SOLVED
+        kick[b, KFLAGS] = flags
 
 
 @inline_njit
-def _integrate_velocity(b, state, fstate, solved, inv_mass, inv_inertia, force, torque, lin_damping, ang_damping,
-                        gravity_scale, gx, gy, h):
-    vx, vy, w = _velocity(b, state, fstate, solved)
-    vx = vx + h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
-    vy = vy + h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
-    w = w + h * inv_inertia[b] * torque[b]
+def _flags(kick, b):
+    """Body b's MOVE_* bits (stored as a double in its row of the step table)."""
+    return np.int64(kick[b, KFLAGS])
+
+
+@inline_njit
+def _integrate_velocity(b, state, fstate, kick, h):
+    vx, vy, w = _velocity(b, state, fstate, kick)
+    vx = vx + kick[b, KDVX]
+    vy = vy + kick[b, KDVY]
+    w = w + kick[b, KDW]
     # the divisions and the square root only where they can change something (x / 1.0 is x exactly, and
     # √s > MAX implies s > MAX², √ being correctly rounded and monotonic): bitwise the same, at a fraction of
     # the cost (three divisions and a square root per body per substep were half of this loop)
-    if lin_damping[b] != 0.0:
-        vx /= 1.0 + h * lin_damping[b]
-        vy /= 1.0 + h * lin_damping[b]
-    if ang_damping[b] != 0.0:
-        w /= 1.0 + h * ang_damping[b]
+    if kick[b, KLDIV] != 1.0:
+        vx /= kick[b, KLDIV]
+        vy /= kick[b, KLDIV]
+    if kick[b, KADIV] != 1.0:
+        w /= kick[b, KADIV]
     sp2 = vx * vx + vy * vy
     if sp2 > MAX_TRANSLATION_SPEED * MAX_TRANSLATION_SPEED:
         sp = math.sqrt(sp2)
@@ -836,26 +904,17 @@ def _load_body(b, state, fstate, vx, vy, w):
 
 
 @inline_njit
-def _velocity(b, state, fstate, solved):
-    """Body b's velocity (v, ω): the solver's, in single precision, when a contact acts on it (``solved``), else
-    the double-precision one, which a body in free flight keeps."""
-    if solved[b]:
+def _velocity(b, state, fstate, kick):
+    """Body b's velocity (v, ω): the solver's, in single precision, when a contact acts on it (MOVE_SOLVED),
+    else the double-precision one, which a body in free flight keeps."""
+    if _flags(kick, b) & MOVE_SOLVED:
         return np.float64(fstate[b, VX]), np.float64(fstate[b, VY]), np.float64(fstate[b, W])
     return state[b, VX], state[b, VY], state[b, W]
 
 
-@njit
-def _integrate_position_range(lo, hi, state, fstate, solved, motion, dangle, h):
-    (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
-     asleep, vel, angvel) = motion
-    for b in range(lo, hi):
-        if body_alive[b] and kind[b] != STATIC and not asleep[b]:
-            _integrate_position(b, state, fstate, solved, com, angle, dangle, h)
-
-
 @inline_njit
-def _integrate_position(b, state, fstate, solved, com, angle, dangle, h):
-    vx, vy, w = _velocity(b, state, fstate, solved)
+def _integrate_position(b, state, fstate, kick, com, angle, dangle, h):
+    vx, vy, w = _velocity(b, state, fstate, kick)
     dx = h * vx
     dy = h * vy
     da = h * w
@@ -914,18 +973,17 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     com0 = com.copy()
     angle0 = angle.copy()
     # one row per body in double precision (the integrators'), and the solver's copy in single precision
-    # (``_velocity``: what the sweeps gather and scatter); the bodies' rows are filled by the first velocity
-    # pass (``_load_body``), the dummy body of empty bundle lanes (row NB: at rest, unrotated, never written)
-    # here
+    # (``_velocity``: what the sweeps gather and scatter); the bodies' rows and the step table are filled by
+    # the first pass (``_fill_kick``), the dummy body of empty bundle lanes (row NB: at rest, unrotated, never
+    # written) here
     state = np.empty((NB + 1, STATE_WIDTH))
     fstate = np.empty((NB + 1, STATE_WIDTH), np.float32)
+    kick = np.empty((NB, KICK_WIDTH))
     _load_body(NB, state, fstate, 0.0, 0.0, 0.0)
     dangle = np.zeros(NB)
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
     tasks = np.arange(4)
-    velocities = np.bool_(False)
-    positions = np.bool_(True)
-    later = np.bool_(False)
+    passes = np.arange(3)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (com, angle, bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
               bodies[14], bodies[16], vel, angvel)
@@ -934,14 +992,15 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     hit_point = np.full(c_count.shape[0], -1, np.int64)
     out = (perm, bfirst, bcount, c_count, c_nimp, c_timp, hit_speed, hit_point)
     for sub in range(substeps):
-        _integrate(velocities, np.bool_(sub == 0), state, fstate, solved, motion, dangle, gx, gy, h, threads)
+        _integrate(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], state, fstate, kick, solved, motion,
+                   dangle, gx, gy, h, threads)
         _sweep(tasks[WARM], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
         _sweep(tasks[BIASED], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
-        _integrate(positions, later, state, fstate, solved, motion, dangle, gx, gy, h, threads)
+        _integrate(passes[POSITION_PASS], state, fstate, kick, solved, motion, dangle, gx, gy, h, threads)
         _sweep(tasks[RELAX], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
     _sweep(tasks[RESTITUTE], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
     for b in range(NB):
-        vx, vy, w = _velocity(b, state, fstate, solved)
+        vx, vy, w = _velocity(b, state, fstate, kick)
         vel[b, 0] = vx
         vel[b, 1] = vy
         angvel[b] = w

@@ -13,7 +13,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import (njit, entry_njit, inline_njit, linking_entry_njit, llvm_inline_njit, pnjit, cycle_counter,
-                    borrowed_rows, sin_cos)
+                    borrowed, borrowed_rows, sin_cos)
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
 from ..geometry._math import relative_transform
@@ -383,12 +383,21 @@ def _store_cache(cache, k, m, tx, ty, tc, ts):
 @njit
 def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, old, table):
     """Contacts lo … hi − 1 of the narrow phase (one parallel block; every name in here is private)."""
-    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals = shapes
-    old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = old
-    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = table
-    n_old = old_keys.shape[0]
     if lo >= hi:
         return
+    # borrowed views: the per-pair functions below take no references (``borrowed``)
+    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals = (
+        borrowed(shapes[0]), borrowed(shapes[1]), borrowed(shapes[2]), borrowed(shapes[3]), borrowed(shapes[4]),
+        borrowed(shapes[5]), borrowed(shapes[6]), borrowed(shapes[7]))
+    old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = (
+        borrowed(old[0]), borrowed(old[1]), borrowed(old[2]), borrowed(old[3]), borrowed(old[4]), borrowed(old[5]),
+        borrowed(old[6]), borrowed(old[7]), borrowed(old[8]), borrowed(old[9]))
+    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = (
+        borrowed(table[0]), borrowed(table[1]), borrowed(table[2]), borrowed(table[3]), borrowed(table[4]),
+        borrowed(table[5]), borrowed(table[6]), borrowed(table[7]), borrowed(table[8]), borrowed(table[9]))
+    local_center, awake, motion, xf, keys = (borrowed(local_center), borrowed(awake), borrowed(motion),
+                                             borrowed(xf), borrowed(keys))
+    n_old = old_keys.shape[0]
     sv = np.empty((maxc, 2))
     snm = np.empty((maxc, 2))
     j_old = np.searchsorted(old_keys, keys[lo])
