@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from carom._jit import KernelDispatcher, borrowed_rows, entry_njit, llvm_inline_njit, njit, sin_cos
+from carom._jit import KernelDispatcher, borrowed, borrowed_rows, entry_njit, inline_njit, llvm_inline_njit, njit, sin_cos
 
 
 @njit
@@ -30,6 +30,63 @@ def test_borrowed_rows_is_the_slice_and_writes_through():
             expected[start, 0] = -1.0
         assert np.array_equal(b, expected)
 
+
+
+@inline_njit
+def _bump_where_positive(v, i):
+    """A helper with a branch, inlined at Numba's IR level (the case ``borrowed`` is for)."""
+    if v.flat[i] > 0.0:
+        v.flat[i] += 1.0
+    else:
+        v.flat[i] -= 1.0
+
+
+@njit
+def _bump_all_borrowed(a):
+    v = borrowed(a)
+    for i in range(v.size):
+        _bump_where_positive(v, i)
+    return v.shape, v.strides
+
+
+def _owner_of(typingctx, a):
+    """(test helper) The meminfo pointer of an array in compiled code, as an integer (0: no owner)."""
+    import numba
+    from numba.core import cgutils
+
+    def codegen(context, builder, sig, args):
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.ptrtoint(arr.meminfo, cgutils.intp_t)
+    return numba.types.intp(a), codegen
+
+
+try:
+    import numba
+    _owner = numba.extending.intrinsic(_owner_of)
+
+    @numba.njit
+    def _owners(a):
+        return _owner(a), _owner(borrowed(a))
+except Exception:       # (no JIT: nothing to inspect)
+    _owners = None
+
+
+def test_borrowed_is_the_same_array_without_an_owner():
+    """``borrowed`` views see and change the array's own data, for any shape and layout, and hold no reference
+    (a null meminfo: Numba's reference counting skips it, so per-item calls take no atomic references)."""
+    import numba
+    views = (lambda x: x, lambda x: x.reshape(4, 10), lambda x: x.reshape(2, 4, 5), lambda x: x.reshape(8, 5)[::2, 1:4])
+    for view in views:
+        base = np.arange(40.0) - 9.0
+        b = view(base.copy())
+        shape, strides = _bump_all_borrowed(b)
+        a = view(base)
+        assert tuple(shape) == a.shape and tuple(strides) == a.strides
+        assert np.array_equal(b, np.where(a > 0.0, a + 1.0, a - 1.0))
+    if numba.config.DISABLE_JIT:
+        return
+    owner, borrowed_owner = _owners(np.zeros(3))
+    assert owner != 0 and borrowed_owner == 0
 
 
 @njit

@@ -267,6 +267,11 @@ def _prepare_all_rows(bfirst, bcount, perm, pair, table, shapes, contacts, rows,
     statement of a function with a parallel loop, so keeping the rest outside saves compile time)."""
     nb = bfirst.shape[0]
     chunks = min(nb, chunk_count(perm.shape[0], threads))
+    if chunks <= 1:
+        # (in this thread: launching a parallel loop for one chunk costs about 15 µs)
+        _prepare_bundles(0, nb, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move,
+                         friction_rule, restitution_rule)
+        return
     for ch in prange(chunks):
         _prepare_bundles(ch * nb // chunks, (ch + 1) * nb // chunks, bfirst, bcount, perm, pair, table, shapes,
                          contacts, rows, body, move, friction_rule, restitution_rule)

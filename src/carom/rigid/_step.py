@@ -88,12 +88,19 @@ def _bounds_chunks(dt, gx, gy, com, angle, vel, angvel, local_center, kind, body
                    shape_count, shape_radius, verts, lower, upper, threads):
     """The two loops of :func:`bounds_stage`, in parallel chunks (a call per chunk keeps names private)."""
     NB = com.shape[0]
+    S = shape_body.shape[0]
+    if threads == 1:
+        # (in this thread: launching a parallel loop for one chunk costs about 15 µs)
+        _body_bounds(0, NB, dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
+                     body_min_extent, asleep, reach, awake, motion, xf)
+        _shape_bounds(0, S, shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, xf, motion,
+                      lower, upper)
+        return
     chunks = chunk_count(NB, threads)
     for ch in prange(chunks):
         _body_bounds(ch * NB // chunks, (ch + 1) * NB // chunks, dt, gx, gy, com, angle, vel, angvel,
                      local_center, kind, body_alive, gravity_scale, body_min_extent, asleep, reach, awake,
                      motion, xf)
-    S = shape_body.shape[0]
     chunks = chunk_count(S, threads)
     for ch in prange(chunks):
         _shape_bounds(ch * S // chunks, (ch + 1) * S // chunks, shape_body, shape_alive, shape_offset,
@@ -104,6 +111,7 @@ def _bounds_chunks(dt, gx, gy, com, angle, vel, angvel, local_center, kind, body
 def _body_bounds(lo, hi, dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
                  body_min_extent, asleep, reach, awake, motion, xf):
     """Bodies lo … hi − 1: transform, awake flag and motion bound (every entry written)."""
+    com, angle, local_center = borrowed(com), borrowed(angle), borrowed(local_center)  # (``borrowed``)
     for b in range(lo, hi):
         awake[b] = False
         motion[b] = 0.0
@@ -519,19 +527,25 @@ NARROW_BLOCKS = 64
 
 
 @pnjit
-def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, table):
+def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, table, threads):
     """The pairs in NARROW_BLOCKS blocks, in parallel (only the parallel loop lives in this parallel
     function: Numba analyses every statement of a function with a parallel loop, so the rest of the stage
     stays outside, which saves seconds of compile time)."""
     K = keys.shape[0]
     block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
+    if threads == 1:
+        # (in this thread: launching the parallel loop costs about 15 µs)
+        for blk in range(NARROW_BLOCKS):
+            lo = blk * block
+            _narrow_block(lo, min(K, lo + block), maxc, shapes, local_center, awake, motion, xf, keys, old, table)
+        return
     for blk in prange(NARROW_BLOCKS):
         lo = blk * block
         _narrow_block(lo, min(K, lo + block), maxc, shapes, local_center, awake, motion, xf, keys, old, table)
 
 
 @njit
-def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
+def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, threads):
     """Manifolds of the candidate pairs, matched to last step's contacts by feature id (warm starting).
 
     A pair of which neither body is awake (both asleep or static) keeps last step's manifold unchanged.
@@ -574,7 +588,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old):
     # only the arrays the blocks use: every array a parallel loop receives costs compile time
     shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals)
     old_data = old[:9] + (old[10],)
-    _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table)
+    _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
     # body asleep (sleeping off, or a busy scene) there is nothing to wake and the pass over the pairs is
     # skipped (a serial 0.05-0.1 ms for 15,000 pairs)
@@ -780,7 +794,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         return old, tree[9], no_hits(), bad
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
     clock[2] = cycle_counter()
-    contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old)
+    contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, threads)
     clock[3] = cycle_counter()
     solver = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads)
     clock[4] = cycle_counter()
