@@ -66,7 +66,8 @@ try:
 
     @numba.njit
     def _owners(a):
-        return _owner(a), _owner(borrowed(a))
+        u, v = borrowed((a, a[1:]))        # a tuple of arrays: each member borrowed
+        return _owner(a), _owner(borrowed(a)), _owner(u), _owner(v)
 except Exception:       # (no JIT: nothing to inspect)
     _owners = None
 
@@ -85,8 +86,8 @@ def test_borrowed_is_the_same_array_without_an_owner():
         assert np.array_equal(b, np.where(a > 0.0, a + 1.0, a - 1.0))
     if numba.config.DISABLE_JIT:
         return
-    owner, borrowed_owner = _owners(np.zeros(3))
-    assert owner != 0 and borrowed_owner == 0
+    owner, *borrowed_owners = _owners(np.zeros(3))
+    assert owner != 0 and borrowed_owners == [0, 0, 0]
 
 
 @njit

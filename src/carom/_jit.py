@@ -376,15 +376,28 @@ else:
         without), several per bundle in the sweeps. With two threads the atomics on the same arrays also
         bounce their cache line between the cores. A per-chunk function rebinds its arrays to borrowed views
         once, and the per-item references are then taken on nothing (a null check). Valid only while ``a`` is
-        alive: use it inside the call that made it, never return or store it."""
-        if not isinstance(a, numba.core.types.Array):
+        alive: use it inside the call that made it, never return or store it.
+
+        ``a`` may also be a tuple of arrays (a stage's ``shapes``, ``old``, ...): then each member is borrowed.
+        """
+        Array, BaseTuple = numba.core.types.Array, numba.core.types.BaseTuple
+        if not (isinstance(a, Array) or isinstance(a, BaseTuple) and all(isinstance(t, Array) for t in a.types)):
             return None
 
-        def codegen(context, builder, sig, args):
-            view = context.make_array(sig.args[0])(context, builder, args[0])
+        def without_owner(context, builder, aty, value):
+            view = context.make_array(aty)(context, builder, value)
             view.meminfo = numba.core.cgutils.get_null_value(view.meminfo.type)
             view.parent = numba.core.cgutils.get_null_value(view.parent.type)
             return view._getvalue()
+
+        def codegen(context, builder, sig, args):
+            aty = sig.args[0]
+            if isinstance(aty, Array):
+                return without_owner(context, builder, aty, args[0])
+            out = args[0]
+            for i, ty in enumerate(aty.types):
+                out = builder.insert_value(out, without_owner(context, builder, ty, builder.extract_value(out, i)), i)
+            return out
         return a(a), codegen
 
 

@@ -283,12 +283,9 @@ def _prepare_bundles(lo, hi, bfirst, bcount, perm, pair, table, shapes, contacts
     """Bundles lo … hi − 1 (one call per chunk: kept out of the parallel loop so every name in it is private,
     and the tuples' arrays are unpacked once per chunk)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
-    shape_radius, shape_friction, shape_restitution = borrowed(shapes[0]), borrowed(shapes[1]), borrowed(shapes[2])
-    keys, c_count, c_nimp, c_timp = borrowed(contacts[0]), borrowed(contacts[1]), borrowed(contacts[2]), \
-        borrowed(contacts[3])
-    c_normal, c_point, c_sep = borrowed(contacts[4]), borrowed(contacts[5]), borrowed(contacts[6])
-    perm, pair, table = borrowed(perm), borrowed(pair), borrowed(table)
-    rows, body, move = borrowed(rows), borrowed(body), borrowed(move)
+    shape_radius, shape_friction, shape_restitution = borrowed(shapes)
+    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep = borrowed(contacts)
+    perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
     NB = table.shape[0] - 1
     for j in range(lo, hi):
         _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
@@ -721,12 +718,8 @@ def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out,
     """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
     body) the solves go two bundles at a time (``_solve_two``)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
-    rows = borrowed(rows)
-    body = borrowed(body)
-    move = borrowed(move)
-    state = borrowed(state)
-    out = (borrowed(out[0]), borrowed(out[1]), borrowed(out[2]), borrowed(out[3]), borrowed(out[4]),
-           borrowed(out[5]), borrowed(out[6]), borrowed(out[7]))
+    rows, body, move, state = borrowed((rows, body, move, state))
+    out = borrowed(out)
     j = lo
     if paired and (task == BIASED or task == RELAX):
         while j + 1 < hi:
@@ -814,12 +807,7 @@ def _integrate_range(task, lo, hi, state, fstate, kick, solved, motion, dangle, 
     if task == FIRST_PASS:
         _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h)
     # borrowed views: the per-body functions below take no references (``borrowed``)
-    state = borrowed(state)
-    fstate = borrowed(fstate)
-    kick = borrowed(kick)
-    com = borrowed(motion[0])
-    angle = borrowed(motion[1])
-    dangle = borrowed(dangle)
+    state, fstate, kick, com, angle, dangle = borrowed((state, fstate, kick, motion[0], motion[1], dangle))
     if task == POSITION_PASS:
         for b in range(lo, hi):
             if _flags(kick, b) & MOVE_POSITION:

@@ -111,7 +111,7 @@ def _bounds_chunks(dt, gx, gy, com, angle, vel, angvel, local_center, kind, body
 def _body_bounds(lo, hi, dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
                  body_min_extent, asleep, reach, awake, motion, xf):
     """Bodies lo … hi − 1: transform, awake flag and motion bound (every entry written)."""
-    com, angle, local_center = borrowed(com), borrowed(angle), borrowed(local_center)  # (``borrowed``)
+    com, angle, local_center = borrowed((com, angle, local_center))  # (``borrowed``)
     for b in range(lo, hi):
         awake[b] = False
         motion[b] = 0.0
@@ -394,17 +394,11 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
     if lo >= hi:
         return
     # borrowed views: the per-pair functions below take no references (``borrowed``)
-    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals = (
-        borrowed(shapes[0]), borrowed(shapes[1]), borrowed(shapes[2]), borrowed(shapes[3]), borrowed(shapes[4]),
-        borrowed(shapes[5]), borrowed(shapes[6]), borrowed(shapes[7]))
-    old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = (
-        borrowed(old[0]), borrowed(old[1]), borrowed(old[2]), borrowed(old[3]), borrowed(old[4]), borrowed(old[5]),
-        borrowed(old[6]), borrowed(old[7]), borrowed(old[8]), borrowed(old[9]))
-    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = (
-        borrowed(table[0]), borrowed(table[1]), borrowed(table[2]), borrowed(table[3]), borrowed(table[4]),
-        borrowed(table[5]), borrowed(table[6]), borrowed(table[7]), borrowed(table[8]), borrowed(table[9]))
-    local_center, awake, motion, xf, keys = (borrowed(local_center), borrowed(awake), borrowed(motion),
-                                             borrowed(xf), borrowed(keys))
+    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals = borrowed(shapes)
+    old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = \
+        borrowed(old)
+    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = borrowed(table)
+    local_center, awake, motion, xf, keys = borrowed((local_center, awake, motion, xf, keys))
     n_old = old_keys.shape[0]
     sv = np.empty((maxc, 2))
     snm = np.empty((maxc, 2))
