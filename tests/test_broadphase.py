@@ -765,7 +765,8 @@ def test_radix_order_sorts():
 def test_grid_pairs_directions_and_huge():
     """The grid's pairs, of the fat boxes and of the real boxes: statics fewer than the moving proxies (each
     static queries the moving tree) and more numerous (each moving proxy queries the static tree); huge
-    moving proxies, overlapping each other; cells far apart (hashed numbering)."""
+    moving proxies, overlapping each other: strips (each queries the moving tree) and, in the first world,
+    two boxes over everything (each tests every box in turn); cells far apart (hashed numbering)."""
     rng = np.random.default_rng(4)
     for n_static, n_moving, spread in ((3, 200, 20.0), (300, 20, 20.0), (10, 60, 1e5)):
         tree = DynamicTree()
@@ -777,6 +778,8 @@ def test_grid_pairs_directions_and_huge():
             tree.insert(lo, lo + rng.uniform(0.1, 2, 2))
         for k in range(3):
             tree.insert((-spread, -1.0 + k), (spread, 1.0 + k))             # huge and overlapping
+            if n_moving == 200 and k < 2:
+                tree.insert((-spread - 5.0 - k, -spread - 5.0), (spread + 5.0, spread + 5.0 + k))
         args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
         np.testing.assert_array_equal(K._pairs_by_grid(*args, False), fat_pairs_brute(tree))
         real = K._pairs_by_grid(*args, True)
@@ -883,3 +886,10 @@ def test_grid_key_order_with_small_and_crowded_buckets():
     out = K._keys_in_order(np.concatenate([shuffled, [-1, -1]]), shuffled.size, n)
     np.testing.assert_array_equal(out, keys)
     assert np.bincount((keys >> 32).astype(np.int64)).max() > 100
+    # the crowded bucket's keys in order (a wall tested against every box in turn), the rest shuffled;
+    # then one pair of them swapped
+    crowded = keys[(keys >> 32) == 3]
+    rest = rng.permutation(keys[(keys >> 32) != 3])
+    for order in (crowded, crowded[[1, 0, *range(2, crowded.size)]]):
+        mixed = np.concatenate([rest[:500], order, rest[500:]])
+        np.testing.assert_array_equal(K._keys_in_order(mixed, mixed.size, n), keys)

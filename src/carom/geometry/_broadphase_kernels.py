@@ -966,14 +966,15 @@ _KEY_SHIFT = np.int64(32)
 _KEY_MASK = np.int64(0xFFFFFFFF)
 
 
-#: A moving proxy whose fat box covers more of the bulk grid's cells than this (a long kinematic wall, a
-#: proxy far larger than the typical one) is not binned; it queries the moving tree instead.
-GRID_MAX_CELLS = 64
+#: A moving proxy more than this many times the median size of the moving proxies (a long kinematic wall, a
+#: proxy far larger than the typical one) is not binned in the bulk grid: it is tested on its own.
+GRID_BIN_LIMIT = 2.0
 
-#: Cell side of the bulk grid in units of the median fat-box size of the moving proxies. With side s a box
-#: of size about s covers 1 to 4 cells (2.25 on average at side 2s, 4 at side s), and a cell holds the
-#: boxes that touch it; a larger cell means fewer entries per box but more pairs tested per cell.
-GRID_CELL_SCALE = 1.0
+#: A proxy that is not binned tests every moving proxy's box directly when its box covers at least this
+#: fraction of the box of all binned proxies (a rotating wall's box covers most of its container: a tree
+#: query would visit nearly every node, at several times the cost of a plain test per box); a smaller one
+#: queries the moving tree.
+GRID_SCAN_COVER = 1.0 / 8.0
 
 #: The typical box size is the median of at most this many fat boxes, evenly spaced in id order (the median
 #: of all 5,000 boxes of a pile costs more than the rest of the grid's set-up).
@@ -985,31 +986,27 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
     """Every pair of live proxies whose fat leaf boxes overlap (not static–static), as sorted keys i << 32 | j;
     with ``real``, every pair whose real boxes overlap instead (the same steps on the real boxes).
 
-    Moving–moving pairs come from a uniform grid. The cell side is ``GRID_CELL_SCALE`` × the median of
-    max(width, height) of the moving proxies' fat boxes (of ``GRID_SIZE_SAMPLES`` of them, evenly spaced):
-    for a given density of boxes the number of entry pairs tested, cells × occupancy², is least when the
-    cell is about the box size. Each moving proxy is
-    entered into every cell its fat box covers. Cells are numbered densely over the box of all occupied
-    cells when that box has at most about twice as many cells as there are entries, else hashed (no world
-    bounds needed; then a bucket may hold several cells and entries compare their cells too). Entries are
-    grouped by (cell number, class) with a counting sort (count, prefix sum, fill: O(entries), no sort), so
-    each group lists its proxies in ascending id order.
+    Moving–moving pairs come from a uniform grid whose cell side is the largest size, max(width, height),
+    of the *binned* proxies: those at most ``GRID_BIN_LIMIT`` × the median size (of ``GRID_SIZE_SAMPLES``
+    boxes, evenly spaced). Each binned proxy is entered once, in the cell of its box's lower corner. If two
+    boxes overlap, each one's lower corner lies within the other's width (x_j ≤ x_i + w_i and x_i ≤ x_j +
+    w_j), so the corners are less than a cell apart on each axis and their cells are the same or adjacent.
+    Each cell is therefore tested against itself and four of its eight neighbours, (+1, −1), (+1, 0),
+    (+1, +1) and (0, +1): the other four see it from their side, so every overlapping pair is found exactly
+    once. One entry per proxy, where binning every cell a box covers (a cell of the median size) makes about
+    four, with the pairs seen in several cells to be weeded out; the entries are grouped by cell with a
+    counting sort (count, prefix sum, fill), in ascending id order within a cell. Cells are numbered densely
+    over the box of the occupied cells when it has at most about twice as many cells as there are entries,
+    else hashed (no world bounds needed; a bucket may then hold several cells, so entries compare their
+    cells too, as they always do: the test is cheap and keeps one loop). The overlap test is written
+    without branches (about a third of the tested pairs overlap, so branches would mostly mispredict), on
+    the boxes copied in entry order, so that a cell's entries are read from consecutive memory.
 
-    A pair is reported only in its *owner* cell, the cell of the lower corner of the two boxes'
-    intersection. That corner lies in both boxes, so both have an entry there; since floor is monotonic the
-    owner is (max(x0_i, x0_j), max(y0_i, y0_j)) in integer cell coordinates, so each overlapping pair is
-    found exactly once. The class of an entry says whether the cell is the box's first column (x0 = cx)
-    and first row (y0 = cy): A = both, B = first column only, C = first row only, D = neither. The cell owns
-    a pair exactly when one box is in its first column and one (maybe the same) in its first row: the
-    class pairs A–A, A–B, A–C, A–D and B–C; B–B, C–C, B–D, C–D and D–D never need a test (about 40 % of
-    the entry pairs of a cell). What remains is the overlap test of the fat boxes, written without branches
-    (about a third of the tested pairs overlap, so branches would mostly mispredict); an entry is just the
-    proxy's position in the gathered arrays of ids and boxes (small enough to stay in cache).
-
-    A proxy covering more than ``GRID_MAX_CELLS`` cells is not binned but queries the moving tree with its
-    fat box (a pair of two such is kept once). Static proxies are never binned: if there are fewer of them
-    than moving proxies, each queries the moving tree with its fat box, otherwise each moving proxy queries
-    the static tree.
+    A proxy that is not binned is tested on its own against the moving proxies: when its box covers at
+    least ``GRID_SCAN_COVER`` of the binned proxies' box, against every box in turn, else by a query of the
+    moving tree (a pair of two such proxies is kept once). Static proxies are never binned: if there are
+    fewer of them than moving proxies, each queries the moving tree with its fat box, otherwise each moving
+    proxy queries the static tree.
 
     The pairs come out unordered; a counting sort by the smaller id (n buckets, O(n + pairs)) and an
     insertion sort of each bucket by the larger id (a few keys each) give the keys in ascending order.
@@ -1042,116 +1039,124 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
     if m > 1:
-        cell = GRID_CELL_SCALE * _sample_median(sizes, (m + GRID_SIZE_SAMPLES - 1) // GRID_SIZE_SAMPLES)
-        if not (cell > 0.0 and np.isfinite(cell)):
-            # max(x spread, y spread) of the fat boxes' lower corners / sqrt(m); NaN (so cell = 1) if any is NaN
-            lo0 = box[0, 0]
-            hi0 = box[0, 0]
-            lo1 = box[0, 1]
-            hi1 = box[0, 1]
-            nan = False
+        limit = GRID_BIN_LIMIT * _sample_median(sizes, (m + GRID_SIZE_SAMPLES - 1) // GRID_SIZE_SAMPLES)
+        # binned: size <= limit (false for NaN); the cell is the largest binned size
+        binned = np.empty(m, np.bool_)
+        cell = 0.0
+        count = 0
+        for a in range(m):
+            binned[a] = sizes[a] <= limit
+            if binned[a]:
+                cell = max(cell, sizes[a])
+                count += 1
+        if count > 0 and not (cell > 0.0 and np.isfinite(cell)):
+            # points (no margin): max(x spread, y spread) of the binned lower corners / sqrt(count), or 1
+            lo0 = np.inf
+            hi0 = -np.inf
+            lo1 = np.inf
+            hi1 = -np.inf
             for a in range(m):
-                nan = nan or np.isnan(box[a, 0]) or np.isnan(box[a, 1])
-                lo0 = min(lo0, box[a, 0])
-                hi0 = max(hi0, box[a, 0])
-                lo1 = min(lo1, box[a, 1])
-                hi1 = max(hi1, box[a, 1])
-            cell = np.nan if nan else max(hi0 - lo0, hi1 - lo1) / np.sqrt(m)
-        if not (cell > 0.0 and np.isfinite(cell)):
-            cell = 1.0
-        x0 = np.empty(m, np.int64)
-        y0 = np.empty(m, np.int64)
-        x1 = np.empty(m, np.int64)
-        y1 = np.empty(m, np.int64)
-        huge = np.zeros(m, np.bool_)
-        entries = 0
+                if binned[a]:
+                    lo0 = min(lo0, box[a, 0])
+                    hi0 = max(hi0, box[a, 0])
+                    lo1 = min(lo1, box[a, 1])
+                    hi1 = max(hi1, box[a, 1])
+            cell = max(hi0 - lo0, hi1 - lo1) / np.sqrt(count)
+            if not (cell > 0.0 and np.isfinite(cell)):
+                cell = 1.0
+        # each binned proxy's cell; the box of the occupied cells
+        e_cx = np.empty(m, np.int64)        # by proxy position first, then (below) by entry
+        e_cy = np.empty(m, np.int64)
         gx0 = _CELL_LIMIT
         gy0 = _CELL_LIMIT
         gx1 = -_CELL_LIMIT
         gy1 = -_CELL_LIMIT
         for a in range(m):
-            x0[a] = cell_of(box[a, 0], cell)
-            y0[a] = cell_of(box[a, 1], cell)
-            x1[a] = cell_of(box[a, 2], cell)
-            y1[a] = cell_of(box[a, 3], cell)
-            if _is_oversize(x0[a], y0[a], x1[a], y1[a], GRID_MAX_CELLS):
-                huge[a] = True
-            else:
-                entries += (x1[a] - x0[a] + 1) * (y1[a] - y0[a] + 1)
-                gx0 = min(gx0, x0[a])
-                gy0 = min(gy0, y0[a])
-                gx1 = max(gx1, x1[a])
-                gy1 = max(gy1, y1[a])
+            if binned[a]:
+                e_cx[a] = cell_of(box[a, 0], cell)
+                e_cy[a] = cell_of(box[a, 1], cell)
+                gx0 = min(gx0, e_cx[a])
+                gy0 = min(gy0, e_cy[a])
+                gx1 = max(gx1, e_cx[a])
+                gy1 = max(gy1, e_cy[a])
         width = gx1 - gx0 + 1
-        dense = entries > 0 and (float(width) * float(gy1 - gy0 + 1) <= 2.0 * entries + 64.0)
+        dense = count > 0 and (float(width) * float(gy1 - gy0 + 1) <= 2.0 * count + 64.0)
         if dense:
             cells = width * (gy1 - gy0 + 1)
         else:
             cells = 16
-            while cells < entries:
+            while cells < count:
                 cells *= 2
         mask = np.int64(cells - 1)
-        group = np.empty(entries, np.int64)
-        start = np.zeros(4 * cells + 1, np.int64)
-        e = 0
+        start = np.zeros(cells + 1, np.int64)
+        bucket = np.empty(m, np.int64)
         for a in range(m):
-            if huge[a]:
-                continue
-            for cx in range(x0[a], x1[a] + 1):
-                for cy in range(y0[a], y1[a] + 1):
-                    if dense:
-                        s = (cy - gy0) * width + (cx - gx0)
-                    else:
-                        s = _hash(cx, cy, mask)
-                    g = 4 * s + 2 * np.int64(cx != x0[a]) + np.int64(cy != y0[a])
-                    group[e] = g
-                    start[g + 1] += 1
-                    e += 1
-        for g in range(4 * cells):
-            start[g + 1] += start[g]
-        fill = np.empty(4 * cells, np.int64)
-        for g in range(4 * cells):
-            fill[g] = start[g]
-        # entry arrays, grouped: the proxy (its position in ids and box) and, hashed, the cell
-        e_cx = np.empty(0 if dense else entries, np.int64)
-        e_cy = np.empty(0 if dense else entries, np.int64)
-        e_at = np.empty(entries, np.int32)
-        e = 0
+            if binned[a]:
+                if dense:
+                    s = (e_cx[a] - gx0) * (gy1 - gy0 + 1) + (e_cy[a] - gy0)
+                else:
+                    s = _hash(e_cx[a], e_cy[a], mask)
+                bucket[a] = s
+                start[s + 1] += 1
+        for s in range(cells):
+            start[s + 1] += start[s]
+        fill = np.empty(cells, np.int64)
+        for s in range(cells):
+            fill[s] = start[s]
+        # the entries in bucket order: cell, box and id
+        cx_of = np.empty(count, np.int64)
+        cy_of = np.empty(count, np.int64)
+        ebox = np.empty((count, 4))
+        eid = np.empty(count, np.int64)
         for a in range(m):
-            if huge[a]:
-                continue
-            for cx in range(x0[a], x1[a] + 1):
-                for cy in range(y0[a], y1[a] + 1):
-                    f = fill[group[e]]
-                    fill[group[e]] = f + 1
-                    if not dense:
-                        e_cx[f] = cx
-                        e_cy[f] = cy
-                    e_at[f] = a
-                    e += 1
-        keys, k = _grid_cell_pairs(start, cells, e_cx, e_cy, e_at, ids, box, keys, k, not dense)
+            if binned[a]:
+                f = fill[bucket[a]]
+                fill[bucket[a]] = f + 1
+                cx_of[f] = e_cx[a]
+                cy_of[f] = e_cy[a]
+                ebox[f, 0] = box[a, 0]
+                ebox[f, 1] = box[a, 1]
+                ebox[f, 2] = box[a, 2]
+                ebox[f, 3] = box[a, 3]
+                eid[f] = ids[a]
+        keys, k = _grid_entry_pairs(start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask, keys, k)
+        # the proxies not binned
+        cover = float(width) * float(gy1 - gy0 + 1) * cell * cell * GRID_SCAN_COVER
         for a in range(m):
-            if not huge[a]:
+            if binned[a]:
                 continue
             p = ids[a]
-            hits, h, stack = _tree_collect(moving, lower, upper, box[a, 0], box[a, 1], box[a, 2], box[a, 3],
-                                           stack, hits, np.int64(0), real)
+            lx = box[a, 0]
+            ly = box[a, 1]
+            ux = box[a, 2]
+            uy = box[a, 3]
+            if (ux - lx) * (uy - ly) >= cover:
+                # every moving proxy's box in turn (a pair of two unbinned ones is kept by the first)
+                if k + m > keys.shape[0]:
+                    keys = _grown(keys, k, k + m)
+                for b in range(m):
+                    q = ids[b]
+                    ok = ((box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
+                          & (b != a) & (binned[b] | (b > a)))
+                    keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+                    k += np.int64(ok)
+                continue
+            hits, h, stack = _tree_collect(moving, lower, upper, lx, ly, ux, uy, stack, hits, np.int64(0), real)
             for c in range(h):
                 q = hits[c]
                 if q == p:
                     continue
-                if q < p:
-                    # q's position in ids (ascending; q is a moving proxy, so it is there): binary search
-                    lo = 0
-                    hi = a
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if ids[mid] < q:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    if huge[lo]:
-                        continue        # two huge proxies: the smaller id's query keeps the pair
+                # q's position in ids (ascending; q is a moving proxy, so it is there): binary search
+                lo = 0
+                hi = m
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if ids[mid] < q:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if not binned[lo] and lo < a:
+                    continue        # two unbinned proxies: the first one's test keeps the pair
                 keys = _push(keys, k, (min(p, q) << _KEY_SHIFT) | max(p, q))
                 k += 1
     # moving–static pairs: the fewer side queries the other side's tree
@@ -1187,7 +1192,13 @@ def _keys_in_order(keys, k, n):
         lo = count[i]
         hi = count[i + 1]
         if hi - lo > 16:
-            _sort_range(out, lo, hi - 1)       # a proxy with many partners (a long wall): no quadratic sort
+            # a proxy with many partners (a long wall): no quadratic sort, and none at all when its partners
+            # came in order (a wall's test of every box in turn)
+            c = lo + 1
+            while c < hi and out[c - 1] < out[c]:
+                c += 1
+            if c < hi:
+                _sort_range(out, lo, hi - 1)
         else:
             _insertion_sort(out, lo, hi - 1)
     return out
@@ -1299,43 +1310,63 @@ def _cross_pairs(source, target, kind, flags, leaf_of, lower, upper, keys, k, re
 
 
 @njit
-def _grid_cell_pairs(start, cells, e_cx, e_cy, e_at, ids, box, keys, k, check_cell):
-    """The overlapping pairs of the grid's groups (see :func:`_pairs_by_grid`) appended to keys from k.
+def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
+    """The overlapping pairs of the bulk grid's entries (see :func:`_pairs_by_grid`) appended to keys from k.
 
-    Bucket s holds the classes A, B, C, D at ``start[4s] ≤ … < start[4s + 4]``; an entry names a moving
-    proxy by its position in ``ids`` and ``box``. A entries are tested against the later A and every B, C,
-    D entry, B entries against the C entries. ``check_cell``: buckets may hold several cells (hashed
-    numbering), so the entries' cells must match too. Returns (keys, k).
+    Entry e (in bucket order) is the proxy ``ids[e]`` with box ``box[e]`` in cell (cx_of[e], cy_of[e]).
+    Each entry is tested against the later entries of its own cell and every entry of the cells (0, +1),
+    (+1, −1), (+1, 0) and (+1, +1) from it. Numbered densely, column by column (cell (x, y) is bucket
+    (x − gx0)·height + y − gy0), these are two runs of consecutive buckets: its own cell and the one above
+    it, and the three cells of the next column; cells outside the occupied box are empty. Hashed, each of
+    the five cells is looked up and its bucket's entries must match its cell. Returns (keys, k).
     """
-    for s in range(cells):
-        ca = start[4 * s]
-        cb = start[4 * s + 1]
-        cc = start[4 * s + 2]
-        cd = start[4 * s + 3]
-        ce = start[4 * s + 4]
-        for e in range(ca, cc):
-            f0 = e + 1 if e < cb else cc
-            f1 = ce if e < cb else cd
+    height = gy1 - gy0 + 1
+    for e in range(cx_of.shape[0]):
+        cx = cx_of[e]
+        cy = cy_of[e]
+        lx = box[e, 0]
+        ly = box[e, 1]
+        ux = box[e, 2]
+        uy = box[e, 3]
+        p = ids[e]
+        for r in range(2 if dense else 5):
+            tx = cx
+            ty = cy
+            if dense:
+                s = (cx - gx0) * height + (cy - gy0)
+                if r == 0:            # this cell from the next entry, and the cell above
+                    f0 = e + 1
+                    f1 = start[s + 2] if cy < gy1 else start[s + 1]
+                else:                 # the next column's cells from y − 1 to y + 1
+                    if cx >= gx1:
+                        continue
+                    t = s + height
+                    f0 = start[t - 1] if cy > gy0 else start[t]
+                    f1 = start[t + 2] if cy < gy1 else start[t + 1]
+            else:
+                # r = 0: this cell, from the next entry; 1 … 4: (0, +1), (+1, −1), (+1, 0), (+1, +1)
+                tx = cx + np.int64(r >= 2)
+                ty = cy + (np.int64(r) - 3 if r >= 2 else np.int64(r))
+                s = _hash(tx, ty, mask)
+                f0 = e + 1 if r == 0 else start[s]
+                f1 = start[s + 1]
             if f1 <= f0:
                 continue
             if k + (f1 - f0) > keys.shape[0]:
                 keys = _grown(keys, k, k + (f1 - f0))
-            cx = e_cx[e] if check_cell else 0
-            cy = e_cy[e] if check_cell else 0
-            a = e_at[e]
-            lx = box[a, 0]
-            ly = box[a, 1]
-            ux = box[a, 2]
-            uy = box[a, 3]
-            p = ids[a]
-            for f in range(f0, f1):
-                b = e_at[f]
-                q = ids[b]
-                ok = (box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
-                if check_cell:
-                    ok = ok & (e_cx[f] == cx) & (e_cy[f] == cy)
-                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
-                k += np.int64(ok)
+            if dense:
+                for f in range(f0, f1):
+                    q = ids[f]
+                    ok = (box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
+                    keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+                    k += np.int64(ok)
+            else:
+                for f in range(f0, f1):
+                    q = ids[f]
+                    ok = ((box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
+                          & (cx_of[f] == tx) & (cy_of[f] == ty))
+                    keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
+                    k += np.int64(ok)
     return keys, k
 
 
@@ -1472,17 +1503,24 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
         out = _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, busy)
         pairs = np.empty((out.shape[0], 2), np.int64)
         r = 0
-        for c in range(out.shape[0]):
-            i = out[c] >> _KEY_SHIFT
-            j = out[c] & _KEY_MASK
-            # the real-box test of :func:`overlap`, written out and without branches (a call per pair, with
-            # its array arguments, costs more than the test; about half the fat pairs overlap, so branches
-            # would mispredict); the real grid's pairs all pass it
-            ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
-                  & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
-            pairs[r, 0] = i            # r <= c: always in bounds; kept when ok
-            pairs[r, 1] = j
-            r += np.int64(ok)
+        if busy:
+            # the real grid's pairs are the answer: no box to read again
+            for c in range(out.shape[0]):
+                pairs[c, 0] = out[c] >> _KEY_SHIFT
+                pairs[c, 1] = out[c] & _KEY_MASK
+            r = out.shape[0]
+        else:
+            for c in range(out.shape[0]):
+                i = out[c] >> _KEY_SHIFT
+                j = out[c] & _KEY_MASK
+                # the real-box test of :func:`overlap`, written out and without branches (a call per pair,
+                # with its array arguments, costs more than the test; about half the fat pairs overlap, so
+                # branches would mispredict)
+                ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+                      & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+                pairs[r, 0] = i            # r <= c: always in bounds; kept when ok
+                pairs[r, 1] = j
+                r += np.int64(ok)
         for a in range(moved_meta[0]):
             moved_flag[moved[a]] = 0
         moved_meta[0] = 0
