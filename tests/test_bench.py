@@ -2,6 +2,7 @@
 pymunk / pybox2d and the quality ruler agree with independent computations. No timing is asserted."""
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -40,6 +41,22 @@ def test_main_appends_a_dated_section(tmp_path, capsys):
     assert "## Rigid bodies: carom vs pymunk vs pybox2d —" in text
     assert "cores" in text and "Numba" in text and "| balls |" in text
 
+
+
+def test_two_threads_report_the_machine_ceiling(tmp_path, capsys):
+    """With --threads 2 the report says what two threads give on this machine for a latency-bound and a
+    throughput-bound loop, measured before and after the runs (numbers only: no bound on them)."""
+    out = tmp_path / "RESULTS.md"
+    bench.main(["balls", "--engines", "carom", "--steps", "2", "--runs", "1", "--threads", "2", "--out", str(out)])
+    text = out.read_text()
+    line = next(l for l in text.splitlines() if l.startswith("This machine's ceiling for 2 threads"))
+    assert len(re.findall(r"\d+\.\d\d×", line)) == 4 and "bound by latency" in line and "bound by throughput" in line
+    import numba
+    before = numba.get_num_threads()
+    ceiling = bench.thread_ceiling(2, repeats=1)
+    assert sorted(ceiling) == ["latency", "throughput"]
+    assert all(math.isfinite(v) and v > 0.0 for v in ceiling.values())
+    assert numba.get_num_threads() == before                 # the thread count is put back
 
 def test_bad_arguments_are_refused():
     with pytest.raises(SystemExit):

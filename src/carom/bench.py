@@ -59,6 +59,7 @@ import sys
 import tempfile
 import time
 
+import numba
 import numpy as np
 
 DT = 1.0 / 60.0
@@ -590,6 +591,78 @@ def machine_description():
     return ", ".join(parts)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# how much a second thread can give on this machine
+
+@numba.njit(cache=True)
+def _probe_chain(x, reps):
+    """A loop bound by latency: every step waits for the previous one (a multiply and an add)."""
+    s = 0.0
+    for _ in range(reps):
+        for i in range(x.shape[0]):
+            s = s * 0.999 + x[i]
+    return s
+
+
+@numba.njit(cache=True)
+def _probe_throughput(x, reps):
+    """A loop bound by throughput: eight independent sums, as many multiplies and adds per cycle as the
+    core's units allow (the data, 16 KB, stays in the first-level cache)."""
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    for _ in range(reps):
+        for i in range(0, x.shape[0] - 7, 8):
+            s0 += x[i] * 1.0001
+            s1 += x[i + 1] * 1.0001
+            s2 += x[i + 2] * 1.0001
+            s3 += x[i + 3] * 1.0001
+            s4 += x[i + 4] * 1.0001
+            s5 += x[i + 5] * 1.0001
+            s6 += x[i + 6] * 1.0001
+            s7 += x[i + 7] * 1.0001
+    return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+
+
+@numba.njit(cache=True, parallel=True)
+def _probe_parallel(throughput, x, reps):
+    out = np.zeros(x.shape[0])
+    for t in numba.prange(x.shape[0]):
+        out[t] = _probe_throughput(x[t], reps) if throughput else _probe_chain(x[t], reps)
+    return out
+
+
+def thread_ceiling(threads, repeats=3):
+    """The speed-up ``threads`` threads give on work that splits perfectly: each of ``threads`` equal loops
+    run one after another in one thread, against all of them at once (best of ``repeats``), for a loop
+    bound by latency and one bound by throughput. On separate cores both come near ``threads``; when the
+    "cores" are hardware threads of one core (SMT siblings, common in cloud machines), they share its
+    execution units, and the throughput-bound loop gains little: that bounds what any engine's threads can
+    give here; so does a clock that drops when every core is busy (on a shared cloud machine, also with the
+    neighbours' load: the same loop has measured 1.2× and 2.0× on this 2-core machine within an hour).
+    Returns ``{"latency": x, "throughput": y}``."""
+    old = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        x = np.random.default_rng(0).random((threads, 2048))
+        out = {}
+        for label, throughput, reps in (("latency", False, 1500), ("throughput", True, 6000)):
+            kernel = _probe_throughput if throughput else _probe_chain
+            kernel(x[0], 1)
+            _probe_parallel(throughput, x, 1)
+            serial = parallel = np.inf
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                for t in range(threads):
+                    kernel(x[t], reps)
+                serial = min(serial, time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                _probe_parallel(throughput, x, reps)
+                parallel = min(parallel, time.perf_counter() - t0)
+            out[label] = serial / parallel
+        return out
+    finally:
+        numba.set_num_threads(old)
+
+
 def markdown_table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -645,6 +718,8 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
         else:
             notes.append(f"--threads {threads} ignored: this carom has no set_num_threads.")
             log(f"note: {notes[-1]}")
+    if len(thread_sets) > 1:
+        ceiling = thread_ceiling(threads)
     for name in scenes:
         spec = scene_spec(name)
         desc = describe(build_carom(spec))
@@ -668,6 +743,16 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
     if summary:
         report += "\n\nRatios (carom time ÷ other engine's time; below 1 means carom is faster):\n\n"
         report += "\n".join(f"- {s}" for s in summary)
+    if len(thread_sets) > 1:
+        after = thread_ceiling(threads)
+        line = (f"This machine's ceiling for {threads} threads (a loop run {threads} times, one after another in "
+                f"one thread vs all at once; before the runs, then after): "
+                f"{ceiling['latency']:.2f}× and {after['latency']:.2f}× for a loop bound by latency, "
+                f"{ceiling['throughput']:.2f}× and {after['throughput']:.2f}× for one bound by throughput. "
+                f"Below {threads}× means the cores slow down when all are busy (hardware threads of one core, "
+                f"or a clock that drops under load), which bounds what threads can give any engine here")
+        log(line)
+        report += "\n\n" + line + "."
     if startup:
         st = startup_times(engines)
         if "error" in st:
