@@ -329,3 +329,30 @@ def test_compile_note_is_printed_only_while_nothing_is_cached(tmp_path):
     (tmp_path / "somewhere").mkdir()
     (tmp_path / "somewhere" / "kernel.py311.nbi").write_bytes(b"")
     assert not note()
+
+
+def test_each_kernel_of_a_step_is_compiled_once():
+    """After a step (in a fresh process: other tests call kernels directly, with other types), every carom
+    kernel holds one compiled signature (a literal argument such as ``f(0, n)`` compiles a second one, for
+    ``Literal[int](0)``, and costs its whole compile time again); the one kernel used with two array types
+    is named here."""
+    import json
+    import subprocess
+    import sys
+    code = """
+import json, sys
+from numba.core.registry import CPUDispatcher
+from carom.scenes.rigid_scenes import pyramid
+pyramid(base=3).step(1 / 60)
+several = {}
+for module in [m for name, m in list(sys.modules.items()) if name.startswith("carom")]:
+    for name, f in vars(module).items():
+        if isinstance(f, CPUDispatcher) and len(f.overloads) > 1:
+            several[module.__name__ + "." + name] = [[str(t) for t in sig] for sig in f.overloads]
+print(json.dumps(several))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    several = json.loads(out.stdout.strip().splitlines()[-1])
+    # the partition step of the float median and of the integer key sort
+    assert set(several) <= {"carom.geometry._broadphase_kernels._partition"}, several

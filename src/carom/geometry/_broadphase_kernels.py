@@ -1426,7 +1426,7 @@ def _sorted_keys(a, k):
     A = np.empty(k, np.int64)
     for c in range(k):
         A[c] = a[c]
-    _sort_range(A, 0, k - 1)
+    _sort_range(A, np.int64(0), k - 1)
     return A
 
 

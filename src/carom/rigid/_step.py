@@ -90,10 +90,12 @@ def _bounds_chunks(dt, gx, gy, com, angle, vel, angvel, local_center, kind, body
     NB = com.shape[0]
     S = shape_body.shape[0]
     if threads == 1:
-        # (in this thread: launching a parallel loop for one chunk costs about 15 µs)
-        _body_bounds(0, NB, dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
+        # (in this thread: launching a parallel loop for one chunk costs about 15 µs; a literal 0 would
+        # compile each function a second time, for Literal[int](0))
+        zero = np.int64(0)
+        _body_bounds(zero, NB, dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
                      body_min_extent, asleep, reach, awake, motion, xf)
-        _shape_bounds(0, S, shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, xf, motion,
+        _shape_bounds(zero, S, shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts, xf, motion,
                       lower, upper)
         return
     chunks = chunk_count(NB, threads)
@@ -214,7 +216,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
     proxy_pairs, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
                                               bp_moved, bp_moved_flag, bp_moved_meta, bp_cand)
     keys = np.empty(proxy_pairs.shape[0], np.int64)
-    K = 0
+    K = np.int64(0)          # (not a literal 0: _sorted_keys would be compiled for Literal[int](0) too)
     for q in range(proxy_pairs.shape[0]):
         sa = proxy_shape[proxy_pairs[q, 0]]
         sb = proxy_shape[proxy_pairs[q, 1]]
