@@ -787,6 +787,24 @@ def test_grid_pairs_directions_and_huge():
         assert 0 < real.size <= fat_pairs_brute(tree).size
 
 
+def test_grid_pairs_of_points_and_boxes_of_infinite_size():
+    """Points (no margin) with boxes whose size overflows to infinity (corners ±1e308), half of them or more:
+    the median size is infinite, the cell comes from the points' spread, and the infinite boxes, which fit
+    in no cell, are tested on their own."""
+    rng = np.random.default_rng(9)
+    for n_points, n_giant in ((20, 25), (30, 3)):
+        tree = DynamicTree(margin=0.0, multiplier=0.0)
+        for p in rng.uniform(-10, 10, (n_points, 2)):
+            tree.insert(p, p)
+        for k in range(n_giant):
+            tree.insert((-1e308, -1e308 + k), (1e308, 1e308 - k))
+        args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
+        for real in (False, True):
+            expected = fat_pairs_brute(tree, real=real)
+            assert expected.size > 0
+            np.testing.assert_array_equal(K._pairs_by_grid(*args, real), expected)
+
+
 def test_bulk_update_of_points_without_margin():
     """With no margin the fat boxes of points are points: the grid falls back to a cell from the spread of
     the boxes, and to 1 when every point is the same."""

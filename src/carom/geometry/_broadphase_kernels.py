@@ -1064,6 +1064,11 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
             cell = max(hi0 - lo0, hi1 - lo1) / np.sqrt(count)
             if not (cell > 0.0 and np.isfinite(cell)):
                 cell = 1.0
+            # only boxes within a cell stay binned (all but those of infinite size, when the median is too)
+            count = 0
+            for a in range(m):
+                binned[a] = binned[a] and sizes[a] <= cell
+                count += np.int64(binned[a])
         # each binned proxy's cell; the box of the occupied cells
         e_cx = np.empty(m, np.int64)        # by proxy position first, then (below) by entry
         e_cy = np.empty(m, np.int64)
