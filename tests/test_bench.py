@@ -44,13 +44,17 @@ def test_main_appends_a_dated_section(tmp_path, capsys):
 
 
 def test_two_threads_report_the_machine_ceiling(tmp_path, capsys):
-    """With --threads 2 the report says what two threads give on this machine for a latency-bound and a
-    throughput-bound loop, measured before and after the runs (numbers only: no bound on them)."""
+    """With --threads 2 the report gives each scene's 2-thread speed-up next to what two threads give on this
+    machine for a latency-bound and a throughput-bound loop, measured just before and after the scene's runs
+    (numbers only: no bound on them)."""
     out = tmp_path / "RESULTS.md"
     bench.main(["balls", "--engines", "carom", "--steps", "2", "--runs", "1", "--threads", "2", "--out", str(out)])
     text = out.read_text()
-    line = next(l for l in text.splitlines() if l.startswith("This machine's ceiling for 2 threads"))
-    assert len(re.findall(r"\d+\.\d\d×", line)) == 4 and "bound by latency" in line and "bound by throughput" in line
+    assert "carom with 2 threads (one-thread time ÷ 2-thread time)" in text
+    line = next(l for l in text.splitlines() if l.startswith("- balls: "))
+    number = r"\d+\.\d\d"
+    assert re.search(fr"= {number}× faster; ceiling {number}–{number}× for a loop bound by throughput, "
+                     fr"{number}–{number}× for one bound by latency$", line), line
     import numba
     before = numba.get_num_threads()
     ceiling = bench.thread_ceiling(2, repeats=1)

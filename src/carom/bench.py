@@ -685,6 +685,14 @@ def _row(name, bodies, label, res, carom_ms):
             f"{q['overlap_mm']:.1f}", q["escaped"], f"{q['kinetic_J']:.4g}"]
 
 
+def _speedup_line(name, threads, ms_one, ms_many, around):
+    """The report's line on a scene's multi-thread speed-up and the machine's ceiling around its runs."""
+    lat = [c["latency"] for c in around]
+    thr = [c["throughput"] for c in around]
+    return (f"{name}: {ms_one:.2f} ms ÷ {ms_many:.2f} ms = {ms_one / ms_many:.2f}× faster; ceiling "
+            f"{min(thr):.2f}–{max(thr):.2f}× for a loop bound by throughput, {min(lat):.2f}–{max(lat):.2f}× for "
+            f"one bound by latency")
+
 def _interleaved_runs(configs, spec, desc, steps, runs):
     """:func:`run_engine` results for each (engine, threads) of ``configs``, the runs taken in rounds: round r
     runs every configuration once, each in a fresh process, before round r + 1 starts. On a shared machine
@@ -718,19 +726,23 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
         else:
             notes.append(f"--threads {threads} ignored: this carom has no set_num_threads.")
             log(f"note: {notes[-1]}")
-    if len(thread_sets) > 1:
-        ceiling = thread_ceiling(threads)
+    speedups = []
     for name in scenes:
         spec = scene_spec(name)
         desc = describe(build_carom(spec))
         n = sum(1 for k in desc["kind"] if k == "dynamic")
         ms = {}
         configs = [(engine, th) for engine in engines for th in (thread_sets if engine == "carom" else [1])]
+        # the machine's ceiling for the threads, measured just before and just after the scene's runs
+        around = [thread_ceiling(threads)] if len(thread_sets) > 1 else []
         results = _interleaved_runs(configs, spec, desc, steps, runs)
+        around += [thread_ceiling(threads)] if around else []
         for (engine, th), res in zip(configs, results):
             label = ENGINE_LABELS[engine] + (f" ({th} threads)" if th > 1 else "")
             if "error" not in res:
                 ms.setdefault(engine, min(res["ms"]))
+                if engine == "carom" and th > 1:
+                    speedups.append(_speedup_line(name, threads, ms["carom"], min(res["ms"]), around))
             rows.append(_row(name, n, label, res, ms.get("carom")))
             log("| " + " | ".join(str(c) for c in rows[-1]) + " |")
         for other in ("pymunk", "box2d"):
@@ -743,16 +755,15 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
     if summary:
         report += "\n\nRatios (carom time ÷ other engine's time; below 1 means carom is faster):\n\n"
         report += "\n".join(f"- {s}" for s in summary)
-    if len(thread_sets) > 1:
-        after = thread_ceiling(threads)
-        line = (f"This machine's ceiling for {threads} threads (a loop run {threads} times, one after another in "
-                f"one thread vs all at once; before the runs, then after): "
-                f"{ceiling['latency']:.2f}× and {after['latency']:.2f}× for a loop bound by latency, "
-                f"{ceiling['throughput']:.2f}× and {after['throughput']:.2f}× for one bound by throughput. "
-                f"Below {threads}× means the cores slow down when all are busy (hardware threads of one core, "
-                f"or a clock that drops under load), which bounds what threads can give any engine here")
-        log(line)
-        report += "\n\n" + line + "."
+    if speedups:
+        report += (f"\n\ncarom with {threads} threads (one-thread time ÷ {threads}-thread time), next to this "
+                   f"machine's ceiling for {threads} threads just before and after the scene's runs (a loop run "
+                   f"{threads} times, one after another in one thread vs all at once; below {threads}× the cores "
+                   f"slow down when all are busy: hardware threads of one core, or a clock that drops under "
+                   f"load, which bounds what threads can give any engine):\n\n")
+        report += "\n".join(f"- {s}" for s in speedups)
+        for line in speedups:
+            log(line)
     if startup:
         st = startup_times(engines)
         if "error" in st:
