@@ -624,6 +624,7 @@ def _probe_throughput(x, reps):
 
 @numba.njit(cache=True, parallel=True)
 def _probe_parallel(throughput, x, reps):
+    """One probe loop per row of x, all at once (one row per thread)."""
     out = np.zeros(x.shape[0])
     for t in numba.prange(x.shape[0]):
         out[t] = _probe_throughput(x[t], reps) if throughput else _probe_chain(x[t], reps)
@@ -693,6 +694,7 @@ def _speedup_line(name, threads, ms_one, ms_many, around):
             f"{min(thr):.2f}–{max(thr):.2f}× for a loop bound by throughput, {min(lat):.2f}–{max(lat):.2f}× for "
             f"one bound by latency")
 
+
 def _interleaved_runs(configs, spec, desc, steps, runs):
     """:func:`run_engine` results for each (engine, threads) of ``configs``, the runs taken in rounds: round r
     runs every configuration once, each in a fresh process, before round r + 1 starts. On a shared machine
@@ -732,6 +734,7 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
         desc = describe(build_carom(spec))
         n = sum(1 for k in desc["kind"] if k == "dynamic")
         ms = {}
+        one_thread_ms = None           # carom's, when its one-thread runs worked
         configs = [(engine, th) for engine in engines for th in (thread_sets if engine == "carom" else [1])]
         # the machine's ceiling for the threads, measured just before and just after the scene's runs
         around = [thread_ceiling(threads)] if len(thread_sets) > 1 else []
@@ -741,8 +744,10 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
             label = ENGINE_LABELS[engine] + (f" ({th} threads)" if th > 1 else "")
             if "error" not in res:
                 ms.setdefault(engine, min(res["ms"]))
-                if engine == "carom" and th > 1:
-                    speedups.append(_speedup_line(name, threads, ms["carom"], min(res["ms"]), around))
+                if engine == "carom" and th == 1:
+                    one_thread_ms = min(res["ms"])
+                elif engine == "carom" and one_thread_ms is not None:
+                    speedups.append(_speedup_line(name, threads, one_thread_ms, min(res["ms"]), around))
             rows.append(_row(name, n, label, res, ms.get("carom")))
             log("| " + " | ".join(str(c) for c in rows[-1]) + " |")
         for other in ("pymunk", "box2d"):
