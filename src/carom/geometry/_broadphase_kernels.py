@@ -998,9 +998,9 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
     counting sort (count, prefix sum, fill), in ascending id order within a cell. Cells are numbered densely
     over the box of the occupied cells when it has at most about twice as many cells as there are entries,
     else hashed (no world bounds needed; a bucket may then hold several cells, so entries compare their
-    cells too, as they always do: the test is cheap and keeps one loop). The overlap test is written
-    without branches (about a third of the tested pairs overlap, so branches would mostly mispredict), on
-    the boxes copied in entry order, so that a cell's entries are read from consecutive memory.
+    cells too). The overlap test is written without branches (about a third of the tested pairs overlap,
+    so branches would mostly mispredict), on the boxes copied in entry order, so that a cell's entries are
+    read from consecutive memory.
 
     A proxy that is not binned is tested on its own against the moving proxies: when its box covers at
     least ``GRID_SCAN_COVER`` of the binned proxies' box, against every box in turn, else by a query of the
@@ -1334,11 +1334,11 @@ def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, 
         ux = box[e, 2]
         uy = box[e, 3]
         p = ids[e]
+        s = (cx - gx0) * height + (cy - gy0)      # (dense numbering)
         for r in range(2 if dense else 5):
             tx = cx
             ty = cy
             if dense:
-                s = (cx - gx0) * height + (cy - gy0)
                 if r == 0:            # this cell from the next entry, and the cell above
                     f0 = e + 1
                     f1 = start[s + 2] if cy < gy1 else start[s + 1]
@@ -1359,19 +1359,13 @@ def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, 
                 continue
             if k + (f1 - f0) > keys.shape[0]:
                 keys = _grown(keys, k, k + (f1 - f0))
-            if dense:
-                for f in range(f0, f1):
-                    q = ids[f]
-                    ok = (box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
-                    keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
-                    k += np.int64(ok)
-            else:
-                for f in range(f0, f1):
-                    q = ids[f]
-                    ok = ((box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
-                          & (cx_of[f] == tx) & (cy_of[f] == ty))
-                    keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
-                    k += np.int64(ok)
+            for f in range(f0, f1):
+                q = ids[f]
+                ok = (box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
+                if not dense:         # (a bucket may hold several cells)
+                    ok = ok & (cx_of[f] == tx) & (cy_of[f] == ty)
+                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+                k += np.int64(ok)
     return keys, k
 
 
