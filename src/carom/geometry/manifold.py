@@ -309,7 +309,7 @@ def collide_polygons_local(vA, nA, rA, vB, nB, rB, speculative):
     return _face_manifold(vA, nA, rA, vB, nB, rB, speculative, edge_a, sep_a, edge_b, sep_b, na, nb)
 
 
-@inline_njit
+@llvm_inline_njit
 def _face_manifold(vA, nA, rA, vB, nB, rB, speculative, edge_a, sep_a, edge_b, sep_b, na, nb):
     """The manifold of two cores that the face normals do not separate by more than ``speculative``, from the
     deepest edge of each (:func:`_max_separation`): the reference face, then the vertex–vertex point or the
@@ -451,7 +451,9 @@ def collide_quadrilaterals(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, 
     edge_b, sep_b = _max_separation(vb, nbv, vA, 4, 4)
     if sep_b - radius > speculative:
         return _apart(sep_b - radius)
-    return _face_manifold(vA, nA, rA, vb, nbv, rB, speculative, edge_a, sep_a, edge_b, sep_b, 4, 4)
+    four = np.int64(4)       # (not a literal: _face_manifold is compiled once, for any count; LLVM inlines it here
+    #                          with the constant, so its loops unroll)
+    return _face_manifold(vA, nA, rA, vb, nbv, rB, speculative, edge_a, sep_a, edge_b, sep_b, four, four)
 
 
 @njit
