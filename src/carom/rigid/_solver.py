@@ -56,7 +56,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit, trailing_zeros, sin_cos, borrowed
+from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, sin_cos, borrowed
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
@@ -293,7 +293,7 @@ def _prepare_bundles(lo, hi, bfirst, bcount, perm, pair, table, shapes, contacts
                         move, friction_rule, restitution_rule, NB)
 
 
-@inline_njit
+@llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, keys, c_count,
                     c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, move, friction_rule, restitution_rule,
                     NB):
@@ -750,7 +750,7 @@ def _write_back(rows, j, out):
                 hit_point[k] = p
 
 
-@inline_njit
+@llvm_inline_njit
 def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
     if task == WARM:
         _warm_start(rows, j, state, body, move)
