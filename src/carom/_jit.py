@@ -185,7 +185,10 @@ entry_njit = numba.njit(cache=True)
 #: inlined into the caller at Numba's IR level (no call); used for the per-contact solver functions, called in
 #: a plain loop once per chunk (inlining into a parallel loop's body costs much more compile time). Each array
 #: argument is still bound to a new name, which takes a reference where the inlined code branches: hot loops
-#: hand such functions :func:`borrowed` views
+#: hand such functions :func:`borrowed` views. The cost is compile time: such a function is typed on its own
+#: for each signature, and at every call site its IR is deep-copied and typed and lowered again with the
+#: caller, so a large body belongs in :func:`llvm_inline_njit` (typed once) unless the copy runs measurably
+#: faster (``_solve_two``)
 inline_njit = numba.njit(cache=True, inline="always")
 
 
