@@ -42,7 +42,6 @@ def test_main_appends_a_dated_section(tmp_path, capsys):
     assert "cores" in text and "Numba" in text and "| balls |" in text
 
 
-
 def test_two_threads_report_the_machine_ceiling(tmp_path, capsys):
     """With --threads 2 the report gives each scene's 2-thread speed-up next to what two threads give on this
     machine for a latency-bound and a throughput-bound loop, measured just before and after the scene's runs
@@ -61,6 +60,7 @@ def test_two_threads_report_the_machine_ceiling(tmp_path, capsys):
     assert sorted(ceiling) == ["latency", "throughput"]
     assert all(math.isfinite(v) and v > 0.0 for v in ceiling.values())
     assert numba.get_num_threads() == before                 # the thread count is put back
+
 
 def test_bad_arguments_are_refused():
     with pytest.raises(SystemExit):

@@ -686,7 +686,7 @@ def _row(name, bodies, label, res, carom_ms):
             f"{q['overlap_mm']:.1f}", q["escaped"], f"{q['kinetic_J']:.4g}"]
 
 
-def _speedup_line(name, threads, ms_one, ms_many, around):
+def _speedup_line(name, ms_one, ms_many, around):
     """The report's line on a scene's multi-thread speed-up and the machine's ceiling around its runs."""
     lat = [c["latency"] for c in around]
     thr = [c["throughput"] for c in around]
@@ -747,7 +747,7 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
                 if engine == "carom" and th == 1:
                     one_thread_ms = min(res["ms"])
                 elif engine == "carom" and one_thread_ms is not None:
-                    speedups.append(_speedup_line(name, threads, one_thread_ms, min(res["ms"]), around))
+                    speedups.append(_speedup_line(name, one_thread_ms, min(res["ms"]), around))
             rows.append(_row(name, n, label, res, ms.get("carom")))
             log("| " + " | ".join(str(c) for c in rows[-1]) + " |")
         for other in ("pymunk", "box2d"):
