@@ -78,7 +78,7 @@ GJK_FACE_TOLERANCE = 1.0e-10
 #: rotation swept over the smaller shape) since its manifold was computed keeps that manifold, moved with the
 #: bodies, instead of running the collision test again. Resting stacks move micrometres per step; 1 mm is a
 #: fifth of the slop, so a recycled separation is off by far less than the solver tolerates.
-RECYCLE_DISTANCE = 0.2 * LINEAR_SLOP
+RECYCLE_DISTANCE = 0.5 * LINEAR_SLOP
 
 #: Skipping separated pairs: a pair whose cached distance bound, less how far the shapes can have moved
 #: relative to each other since, still exceeds the speculative margin by this much times (1 m + both shapes'
