@@ -370,3 +370,37 @@ def test_world_refuses_changes_while_stepping():
             w.step(1 / 60)
     finally:
         w._locked = False
+
+
+MIXED = {"sqrt": lambda a, b: math.sqrt(a * b), "min": min, "max": max, "mean": lambda a, b: 0.5 * (a + b),
+         "multiply": lambda a, b: a * b}
+
+
+@pytest.mark.parametrize("rule", sorted(MIXED))
+def test_friction_mixing_rule_sets_the_sliding_deceleration(rule):
+    """A box sliding on the ground slows at μ·g, with μ the two shapes' frictions mixed by the world's rule."""
+    w = carom.World(gravity=(0, -10))
+    w.friction_mixing = rule
+    w.static_body.add_shape(box(50.0, 0.5, center=(0.0, -0.5)), friction=0.8)
+    b = w.add_body(position=(0.0, 0.25), velocity=(5.0, 0.0))
+    b.add_shape(box(0.25, 0.25), density=1.0, friction=0.3)
+    for _ in range(6):          # settle onto the ground
+        w.step(1 / 60)
+    v0 = b.velocity[0]
+    for _ in range(24):
+        w.step(1 / 60)
+    mu = MIXED[rule](0.3, 0.8)
+    assert (v0 - b.velocity[0]) / (24 / 60 * 10) == pytest.approx(mu, abs=0.01)
+
+
+@pytest.mark.parametrize("rule", sorted(MIXED))
+def test_restitution_mixing_rule_sets_the_bounce(rule):
+    """A ball meeting a static wall head on leaves at e times its speed, e mixed by the world's rule."""
+    w = carom.World(gravity=(0, 0))
+    w.restitution_mixing = rule
+    w.static_body.add_shape(box(0.5, 5.0, center=(3.0, 0.0)), restitution=0.9)
+    ball = w.add_body(position=(0.0, 0.0), velocity=(4.0, 0.0))
+    ball.add_shape(Circle(0.5), density=1.0, friction=0.0, restitution=0.5)
+    for _ in range(60):
+        w.step(1 / 60)
+    assert ball.velocity[0] == pytest.approx(-4.0 * MIXED[rule](0.5, 0.9), abs=1e-3)
