@@ -356,3 +356,18 @@ print(json.dumps(several))
     several = json.loads(out.stdout.strip().splitlines()[-1])
     # the partition step of the float median and of the integer key sort
     assert set(several) <= {"carom.geometry._broadphase_kernels._partition"}, several
+
+
+def test_atomics_read_modify_and_write_an_int64_element():
+    """The solver's barrier is built on these: atomic_add returns the old value, the store and load see it."""
+    from carom._jit import atomic_add, atomic_load, atomic_store
+
+    @numba.njit
+    def bump(a):
+        old = atomic_add(a, 1, 5)
+        atomic_store(a, 2, old + 1)
+        return old, atomic_load(a, 1)
+
+    a = np.array([0, 3, 0], np.int64)
+    assert bump(a) == (3, 8)
+    assert list(a) == [0, 8, 4]

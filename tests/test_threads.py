@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import carom
+from carom.geometry import Circle, box
 from carom.scenes.rigid_scenes import pile, pyramid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,7 +27,23 @@ def run(builder, steps, threads):
         carom.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
-@pytest.mark.parametrize("builder", [lambda: pyramid(base=12), lambda: pile(count=60)])
+def crowded_plank():
+    """A dynamic plank under a row of 120 balls: the plank's contacts outnumber the parallel colours, so some go
+    to the overflow colour (solved by one thread while the others wait at the barrier)."""
+    w = carom.World(gravity=(0, -10))
+    w.static_body.add_shape(box(30.0, 0.5, center=(0.0, -0.5)))
+    plank = w.add_body(position=(0.0, 0.25))
+    plank.add_shape(box(15.0, 0.25), density=1.0)
+    for i in range(120):
+        ball = w.add_body(position=(-14.5 + 0.245 * i, 0.62))
+        ball.add_shape(Circle(0.12), density=1.0)
+    return w
+
+
+# the small scenes solve in one thread whatever the count; the larger ones run the threads' shared solve loop
+# (one parallel loop with barriers between colours), the plank's with an overflow colour
+@pytest.mark.parametrize("builder", [lambda: pyramid(base=12), lambda: pile(count=60), lambda: pyramid(base=30),
+                                     crowded_plank])
 def test_one_and_many_threads_are_bitwise_equal(builder):
     many = min(4, numba.config.NUMBA_NUM_THREADS)
     a = run(builder, 120, 1)

@@ -11,6 +11,7 @@ import glob
 import importlib
 import math
 import os
+import platform
 import pickle
 import subprocess
 import sys
@@ -325,6 +326,91 @@ else:
             fn = numba.core.cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
             return builder.call(fn, [])
         return numba.core.types.int64(), codegen
+
+
+if numba.config.DISABLE_JIT:
+    def atomic_add(a, i, v):
+        """Plain-Python stand-in: ``a[i] += v``, returning the old value."""
+        old = a[i]
+        a[i] = old + v
+        return old
+
+    def atomic_load(a, i):
+        """Plain-Python stand-in: ``a[i]``."""
+        return a[i]
+
+    def atomic_store(a, i, v):
+        """Plain-Python stand-in: ``a[i] = v``."""
+        a[i] = v
+
+    def spin_pause():
+        """Plain-Python stand-in: nothing."""
+        return None
+else:
+    def _int64_slot(context, builder, aty, a, i, ity):
+        """Pointer to element i of a 1-D int64 array."""
+        arr = numba.core.cgutils.create_struct_proxy(aty)(context, builder, value=a)
+        index = context.cast(builder, i, ity, numba.core.types.intp)
+        return builder.gep(arr.data, [index])
+
+    def _int64_access(a, i, v=None):
+        """Whether (a, i[, v]) types an access to element i of a 1-D int64 array (writing the integer v)."""
+        ok = (isinstance(a, numba.core.types.Array) and a.ndim == 1 and a.dtype == numba.core.types.int64
+              and a.layout == "C" and isinstance(i, numba.core.types.Integer))
+        return ok and (v is None or isinstance(v, numba.core.types.Integer))
+
+    def _atomic_write(emit):
+        """Codegen of an atomic write ``emit(builder, pointer, int64 value)`` to a[i] for (a, i, v)."""
+        def codegen(context, builder, signature, args):
+            ptr = _int64_slot(context, builder, signature.args[0], args[0], args[1], signature.args[1])
+            val = context.cast(builder, args[2], signature.args[2], numba.core.types.int64)
+            return emit(context, builder, ptr, val)
+        return codegen
+
+    @numba.extending.intrinsic
+    def atomic_add(typingctx, a, i, v):
+        """``a[i] += v`` as one atomic read-modify-write (sequentially consistent: every write made before it
+        in this thread is visible to a thread that sees its result), returning the old value. For the
+        solver's barrier (``carom.rigid._solver``) between the threads of one parallel loop."""
+        if not _int64_access(a, i, v):
+            return None
+        return numba.core.types.int64(a, i, v), _atomic_write(
+            lambda context, builder, ptr, val: builder.atomic_rmw("add", ptr, val, "seq_cst"))
+
+    @numba.extending.intrinsic
+    def atomic_load(typingctx, a, i):
+        """``a[i]`` read atomically (sequentially consistent), never merged with another read or moved out of
+        a loop by the compiler, so a thread can wait for another thread's ``atomic_store``."""
+        if not _int64_access(a, i):
+            return None
+
+        def codegen(context, builder, signature, args):
+            ptr = _int64_slot(context, builder, signature.args[0], args[0], args[1], signature.args[1])
+            return builder.load_atomic(ptr, "seq_cst", 8)
+        return numba.core.types.int64(a, i), codegen
+
+    def _store_atomic(context, builder, ptr, val):
+        builder.store_atomic(val, ptr, "seq_cst", 8)
+        return context.get_dummy_value()
+
+    @numba.extending.intrinsic
+    def atomic_store(typingctx, a, i, v):
+        """``a[i] = v`` written atomically (sequentially consistent)."""
+        if not _int64_access(a, i, v):
+            return None
+        return numba.core.types.none(a, i, v), _atomic_write(_store_atomic)
+
+    @numba.extending.intrinsic
+    def spin_pause(typingctx):
+        """A hint that this thread is waiting in a loop (x86's ``pause``: it frees the core's resources for its
+        other hardware thread and saves power); nothing on other processors."""
+        def codegen(context, builder, signature, args):
+            if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686"):
+                fn = numba.core.cgutils.get_or_insert_function(
+                    builder.module, llvm_ir.FunctionType(llvm_ir.VoidType(), []), "llvm.x86.sse2.pause")
+                builder.call(fn, [])
+            return context.get_dummy_value()
+        return numba.core.types.none(), codegen
 
 
 if numba.config.DISABLE_JIT:

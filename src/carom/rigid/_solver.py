@@ -26,7 +26,10 @@ Parallelism and determinism. Contacts are coloured greedily in key order so that
 colour share a dynamic body (static and kinematic bodies are only read). Every sweep visits the colours in
 order; inside a colour the contacts touch disjoint bodies, so they can be solved in any order or at once,
 with bitwise the same result: the answer does not depend on the thread count. Contacts that find no free
-colour among the first ``OVERFLOW`` go to the overflow colour, solved in one thread in key order.
+colour among the first ``OVERFLOW`` go to the overflow colour, solved in one thread in key order. With
+several threads the whole solve is one parallel loop with one item per thread (``_solve_parallel``): each
+thread takes its share of every colour and of every integration pass, and the threads meet at a spin barrier
+after each (a parallel loop per colour cost microseconds of thread start-up and join, some 80 a step).
 
 Layout and vectors. Contacts are solved ``LANES`` at a time (``carom._simd``: one contact per lane of an
 LLVM vector, as Box2D v3 does with SIMD): the contacts of a colour are packed into bundles, and a bundle's
@@ -53,10 +56,12 @@ point instead of the anchors, ``_speed_along``).
 """
 import math
 
+import numba
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, sin_cos, borrowed
+from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, sin_cos, borrowed, atomic_add,
+                    atomic_load, atomic_store, spin_pause)
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
@@ -693,29 +698,6 @@ def chunk_count(n, threads):
     return min(n, threads * CHUNKS_PER_THREAD)
 
 
-@pnjit
-def _sweep(task, bstart, rows, body, move, state, inv_h, soft, stiff, out, threads):
-    """One pass over all bundles, colour by colour; the bundles of a parallel colour in parallel chunks. The
-    last pass (restitution) also writes each bundle's results to the contact table (``_write_back``), in the
-    same parallel chunks."""
-    paired = np.bool_(True)    # (a runtime value: a literal would compile _sweep_range once per value)
-    for c in range(OVERFLOW):
-        lo = bstart[c]
-        n = bstart[c + 1] - lo
-        if n == 0:
-            continue
-        chunks = min(n, chunk_count(n * LANES, threads))
-        if chunks == 1:
-            _sweep_range(task, lo, lo + n, rows, body, move, state, inv_h, soft, stiff, out, paired)
-            continue
-        for ch in prange(chunks):
-            _sweep_range(task, lo + ch * n // chunks, lo + (ch + 1) * n // chunks, rows, body, move, state, inv_h,
-                         soft, stiff, out, paired)
-    # the overflow colour's bundles share bodies: one at a time
-    _sweep_range(task, bstart[OVERFLOW], bstart[OVERFLOW + 1], rows, body, move, state, inv_h, soft, stiff, out,
-                 not paired)
-
-
 @njit
 def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out, paired):
     """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
@@ -789,33 +771,17 @@ MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4
 FIRST_PASS, VELOCITY_PASS, POSITION_PASS = 0, 1, 2
 
 
-@pnjit
-def _integrate(task, state, fstate, kick, solved, motion, dangle, gx, gy, h, threads):
-    """One pass of the integrators over every body, in parallel chunks (one parallel function for all three
-    passes, since each parallel loop costs seconds of compile time). ``state`` has a row more than there are
-    bodies: the dummy body of empty bundle lanes.
+@njit
+def _integrate_range(task, lo, hi, state, fstate, kick, solved, motion, dangle, gx, gy, h):
+    """One pass of the integrators over bodies lo … hi − 1 (``state`` has a row more than there are bodies:
+    the dummy body of empty bundle lanes).
 
     The first pass of the step fills each body's rows of ``state`` and ``fstate`` from the world's velocities
     and its row of the step table ``kick`` (``_fill_kick``), whose velocity changes and flags the later
     passes read instead of the body arrays: a substep's velocity pass reads one cache line per body where it
     read eleven arrays. The velocity change is precomputed as the same double-precision value the sum used, so
-    the result is bitwise that of computing it every substep. With borrowed views (``_integrate_range``) and
-    no parallel launch for one chunk, a velocity pass over the large pyramid's 5,050 boxes takes about 20 µs
-    (180 µs before: six atomic reference counts per body, and 15 µs to launch)."""
-    n = motion[0].shape[0]
-    chunks = chunk_count(n, threads)
-    if chunks == 1:
-        # (in this thread: launching the parallel loop for one chunk cost about 15 µs, as much as a third
-        # of the pass)
-        _integrate_range(task, 0, n, state, fstate, kick, solved, motion, dangle, gx, gy, h)
-        return
-    for ch in prange(chunks):
-        _integrate_range(task, ch * n // chunks, (ch + 1) * n // chunks, state, fstate, kick, solved, motion,
-                         dangle, gx, gy, h)
-
-
-@njit
-def _integrate_range(task, lo, hi, state, fstate, kick, solved, motion, dangle, gx, gy, h):
+    the result is bitwise that of computing it every substep. With borrowed views, a velocity pass over the
+    large pyramid's 5,050 boxes takes about 20 µs (180 µs before: six atomic reference counts per body)."""
     if task == FIRST_PASS:
         _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h)
     # borrowed views: the per-body functions below take no references (``borrowed``)
@@ -833,7 +799,7 @@ def _integrate_range(task, lo, hi, state, fstate, kick, solved, motion, dangle, 
 @njit
 def _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h):
     """Bodies lo … hi − 1: their rows of ``state`` and ``fstate`` at the start of the step (``_load_body``) and
-    of the step table (``_integrate``)."""
+    of the step table (``_integrate_range``)."""
     (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
      asleep, vel, angvel) = motion
     for b in range(lo, hi):
@@ -958,6 +924,94 @@ _I6, _I20, _I42, _I72, _I110 = 1.0 / 6.0, 1.0 / 20.0, 1.0 / 42.0, 1.0 / 72.0, 1.
 _I12, _I30, _I56, _I90, _I132 = 1.0 / 12.0, 1.0 / 30.0, 1.0 / 56.0, 1.0 / 90.0, 1.0 / 132.0
 
 
+#: kernels run as plain Python (``NUMBA_DISABLE_JIT``): a parallel loop is then a plain loop, whose items
+#: cannot wait for one another at a barrier
+PLAIN_PYTHON = numba.config.DISABLE_JIT
+
+#: the barrier's two counters (threads arrived, generation) sit this many int64s apart: a cache line each
+SYNC_STRIDE = 8
+
+
+@inline_njit
+def _barrier(sync, threads, generation):
+    """Wait until all ``threads`` threads of the parallel loop have arrived here (the generation-th time);
+    returns the next generation. The last to arrive resets the count and opens the barrier by advancing the
+    generation; the others spin on it. The atomics are sequentially consistent, so every write a thread made
+    before arriving is visible to all threads after they leave."""
+    if threads == 1:
+        return generation + 1
+    if atomic_add(sync, 0, 1) == threads - 1:
+        atomic_store(sync, 0, 0)
+        atomic_store(sync, SYNC_STRIDE, generation + 1)
+    else:
+        while atomic_load(sync, SYNC_STRIDE) == generation:
+            spin_pause()
+    return generation + 1
+
+
+@pnjit
+def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, gx, gy,
+                    h, inv_h, soft, stiff, out, tasks, passes, sync):
+    """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread
+    (Numba's static schedule gives each thread one item, and all of them run at once).
+
+    Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
+    step for the pyramids (13 sweeps of 6 colours and the integration passes), each costing microseconds to
+    start the threads and to join them. Here the threads start once and meet at a spin barrier instead."""
+    for w in prange(threads):
+        _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle,
+                     gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+
+
+@njit
+def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, gx,
+                 gy, h, inv_h, soft, stiff, out, tasks, passes, sync):
+    """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread): its share of
+    the bodies in each integration pass and of the bundles of each parallel colour, the overflow colour in
+    thread 0, and a barrier after each of these (the next one reads what the others wrote). The shares do not
+    change any result: bodies integrate independently, and the bundles of a colour touch disjoint bodies."""
+    n = motion[0].shape[0]
+    lo = w * n // threads
+    hi = (w + 1) * n // threads
+    gen = 0
+    for sub in range(substeps):
+        _integrate_range(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], lo, hi, state, fstate, kick,
+                         solved, motion, dangle, gx, gy, h)
+        gen = _barrier(sync, threads, gen)
+        gen = _sweep_share(tasks[WARM], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out, sync,
+                           gen)
+        gen = _sweep_share(tasks[BIASED], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                           sync, gen)
+        _integrate_range(passes[POSITION_PASS], lo, hi, state, fstate, kick, solved, motion, dangle, gx, gy, h)
+        gen = _barrier(sync, threads, gen)
+        gen = _sweep_share(tasks[RELAX], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                           sync, gen)
+    _sweep_share(tasks[RESTITUTE], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out, sync, gen)
+
+
+@njit
+def _sweep_share(task, w, threads, bstart, rows, body, move, state, inv_h, soft, stiff, out, sync, gen):
+    """Thread w's share of one pass over all bundles, colour by colour, with a barrier after each colour;
+    returns the barrier generation. The overflow colour's bundles share bodies: thread 0 solves them one at a
+    time. The last pass (restitution) also writes each bundle's results to the contact table
+    (``_write_back``)."""
+    paired = np.bool_(True)    # (a runtime value: a literal would compile _sweep_range once per value)
+    for c in range(OVERFLOW):
+        lo = bstart[c]
+        n = bstart[c + 1] - lo
+        if n == 0:
+            continue
+        _sweep_range(task, lo + w * n // threads, lo + (w + 1) * n // threads, rows, body, move, state, inv_h,
+                     soft, stiff, out, paired)
+        gen = _barrier(sync, threads, gen)
+    if bstart[OVERFLOW + 1] > bstart[OVERFLOW]:
+        if w == 0:
+            _sweep_range(task, bstart[OVERFLOW], bstart[OVERFLOW + 1], rows, body, move, state, inv_h, soft, stiff,
+                         out, not paired)
+        gen = _barrier(sync, threads, gen)
+    return gen
+
+
 @njit
 def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     """The soft step (module docstring) over the coloured bundles: substeps of integrate, warm start, biased
@@ -997,14 +1051,15 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     hit_speed = np.full(c_count.shape[0], -np.inf)
     hit_point = np.full(c_count.shape[0], -1, np.int64)
     out = (perm, bfirst, bcount, c_count, c_nimp, c_timp, hit_speed, hit_point)
-    for sub in range(substeps):
-        _integrate(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], state, fstate, kick, solved, motion,
-                   dangle, gx, gy, h, threads)
-        _sweep(tasks[WARM], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
-        _sweep(tasks[BIASED], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
-        _integrate(passes[POSITION_PASS], state, fstate, kick, solved, motion, dangle, gx, gy, h, threads)
-        _sweep(tasks[RELAX], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
-    _sweep(tasks[RESTITUTE], bstart, rows, body, move, fstate, inv_h, soft, stiff, out, threads)
+    sync = np.zeros(2 * SYNC_STRIDE, np.int64)
+    if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
+        # the whole solve in one parallel loop, one item per thread, the threads meeting at a barrier after
+        # each colour and each integration pass
+        _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle,
+                        gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+    else:
+        _solve_share(0, 1, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, gx, gy,
+                     h, inv_h, soft, stiff, out, tasks, passes, sync)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, kick)
         vel[b, 0] = vx
