@@ -360,6 +360,7 @@ print(json.dumps(several))
 
 def test_atomics_read_modify_and_write_an_int64_element():
     """The solver's barrier is built on these: atomic_add returns the old value, the store and load see it."""
+    import numba
     from carom._jit import atomic_add, atomic_load, atomic_store
 
     @numba.njit
