@@ -22,7 +22,7 @@ def fresh_and_recycled(w):
     step started from (the poses the narrow phase saw). Returns (rows, recycled flags)."""
     xf, motion = poses(w)
     w.step(1 / 60)
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
     out = []
     recycled = []
     scratch_v = np.empty((8, 2))
@@ -51,7 +51,7 @@ def test_resting_pyramid_recycles_most_contacts_and_they_match_a_fresh_test():
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
     assert recycled.mean() > 0.5, recycled.mean()
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
     for (k, ba, m, xa), r in zip(rows, recycled):
         ox, oy, c, s = xa
         assert m[0] == count[k], (k, r)
@@ -69,7 +69,7 @@ def test_moving_pile_recomputes_what_moved():
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
     assert (~recycled).any()
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
     for (k, ba, m, xa), r in zip(rows, recycled):
         if not r:
             assert m[0] == count[k]
@@ -108,7 +108,7 @@ def test_recomputed_circle_pairs_match_collide_sat_bitwise():
     for _ in range(40):
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
     checked = 0
     for (k, ba, m, xa), r in zip(rows, recycled):
         a, b = int(keys[k] >> 32), int(keys[k] & 0xFFFFFFFF)

@@ -404,3 +404,36 @@ def test_restitution_mixing_rule_sets_the_bounce(rule):
     for _ in range(60):
         w.step(1 / 60)
     assert ball.velocity[0] == pytest.approx(-4.0 * MIXED[rule](0.5, 0.9), abs=1e-3)
+
+
+def test_kept_colouring_gives_the_world_a_fresh_colouring_gives():
+    """A step reuses last step's colouring while the contacts and the bodies' kinds and sleep are unchanged;
+    putting a body to sleep and removing one make it colour afresh (steps 0, 30 and 50 here). Either way the world is bitwise the one
+    whose every step colours afresh."""
+    from carom.rigid import _solver
+
+    def run(fresh):
+        w = pyramid(base=10)
+        w.sleep_enabled = False      # (an island asleep as a whole skips the step, colouring and all)
+        lone = w.add_body(position=(20.0, 0.5))     # a box on its own: put to sleep, nothing wakes it
+        lone.add_shape(box(0.5, 0.5), density=1.0)
+        kept = 0
+        for i in range(80):
+            if i == 30:
+                lone.sleep()
+            if i == 50:
+                w.remove(w.bodies[7])
+            if fresh:
+                w._contacts = w._contacts[:_solver.COLOURING] + w._no_colouring()
+            perm = w._contacts[_solver.C_PERM]
+            w.step(1 / 60)
+            kept += w._contacts[_solver.C_PERM] is perm
+        return w, kept
+
+    a, kept = run(False)
+    b, none_kept = run(True)
+    assert kept == 77 and none_kept == 0
+    for name in ("_com", "_angle", "_vel", "_angvel", "_asleep"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for x, y in zip(a._contacts, b._contacts):
+        assert np.array_equal(x, y)

@@ -21,7 +21,7 @@ from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat, collide_circles_local, collide_quadrilaterals
 from ..geometry.gjk import shape_distance
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect, _sorted_keys
-from ._solver import prepare_stage, solve_stage, chunk_count
+from ._solver import prepare_stage, solve_stage, chunk_count, colouring_of, COLOURING
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -797,7 +797,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[2] = cycle_counter()
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, threads)
     clock[3] = cycle_counter()
-    solver = prepare_stage(bodies, shapes, contacts, friction_rule, restitution_rule, threads)
+    solver = prepare_stage(bodies, shapes, contacts, old, friction_rule, restitution_rule, threads)
     clock[4] = cycle_counter()
     com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads)
     clock[5] = cycle_counter()
@@ -805,7 +805,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[6] = cycle_counter()
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4])
     clock[7] = cycle_counter()
-    return contacts, new_cand, (hit_speed, hit_point), bad
+    # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
+    return contacts + colouring_of(solver), new_cand, (hit_speed, hit_point), bad
 
 
 @njit
@@ -925,8 +926,10 @@ def compile_late_stages(step_types):
         kernel.compile(arg_types)
         return kernel.overloads[arg_types].signature.return_type
 
-    solver = returned(prepare_stage, (bodies, shapes, old, friction_rule, restitution_rule, threads))
-    solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, old, solver, threads))
+    # the narrow phase's table: last step's without the colouring (``colouring_of``)
+    contacts = numba.types.Tuple(old.types[:COLOURING])
+    solver = returned(prepare_stage, (bodies, shapes, contacts, old, friction_rule, restitution_rule, threads))
+    solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads))
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
     com0, angle0 = solved[0], solved[1]

@@ -573,7 +573,13 @@ class World:
     def _empty_contacts():
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2)),
                 np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)), np.zeros(0, np.bool_),
-                np.zeros(0, np.bool_), np.zeros((0, _step.CACHE_WIDTH)))
+                np.zeros(0, np.bool_), np.zeros((0, _step.CACHE_WIDTH))) + World._no_colouring()
+
+    @staticmethod
+    def _no_colouring():
+        """The colouring members of a contact table that has none (the next step colours afresh)."""
+        return (np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros(_solver.OVERFLOW + 2, np.int64),
+                np.zeros(1, np.bool_), np.zeros(0, np.int8))
 
     @staticmethod
     def _empty_events():
@@ -1062,7 +1068,8 @@ class World:
             rows, _ = self._pair_rows(END_DTYPE, keys, ended, c[9])
             rows["sensor"] = c[9][ended]
             self._pending_end.append(rows)
-        self._contacts = tuple(a[~mine] for a in c)
+        # (the colouring goes: the next step colours the remaining contacts afresh)
+        self._contacts = tuple(a[~mine] for a in c[:_solver.COLOURING]) + self._no_colouring()
 
     def _deliver_events(self):
         if not self._handlers:
