@@ -3,7 +3,9 @@
 Solver (after Box2D v3's "soft step"), per substep of length h:
 
 1. integrate velocities: v += h·(g·gravity_scale + f/m), ω += h·τ/I, then damping v /= 1 + h·c;
-2. warm start: apply last step's impulses (matched by feature id);
+2. warm start: apply the accumulated impulses (in the first substep last step's, matched by feature id, in a
+   sweep over the contacts; in the others the λ the substep before ended with, whose velocity change is that
+   substep's own, applied body by body in step 1: ``_integrate_velocity``);
 3. solve with a soft bias: for each contact point with current separation s (tracked from the bodies'
    position deltas, so no collision rerun is needed inside the substeps):
    s > 0 (speculative): bias = s/h (the bodies may close the gap but not more);
@@ -809,9 +811,12 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 
 #: what a body's row of the step table (``kick``, built by the first pass of the step) holds: the velocity
 #: change of one substep from gravity and the applied force and torque (KDVX, KDVY, KDW), the damping divisors
-#: 1 + h·c (KLDIV, KADIV: 1 when there is no damping) and flags (KFLAGS: the sum of the MOVE_* bits)
-KDVX, KDVY, KDW, KLDIV, KADIV, KFLAGS = range(6)
+#: 1 + h·c (KLDIV, KADIV: 1 when there is no damping), flags (KFLAGS: the sum of the MOVE_* bits) and, for a
+#: body the solver holds, the linear velocity its contacts started the substep from (KV0X, KV0Y; the angular
+#: one is in its ``state`` row, column W0: ``_integrate_velocity``)
+KDVX, KDVY, KDW, KLDIV, KADIV, KFLAGS, KV0X, KV0Y = range(8)
 KICK_WIDTH = 8      # one cache line per body
+W0 = PAD
 #: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),
 #: and whose velocity the solver holds in single precision (``solved``, ``_velocity``)
 MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4
@@ -841,9 +846,10 @@ def _integrate_range(task, lo, hi, state, fstate, kick, solved, motion, dangle, 
             if _flags(kick, b) & MOVE_POSITION:
                 _integrate_position(b, state, fstate, kick, com, angle, dangle, h)
     else:
+        carry = task == VELOCITY_PASS
         for b in range(lo, hi):
             if _flags(kick, b) & MOVE_VELOCITY:
-                _integrate_velocity(b, state, fstate, kick, h)
+                _integrate_velocity(b, state, fstate, kick, h, carry)
 
 
 @njit
@@ -878,8 +884,26 @@ def _flags(kick, b):
 
 
 @inline_njit
-def _integrate_velocity(b, state, fstate, kick, h):
+def _integrate_velocity(b, state, fstate, kick, h, carry):
+    """Body b's velocity integrated over a substep (gravity, force, damping, the speed limits); for a body the
+    solver holds, then the warm start of the substep's contacts: with ``carry`` (every substep but the first)
+    the contacts' whole velocity change over the substep before.
+
+    Why that is the warm start: the contact impulses a substep applies to a body add up to M⁻¹Jᵀλ over its
+    contacts, λ each contact's accumulated impulse at the end of the substep (the warm start applies the λ it
+    started with, the solve and relax sweeps add to it). The next substep's warm start applies exactly those λ
+    again through the same Jacobians (fixed for the step), so it adds the same velocity change, which is the
+    body's velocity at the end of the substep less the one its contacts started from (KV0X, KV0Y, W0, kept
+    here). The difference of two single-precision velocities is exact in double precision. This replaces a
+    sweep over all contacts in every substep but the first (whose λ come from the last step, matched by
+    feature id) with a few operations per body."""
     vx, vy, w = _velocity(b, state, fstate, kick)
+    solved = _flags(kick, b) & MOVE_SOLVED
+    cvx = cvy = cw = 0.0
+    if carry and solved:
+        cvx = vx - kick[b, KV0X]
+        cvy = vy - kick[b, KV0Y]
+        cw = w - state[b, W0]
     vx = vx + kick[b, KDVX]
     vy = vy + kick[b, KDVY]
     w = w + kick[b, KDW]
@@ -900,6 +924,14 @@ def _integrate_velocity(b, state, fstate, kick, h):
     if abs(w) * h > MAX_ROTATION:
         w *= MAX_ROTATION / (abs(w) * h)
     _set_velocity(b, state, fstate, vx, vy, w)
+    if solved:
+        # where the substep's contacts start from: the velocity as the sweeps see it (single precision)
+        vx, vy, w = _velocity(b, state, fstate, kick)
+        kick[b, KV0X] = vx
+        kick[b, KV0Y] = vy
+        state[b, W0] = w
+        if carry:
+            _set_velocity(b, state, fstate, vx + cvx, vy + cvy, w + cw)
 
 
 @inline_njit
@@ -1028,8 +1060,10 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
         _integrate_range(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], lo, hi, state, fstate, kick,
                          solved, motion, dangle, gx, gy, h)
         gen = _barrier(sync, threads, gen)
-        gen = _sweep_share(tasks[WARM], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out, sync,
-                           gen)
+        if sub == 0:
+            # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
+            gen = _sweep_share(tasks[WARM], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                               sync, gen)
         gen = _sweep_share(tasks[BIASED], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                            sync, gen)
         _integrate_range(passes[POSITION_PASS], lo, hi, state, fstate, kick, solved, motion, dangle, gx, gy, h)
