@@ -101,3 +101,22 @@ def test_allocator_tuning_is_applied_and_can_be_switched_off():
                          env=dict(os.environ, CAROM_MALLOPT="0"))
     assert on.stdout.strip() == "True", on.stderr
     assert off.stdout.strip() == "False", off.stderr
+
+
+def test_steps_run_in_one_thread_where_a_layer_may_run_two_items_in_one_thread(monkeypatch):
+    """The solver's threads wait for one another at barriers: under TBB (whose calling thread may run both
+    items of a two-item parallel loop) or OpenMP allowed fewer threads than asked, a step uses one thread."""
+    from carom import _jit
+    carom.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    n = numba.get_num_threads()
+    for layer, env, expected in (("tbb", {}, 1), ("omp", {"OMP_DYNAMIC": "true"}, 1),
+                                 ("omp", {"OMP_THREAD_LIMIT": "1"}, 1 if n > 1 else n), ("omp", {}, n),
+                                 ("workqueue", {}, n)):
+        monkeypatch.setattr(_jit, "_concurrent", None)
+        monkeypatch.setattr(numba, "threading_layer", lambda layer=layer: layer)
+        for name in ("OMP_DYNAMIC", "OMP_THREAD_LIMIT"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert _jit.step_threads() == expected, (layer, env)
+    monkeypatch.setattr(_jit, "_concurrent", None)

@@ -1,5 +1,6 @@
 """carom: a fast 2D physics engine for Python (NumPy in and out, Numba-compiled kernels)."""
-from ._jit import announce_compile as _announce_compile, tune_allocator as _tune_allocator
+from ._jit import (announce_compile as _announce_compile, tune_allocator as _tune_allocator,
+                   prefer_concurrent_threading_layer as _prefer_concurrent_threading_layer)
 from .errors import CaromError, GeometryError, WorldLockedError, StaleHandleError, SimulationError
 from . import constants, geometry
 from .rigid import World, Body, ShapeHandle
@@ -10,7 +11,9 @@ __version__ = "0.1.0"
 
 def set_num_threads(n):
     """Use ``n`` threads for the parallel stages of the rigid step (narrow phase, solver rows, coloured
-    contact sweeps). Results are bitwise the same for every thread count."""
+    contact sweeps). Results are bitwise the same for every thread count. The solver's threads meet at
+    barriers, which needs Numba's OpenMP or work-queue threading layer (carom asks for them before TBB);
+    under TBB, chosen with NUMBA_THREADING_LAYER, a step runs in one thread."""
     import numba
     top = numba.config.NUMBA_NUM_THREADS
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
@@ -25,3 +28,4 @@ def get_num_threads():
 
 _announce_compile()
 _tune_allocator()
+_prefer_concurrent_threading_layer()

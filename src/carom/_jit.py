@@ -547,6 +547,41 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD = 32 * 1024 * 1024     # glibc's largest allowed value
 #: freed memory at the top of the heap is kept up to this size instead of being handed back at every free
 TRIM_THRESHOLD = 256 * 1024 * 1024
+#: Numba's threading layers that run the items of a parallel loop with as many items as threads all at once,
+#: one per thread (OpenMP's static schedule, the work queue's one task per thread): the solver's threads wait
+#: for one another at a barrier (``carom.rigid._solver._barrier``), so two items must never share a thread.
+#: TBB's work stealing gives no such promise: its calling thread may run both items, one after the other.
+CONCURRENT_LAYERS = ("omp", "workqueue")
+
+
+def prefer_concurrent_threading_layer():
+    """Ask Numba for OpenMP, then the work queue, before TBB (its default order puts TBB first), unless the
+    user chose a layer (NUMBA_THREADING_LAYER); it takes effect if no parallel loop has run yet."""
+    if "NUMBA_THREADING_LAYER" not in os.environ and str(numba.config.THREADING_LAYER).lower() == "default":
+        numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
+
+
+_concurrent = None
+
+
+def step_threads():
+    """The thread count a step runs with: ``numba.get_num_threads()``, or 1 where the threading layer might
+    run two items of a parallel loop in one thread (TBB, chosen by the user, or OpenMP allowed to give fewer
+    threads than asked: OMP_DYNAMIC, or OMP_THREAD_LIMIT below the count). Results do not depend on it."""
+    global _concurrent
+    n = numba.get_num_threads()       # (this also starts Numba's threads, so the layer is known below)
+    if n == 1:
+        return 1
+    if _concurrent is None:
+        layer = numba.threading_layer()
+        dynamic = os.environ.get("OMP_DYNAMIC", "").strip().lower() in ("1", "true", "yes", "on")
+        _concurrent = layer in CONCURRENT_LAYERS and not (layer == "omp" and dynamic)
+    limit = os.environ.get("OMP_THREAD_LIMIT", "").strip()
+    if not _concurrent or (numba.threading_layer() == "omp" and limit.isdigit() and int(limit) < n):
+        return 1
+    return n
+
+
 allocator_tuned = False
 
 

@@ -8,10 +8,9 @@ import math
 import pickle
 from collections import namedtuple
 
-import numba
 import numpy as np
 
-from .._jit import announce_compile, compile_helper, cycles_per_second
+from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads
 from ..constants import WORLD_LIMIT, HIT_EVENT_THRESHOLD
 
 #: Every collision category bit set: the default mask (a shape collides with all categories).
@@ -854,7 +853,7 @@ class World:
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
-                    numba.get_num_threads(), clock)
+                    step_threads(), clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
