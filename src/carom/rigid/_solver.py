@@ -235,10 +235,8 @@ def same_colouring(keys, c_count, c_sensor, flags, old):
     K = keys.shape[0]
     if K != old_keys.shape[0] or flags.shape[0] != old_flags.shape[0]:
         return False
-    same = True
     for k in range(K):
-        same = same and keys[k] == old_keys[k] and c_count[k] == old_count[k] and c_sensor[k] == old_sensor[k]
-        if not same:
+        if keys[k] != old_keys[k] or c_count[k] != old_count[k] or c_sensor[k] != old_sensor[k]:
             return False
     for b in range(flags.shape[0]):
         if flags[b] != old_flags[b]:
@@ -257,9 +255,8 @@ def prepare_stage(bodies, shapes, contacts, old, friction_rule, restitution_rule
     track between the cores, the warm-start impulses and the approach speed.
 
     Returns the solver tuple (perm, colour starts, bundle starts, each bundle's first contact, body pairs,
-    rows, bundle bodies, bundle write flags, each bundle's contact count, solved bodies, body flags of the
-    colouring): lane q < count of
-    bundle j holds contact ``perm[first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
+    rows, bundle bodies, bundle write flags, each bundle's contact count, solved bodies, the body flags the
+    colouring read): lane q < count of bundle j holds contact ``perm[first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
     each overflow contact gets a bundle of its own (its contacts share bodies, so they cannot share a bundle).
     Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
     mass, so they change nothing.
@@ -774,7 +771,7 @@ def _write_back(rows, j, out):
     """Bundle j's impulses back to the contact table, and each of its contacts' hit: the fastest approach (−v_n
     before the solve) at a point that took an impulse, and that point (left at −inf, −1 when none did); hit
     events are built from these only when someone asks for them (carom.rigid._step.event_rows)."""
-    perm, first, count, c_count, c_nimp, c_timp, hit_speed, hit_point = out
+    perm, first, count, c_nimp, c_timp, hit_speed, hit_point = out
     for q in range(count[j]):
         k = perm[first[j] + q]
         # the hit is found in the bundle's own fields (the lane's point count included) and stored once: no
@@ -1039,7 +1036,8 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
 
     Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
     step for the pyramids (13 sweeps of 6 colours and the integration passes), each costing microseconds to
-    start the threads and to join them. Here the threads start once and meet at a spin barrier instead."""
+    start the threads and to join them. Here the threads start once and meet at a spin barrier instead. This
+    needs a threading layer that runs the items at once, one per thread (``carom._jit.step_threads``)."""
     for w in prange(threads):
         _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle,
                      gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
@@ -1134,7 +1132,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
     hit_speed = np.full(c_count.shape[0], -np.inf)
     hit_point = np.full(c_count.shape[0], -1, np.int64)
-    out = (perm, bfirst, bcount, c_count, c_nimp, c_timp, hit_speed, hit_point)
+    out = (perm, bfirst, bcount, c_nimp, c_timp, hit_speed, hit_point)
     sync = np.zeros(2 * SYNC_STRIDE, np.int64)
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads meeting at a barrier after

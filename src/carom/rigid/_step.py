@@ -544,7 +544,7 @@ def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, tab
     for blk in prange(NARROW_BLOCKS):
         lo = blk * block
         _narrow_block(lo, min(K, lo + block), maxc, shapes, local_center, awake, motion, xf, keys, old, table,
-                          in_place)
+                      in_place)
 
 
 @njit
