@@ -112,11 +112,11 @@ def test_steps_run_in_one_thread_where_a_layer_may_run_two_items_in_one_thread(m
     for layer, env, expected in (("tbb", {}, 1), ("omp", {"OMP_DYNAMIC": "true"}, 1),
                                  ("omp", {"OMP_THREAD_LIMIT": "1"}, 1 if n > 1 else n), ("omp", {}, n),
                                  ("workqueue", {}, n)):
-        monkeypatch.setattr(_jit, "_concurrent", None)
+        monkeypatch.setattr(_jit, "_layer", None)
         monkeypatch.setattr(numba, "threading_layer", lambda layer=layer: layer)
         for name in ("OMP_DYNAMIC", "OMP_THREAD_LIMIT"):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         assert _jit.step_threads() == expected, (layer, env)
-    monkeypatch.setattr(_jit, "_concurrent", None)
+    monkeypatch.setattr(_jit, "_layer", None)

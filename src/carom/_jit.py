@@ -561,24 +561,26 @@ def prefer_concurrent_threading_layer():
         numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
 
 
-_concurrent = None
+_layer = None
 
 
 def step_threads():
     """The thread count a step runs with: ``numba.get_num_threads()``, or 1 where the threading layer might
     run two items of a parallel loop in one thread (TBB, chosen by the user, or OpenMP allowed to give fewer
     threads than asked: OMP_DYNAMIC, or OMP_THREAD_LIMIT below the count). Results do not depend on it."""
-    global _concurrent
+    global _layer
     n = numba.get_num_threads()       # (this also starts Numba's threads, so the layer is known below)
     if n == 1:
         return 1
-    if _concurrent is None:
-        layer = numba.threading_layer()
-        dynamic = os.environ.get("OMP_DYNAMIC", "").strip().lower() in ("1", "true", "yes", "on")
-        _concurrent = layer in CONCURRENT_LAYERS and not (layer == "omp" and dynamic)
-    limit = os.environ.get("OMP_THREAD_LIMIT", "").strip()
-    if not _concurrent or (numba.threading_layer() == "omp" and limit.isdigit() and int(limit) < n):
+    if _layer is None:
+        _layer = numba.threading_layer()
+    if _layer not in CONCURRENT_LAYERS:
         return 1
+    if _layer == "omp":
+        dynamic = os.environ.get("OMP_DYNAMIC", "").strip().lower() in ("1", "true", "yes", "on")
+        limit = os.environ.get("OMP_THREAD_LIMIT", "").strip()
+        if dynamic or (limit.isdigit() and int(limit) < n):
+            return 1
     return n
 
 

@@ -224,19 +224,29 @@ def body_flags(kind, asleep):
 
 
 @njit
-def same_colouring(keys, c_count, c_sensor, flags, old):
-    """Whether ``colour_contacts`` would give exactly last step's colouring (kept in the old table): the same
-    pairs in the same order, each with as many points and as much a sensor as then, and every body as dynamic
-    and as asleep as then (a shape's body never changes, and a removed shape's contacts leave the table with
-    its colouring: ``World._purge_contacts``). A resting pile keeps its contacts from step to step, and the
-    colouring, a serial pass in key order, then costs a comparison instead (0.18 ms in the large pyramid, whose
-    contacts stay the same 84 steps in 100)."""
-    old_keys, old_count, old_sensor, old_flags = old[0], old[1], old[9], old[C_FLAGS]
-    K = keys.shape[0]
-    if K != old_keys.shape[0] or flags.shape[0] != old_flags.shape[0]:
+def same_pairs(keys, old_keys):
+    """Whether the broad phase's candidate pairs are last step's, in the same order."""
+    if keys.shape[0] != old_keys.shape[0]:
         return False
-    for k in range(K):
-        if keys[k] != old_keys[k] or c_count[k] != old_count[k] or c_sensor[k] != old_sensor[k]:
+    for k in range(keys.shape[0]):
+        if keys[k] != old_keys[k]:
+            return False
+    return True
+
+
+@njit
+def same_colouring(pairs_same, c_count, c_sensor, flags, old):
+    """Whether ``colour_contacts`` would give exactly last step's colouring (kept in the old table): the same
+    pairs in the same order (``pairs_same``: ``same_pairs``), each with as many points and as much a sensor as
+    then, and every body as dynamic and as asleep as then (a shape's body never changes, and a removed shape's
+    contacts leave the table with its colouring: ``World._purge_contacts``). A resting pile keeps its contacts
+    from step to step, and the colouring, a serial pass in key order, then costs a comparison instead (0.18 ms
+    in the large pyramid, whose contacts stay the same 84 steps in 100)."""
+    old_count, old_sensor, old_flags = old[1], old[9], old[C_FLAGS]
+    if not pairs_same or flags.shape[0] != old_flags.shape[0]:
+        return False
+    for k in range(c_count.shape[0]):
+        if c_count[k] != old_count[k] or c_sensor[k] != old_sensor[k]:
             return False
     for b in range(flags.shape[0]):
         if flags[b] != old_flags[b]:
@@ -245,7 +255,7 @@ def same_colouring(keys, c_count, c_sensor, flags, old):
 
 
 @njit
-def prepare_stage(bodies, shapes, contacts, old, friction_rule, restitution_rule, threads):
+def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads):
     """The contacts to solve, coloured, in bundles of ``LANES`` (the solver's layout, module docstring).
 
     Solved are the non-sensor contacts with points and at least one awake dynamic body. Each lane holds the
@@ -264,7 +274,7 @@ def prepare_stage(bodies, shapes, contacts, old, friction_rule, restitution_rule
     keys, c_count = contacts[0], contacts[1]
     NB = bodies[7].shape[0]
     flags = body_flags(bodies[7], bodies[16])
-    if same_colouring(keys, c_count, contacts[9], flags, old):
+    if same_colouring(pairs_same, c_count, contacts[9], flags, old):
         perm, pair, start, solved = old[C_PERM], old[C_PAIR], old[C_START], old[C_SOLVED]
     else:
         perm, pair, start, solved = colour_contacts(keys, c_count, contacts[9], shapes[0], bodies[7], bodies[16])

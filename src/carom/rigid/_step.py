@@ -21,7 +21,7 @@ from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat, collide_circles_local, collide_quadrilaterals
 from ..geometry.gjk import shape_distance
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, _tree_collect, _sorted_keys
-from ._solver import prepare_stage, solve_stage, chunk_count, colouring_of, COLOURING
+from ._solver import prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -548,14 +548,15 @@ def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, tab
 
 
 @njit
-def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, threads):
+def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads):
     """Manifolds of the candidate pairs, matched to last step's contacts by feature id (warm starting).
 
     A pair of which neither body is awake (both asleep or static) keeps last step's manifold unchanged.
     Sensor pairs are tested for overlap only (no speculative margin) and are never solved. A touching contact
     between an awake body and a sleeping one wakes the sleeping body's island (``awake`` is updated). Pairs
-    are independent, so blocks of them run in parallel. Returns the contact table (keys, count, feature ids,
-    normal and tangent impulses, normal, points, separations, touching, sensor, cache).
+    are independent, so blocks of them run in parallel. ``in_place``: the pairs are last step's
+    (``same_pairs``). Returns the contact table (keys, count, feature ids, normal and tangent impulses,
+    normal, points, separations, touching, sensor, cache).
 
     Contact recycling: a pair whose bodies barely moved relative to each other since its manifold was
     computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests (two circles
@@ -582,14 +583,8 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, threads):
     c_timp = np.empty((K, 2))
     c_touch = np.empty(K, np.bool_)
     c_sensor = np.empty(K, np.bool_)
-    # the same pairs as last step (a resting pile, most steps): the cache is updated in place, so a recycled
-    # pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
-    old_keys = old[0]
-    in_place = K == old_keys.shape[0]
-    for k in range(K if in_place else 0):
-        if keys[k] != old_keys[k]:
-            in_place = False
-            break
+    # with the same pairs as last step (``in_place``: ``same_pairs``) the cache is updated in place, so a
+    # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
     c_cache = old[10] if in_place else np.empty((K, CACHE_WIDTH))
     maxc = np.int64(1)   # not a literal: a literal argument would compile the block kernel twice
     for s in range(S):
@@ -805,9 +800,12 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         return old, tree[9], no_hits(), bad
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
     clock[2] = cycle_counter()
-    contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, threads)
+    # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and
+    # the colouring may be kept
+    same = same_pairs(keys, old[0])
+    contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, same, threads)
     clock[3] = cycle_counter()
-    solver = prepare_stage(bodies, shapes, contacts, old, friction_rule, restitution_rule, threads)
+    solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads)
     clock[4] = cycle_counter()
     com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads)
     clock[5] = cycle_counter()
@@ -938,7 +936,8 @@ def compile_late_stages(step_types):
 
     # the narrow phase's table: last step's without the colouring (``colouring_of``)
     contacts = numba.types.Tuple(old.types[:COLOURING])
-    solver = returned(prepare_stage, (bodies, shapes, contacts, old, friction_rule, restitution_rule, threads))
+    solver = returned(prepare_stage, (bodies, shapes, contacts, old, numba.types.boolean, friction_rule,
+                                      restitution_rule, threads))
     solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads))
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
