@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import njit, inline_njit
+from .._jit import njit, inline_njit, borrowed
 
 FREE = 0
 MOVING = 1
@@ -899,34 +899,56 @@ def mark_moved(moved, moved_flag, moved_meta, p):
 @njit
 def _tree_collect(t, lower, upper, qlx, qly, qux, quy, stack, out, k, real):
     """Append to out (from k) the proxies of t whose real box (with real=False: fat leaf box) overlaps the
-    query box; returns (out, k, stack)."""
+    query box; returns (out, k, stack).
+
+    The walk (:func:`_tree_walk`) runs on views that hold no reference and stops when out or the stack is
+    full; the full one grows here and the walk resumes. A walk that may rebind them takes and drops a
+    reference on both at every node it visits (four atomic operations a node)."""
     root = t.meta[0]
     if root == -1:
         return out, k, stack
-    top = 0
-    stack[top] = root
-    top += 1
+    stack[0] = root
+    top = np.int64(1)
+    while True:
+        top, k = _tree_walk(t.lo, t.hi, t.child1, t.child2, t.proxy, lower, upper, qlx, qly, qux, quy, stack, top,
+                            out, k, real)
+        if top == 0:
+            return out, k, stack
+        if k >= out.shape[0]:
+            out = _grown(out, k, k + 1)
+        if top + 2 > stack.shape[0]:
+            stack = _grown(stack, top, top + 2)
+
+
+@njit
+def _tree_walk(lo, hi, child1, child2, proxy, lower, upper, qlx, qly, qux, quy, stack, top, out, k, real):
+    """:func:`_tree_collect`'s depth-first walk from the nodes stack[:top]. Returns (top, k): top 0 when the
+    walk is done; else it stopped at a node for which out or the stack had no room, and that node is back on
+    the stack."""
+    lo, hi, child1, child2, proxy, lower, upper, stack, out = borrowed((lo, hi, child1, child2, proxy, lower,
+                                                                         upper, stack, out))
     while top > 0:
         top -= 1
         node = stack[top]
-        if t.lo[node, 0] > qux or qlx > t.hi[node, 0] or t.lo[node, 1] > quy or qly > t.hi[node, 1]:
+        if lo[node, 0] > qux or qlx > hi[node, 0] or lo[node, 1] > quy or qly > hi[node, 1]:
             continue
-        if t.child1[node] == -1:
-            p = t.proxy[node]
+        if child1[node] == -1:
+            p = proxy[node]
             if not real or (lower[p, 0] <= qux and qlx <= upper[p, 0] and lower[p, 1] <= quy
                             and qly <= upper[p, 1]):
-                out = _push(out, k, p)
+                if k >= out.shape[0]:
+                    stack[top] = node
+                    return top + 1, k
+                out[k] = p
                 k += 1
         else:
             if top + 2 > stack.shape[0]:
-                ns = np.empty(2 * stack.shape[0], np.int64)
-                for c in range(top):
-                    ns[c] = stack[c]
-                stack = ns
-            stack[top] = t.child1[node]
-            stack[top + 1] = t.child2[node]
+                stack[top] = node
+                return top + 1, k
+            stack[top] = child1[node]
+            stack[top + 1] = child2[node]
             top += 2
-    return out, k, stack
+    return top, k
 
 
 @njit
@@ -1125,11 +1147,16 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
                 ebox[f, 3] = box[a, 3]
                 eid[f] = ids[a]
         keys, k = _grid_entry_pairs(start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask, keys, k)
-        # the proxies not binned
+        # the proxies not binned (listed first: a loop over every proxy that may rebind keys would take and drop
+        # a reference on keys at each one)
         cover = float(width) * float(gy1 - gy0 + 1) * cell * cell * GRID_SCAN_COVER
+        loose = np.empty(m - count, np.int64)
+        nl = 0
         for a in range(m):
-            if binned[a]:
-                continue
+            if not binned[a]:
+                loose[nl] = a
+                nl += 1
+        for a in loose:
             p = ids[a]
             lx = box[a, 0]
             ly = box[a, 1]
@@ -1162,7 +1189,9 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
                         hi = mid
                 if not binned[lo] and lo < a:
                     continue        # two unbinned proxies: the first one's test keeps the pair
-                keys = _push(keys, k, (min(p, q) << _KEY_SHIFT) | max(p, q))
+                if k >= keys.shape[0]:
+                    keys = _grown(keys, k, k + 1)
+                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
                 k += 1
     # moving–static pairs: the fewer side queries the other side's tree
     if m > 0 and static.meta[2] > 0:
@@ -1307,9 +1336,11 @@ def _cross_pairs(source, target, kind, flags, leaf_of, lower, upper, keys, k, re
         else:
             qlx, qly, qux, quy = source.lo[leaf, 0], source.lo[leaf, 1], source.hi[leaf, 0], source.hi[leaf, 1]
         hits, h, stack = _tree_collect(target, lower, upper, qlx, qly, qux, quy, stack, hits, np.int64(0), real)
+        if k + h > keys.shape[0]:
+            keys = _grown(keys, k, k + h)
         for c in range(h):
             q = hits[c]
-            keys = _push(keys, k, (min(p, q) << _KEY_SHIFT) | max(p, q))
+            keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
             k += 1
     return keys, k
 
@@ -1324,9 +1355,29 @@ def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, 
     (x − gx0)·height + y − gy0), these are two runs of consecutive buckets: its own cell and the one above
     it, and the three cells of the next column; cells outside the occupied box are empty. Hashed, each of
     the five cells is looked up and its bucket's entries must match its cell. Returns (keys, k).
+
+    The entries run in :func:`_grid_entry_run`, on views that hold no reference, until keys is short of
+    room; keys then grows here and the run resumes. A loop that may rebind keys takes and drops a reference
+    on it at every entry (two atomic operations each time: about 20k a step in a 5,000-circle pile).
     """
+    e = np.int64(0)
+    while e < cx_of.shape[0]:
+        e, k = _grid_entry_run(e, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
+        if e < cx_of.shape[0]:
+            keys = _grown(keys, k, 2 * keys.shape[0])
+    return keys, k
+
+
+@njit
+def _grid_entry_run(e0, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
+    """:func:`_grid_entry_pairs` from entry e0 on, while keys has room for every candidate of an entry.
+    Returns (the entry it stopped at, k): the number of entries when done, else an entry whose candidates
+    did not fit, with k as it was before that entry (what the entry wrote is written again)."""
+    start, cx_of, cy_of, box, ids, keys = borrowed((start, cx_of, cy_of, box, ids, keys))
     height = gy1 - gy0 + 1
-    for e in range(cx_of.shape[0]):
+    cap = keys.shape[0]
+    for e in range(e0, cx_of.shape[0]):
+        k_entry = k
         cx = cx_of[e]
         cy = cy_of[e]
         lx = box[e, 0]
@@ -1357,8 +1408,8 @@ def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, 
                 f1 = start[s + 1]
             if f1 <= f0:
                 continue
-            if k + (f1 - f0) > keys.shape[0]:
-                keys = _grown(keys, k, k + (f1 - f0))
+            if k + (f1 - f0) > cap:
+                return e, k_entry
             for f in range(f0, f1):
                 q = ids[f]
                 ok = (box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
@@ -1366,7 +1417,7 @@ def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, 
                     ok = ok & (cx_of[f] == tx) & (cy_of[f] == ty)
                 keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
                 k += np.int64(ok)
-    return keys, k
+    return cx_of.shape[0], k
 
 
 @njit
@@ -1550,10 +1601,9 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
             q = hits[b]
             if q == p or (moved_flag[q] and q < p and flags[q] != FREE):
                 continue           # the pair of two moved proxies is added once, by the smaller one's query
-            if p < q:
-                new = _push(new, k, (p << _KEY_SHIFT) | q)
-            else:
-                new = _push(new, k, (q << _KEY_SHIFT) | p)
+            if k >= new.shape[0]:
+                new = _grown(new, k, k + 1)
+            new[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
             k += 1
     new = _sorted_keys(new, k)
     # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs. Both outputs are

@@ -838,10 +838,24 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
         bodies[0], bodies[1], bodies[6], bodies[7], bodies[8], bodies[15])
     shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts = (
         shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[12])
-    stack = np.empty(64, np.int64)
-    hits = np.empty(64, np.int64)
     NB = com.shape[0]
     S = shape_body.shape[0]
+    # the fast bodies first, in a loop of their own: a loop that queries the tree rebinds its buffers, and so
+    # takes and drops references on them at every body it visits
+    fast = np.empty(NB, np.int64)
+    n_fast = 0
+    for b in range(NB):
+        if not awake[b] or kind[b] != DYNAMIC:
+            continue
+        dx = com[b, 0] - com0[b, 0]
+        dy = com[b, 1] - com0[b, 1]
+        if bullet[b] or math.sqrt(dx * dx + dy * dy) >= 0.5 * body_min_extent[b]:
+            fast[n_fast] = b
+            n_fast += 1
+    if n_fast == 0:
+        return
+    stack = np.empty(64, np.int64)
+    hits = np.empty(64, np.int64)
     # each body's shapes as a linked list (so a fast body visits its own shapes, not the whole table)
     first_shape = np.full(NB, -1, np.int64)
     next_shape = np.full(S, -1, np.int64)
@@ -849,15 +863,12 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
         if shape_alive[s]:
             next_shape[s] = first_shape[shape_body[s]]
             first_shape[shape_body[s]] = s
-    for b in range(NB):
-        if not awake[b] or kind[b] != DYNAMIC:
-            continue
+    for i in range(n_fast):
+        b = fast[i]
         dx = com[b, 0] - com0[b, 0]
         dy = com[b, 1] - com0[b, 1]
         dth = angle[b] - angle0[b]
         dist = math.sqrt(dx * dx + dy * dy)
-        if not bullet[b] and dist < 0.5 * body_min_extent[b]:
-            continue
         t_min = 1.0
         s_next = first_shape[b]
         while s_next != -1:
