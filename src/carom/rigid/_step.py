@@ -243,10 +243,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
 # frame: the relative pose (t, cos, sin) of B's frame in A's, the normal, and per point the anchor on A's
 # surface (A frame) and the anchor on B's surface (B frame). A recycled manifold is rebuilt from it. For a
 # manifold without points, CSEP holds collide_sat's lower bound of the pair's separation at that pose (−inf
-# when there is none: rows with points, sensors), with which a pair that stays apart skips the test. A pair of
-# two circles leaves its row unwritten (whatever the allocation held): it is always tested afresh, so the row is
-# never read, and not writing it saves a tenth of a circle pile's narrow phase (its 120 bytes are half of what
-# the pair writes).
+# when there is none: rows with points, sensors), with which a pair that stays apart skips the test.
 CTX, CTY, CTC, CTS, CNX, CNY = 0, 1, 2, 3, 4, 5
 CQ0 = 6
 CSEP = CQ0 + 2 * 4
@@ -478,8 +475,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                                 shape_radius[a], borrowed_rows(verts, ob, shape_count[bsh]),
                                 borrowed_rows(normals, ob, shape_count[bsh]), shape_radius[bsh], tx, ty, tc, ts,
                                 spec, sv, snm)
-            if not circles:      # (two circles never read their row: the comment above CACHE_WIDTH)
-                _store_cache(c_cache, k, m, tx, ty, tc, ts)
+            _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
         c_count[k] = cnt
         # (the table is allocated without zeroing, so every field of the row is written on every path)
