@@ -39,7 +39,7 @@ def fresh_and_recycled(w):
         na, nb = w._s_count[a], w._s_count[b]
         m = collide_sat(w._verts[oa:oa + na], w._normals[oa:oa + na], w._s_radius[a],
                         w._verts[ob:ob + nb], w._normals[ob:ob + nb], w._s_radius[b], *t,
-                        SPECULATIVE_DISTANCE + motion[ba] + motion[bb], scratch_v, scratch_n)
+                        SPECULATIVE_DISTANCE + _step.pair_motion(motion, ba, bb), scratch_v, scratch_n)
         out.append((k, ba, m, xf[ba]))
     return out, np.array(recycled)
 
