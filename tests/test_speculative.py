@@ -20,16 +20,37 @@ def _pair_row(w, a, b):
 
 
 def test_bodies_flying_together_get_no_speculative_points():
-    """Two boxes 10 cm apart flying side by side at 12 m/s: their boxes, grown by each one's motion (0.2 m),
-    overlap, so they are a candidate pair, but their gap cannot close, so the pair has no points."""
+    """Two boxes 10 cm apart, one behind the other, flying at 12 m/s: the back one's box, swept along its 0.2 m
+    step, reaches the front one, so they are a candidate pair, but their gap cannot close, so the pair has no
+    points (a margin of the two speeds' sum, 0.42 m, gave it two)."""
     w = carom.World(gravity=(0, 0))
     a = w.add_body(position=(0.0, 0.0), velocity=(12.0, 0.0)).add_shape(box(0.5, 0.5))
-    b = w.add_body(position=(0.0, 1.1), velocity=(12.0, 0.0)).add_shape(box(0.5, 0.5))
+    b = w.add_body(position=(1.1, 0.0), velocity=(12.0, 0.0)).add_shape(box(0.5, 0.5))
     for _ in range(3):
         w.step(1 / 60)
         k = _pair_row(w, a, b)
         assert k is not None                     # a candidate of the broad phase
         assert w._contacts[1][k] == 0            # and no manifold
+
+
+def test_boxes_are_swept_along_the_motion():
+    """Side by side, 10 cm apart, flying at 12 m/s: the boxes are swept along x only, so the pair is not even a
+    candidate; a box at rest beside a moving one still meets it within the slop-sized margin."""
+    w = carom.World(gravity=(0, 0))
+    a = w.add_body(position=(0.0, 0.0), velocity=(12.0, 0.0)).add_shape(box(0.5, 0.5))
+    b = w.add_body(position=(0.0, 1.1), velocity=(12.0, 0.0)).add_shape(box(0.5, 0.5))
+    c = w.add_body(position=(0.0, -1.015), velocity=(0.0, 0.0)).add_shape(box(0.5, 0.5))
+    w.step(1 / 60)
+    assert _pair_row(w, a, b) is None
+    k = _pair_row(w, a, c)
+    assert k is not None and w._contacts[1][k] > 0
+    bodies, shapes = w._kernel_args()[:2]
+    lower, upper = _step.bounds_stage(1 / 60, 0.0, 0.0, bodies, shapes, 1)[4:]
+    half = 0.5 * SPECULATIVE_DISTANCE
+    # a's box: its core at x in [-0.5, 0.5] at the pose the step starts from, swept 0.2 m ahead
+    x0 = a.body.position[0] - 0.5
+    assert lower[a.index, 0] == pytest.approx(x0 - half) and upper[a.index, 0] == pytest.approx(x0 + 1.2 + half)
+    assert upper[a.index, 1] - lower[a.index, 1] == pytest.approx(1.0 + 2 * half)
 
 
 def test_dynamic_bodies_closing_fast_meet_without_passing_through():
