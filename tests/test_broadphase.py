@@ -911,3 +911,27 @@ def test_grid_key_order_with_small_and_crowded_buckets():
     for order in (crowded, crowded[[1, 0, *range(2, crowded.size)]]):
         mixed = np.concatenate([rest[:500], order, rest[500:]])
         np.testing.assert_array_equal(K._keys_in_order(mixed, mixed.size, n), keys)
+
+
+def test_crowded_boxes_grow_the_buffers_and_agree_with_brute_force():
+    """200 boxes piled on one spot, all moving each frame: each grid entry has far more partners than the pair
+    buffer first holds, and a query finds more proxies than its first buffer holds, so the walks stop, the
+    buffers grow and the walks resume (``_grid_entry_pairs``, ``_tree_collect``); nothing is lost or doubled."""
+    rng = np.random.default_rng(5)
+    n = 200
+    tree, ref = DynamicTree(), BruteForce()
+    lo = rng.uniform(0, 0.5, (n, 2))
+    hi = lo + rng.uniform(0.5, 1.0, (n, 2))
+    for k in range(n):
+        tree.insert(lo[k], hi[k])
+        ref.insert(lo[k], hi[k])
+    for frame in range(3):
+        lo = lo + rng.uniform(-0.3, 0.3, (n, 2))
+        hi = lo + rng.uniform(0.5, 1.0, (n, 2))
+        tree.update(np.arange(n), lo, hi)
+        ref.update(np.arange(n), lo, hi)
+        pairs = np.asarray(tree.pairs()).reshape(-1, 2)
+        assert len(pairs) > 8 * n                                # more than the grid's first buffer
+        expected = np.asarray(ref.pairs()).reshape(-1, 2)
+        assert sorted(map(tuple, pairs.tolist())) == sorted(map(tuple, expected.tolist()))
+        assert sorted(np.asarray(tree.query((-10.0, -10.0), (10.0, 10.0))).tolist()) == list(range(n))
