@@ -56,7 +56,7 @@ def test_boxes_are_swept_along_the_motion():
 def test_dynamic_bodies_closing_fast_meet_without_passing_through():
     """Two 1 m boxes closing at 30 m/s (half a metre a step, their gap 0.3 m): the margin of the pair is what
     their relative motion can close, so the first step already has speculative points and they stop at
-    contact, never more than a few millimetres into each other."""
+    contact, never more than a centimetre into each other."""
     w = carom.World(gravity=(0, 0))
     a = w.add_body(position=(0.0, 0.0), velocity=(15.0, 0.0))
     a.add_shape(box(0.5, 0.5), friction=0.0, restitution=0.0)
