@@ -935,3 +935,27 @@ def test_crowded_boxes_grow_the_buffers_and_agree_with_brute_force():
         expected = np.asarray(ref.pairs()).reshape(-1, 2)
         assert sorted(map(tuple, pairs.tolist())) == sorted(map(tuple, expected.tolist()))
         assert sorted(np.asarray(tree.query((-10.0, -10.0), (10.0, 10.0))).tolist()) == list(range(n))
+
+
+def test_many_box_queries_at_once_agree_with_brute_force():
+    """``tree_query_boxes`` (the continuous stage's one call for all its swept boxes) against brute force: 300
+    query boxes over 200 crowded proxies, so the hits outgrow their first buffer and the walks resume; an empty
+    tree gives no hits."""
+    from carom.geometry import _broadphase_kernels as K
+    rng = np.random.default_rng(6)
+    n = 200
+    tree = DynamicTree()
+    lo = rng.uniform(0, 3, (n, 2))
+    hi = lo + rng.uniform(0.1, 1.0, (n, 2))
+    for k in range(n):
+        tree.insert(lo[k], hi[k])
+    q_lo = rng.uniform(-1, 4, (300, 2))
+    boxes = np.hstack([q_lo, q_lo + rng.uniform(0.0, 2.0, (300, 2))])
+    first, hits = K.tree_query_boxes(tree._trees[0], tree._lower, tree._upper, boxes, 250)
+    assert first.shape == (251,) and first[-1] == len(hits) > 250         # past the first buffer (n)
+    for i in range(250):
+        ql, qu = boxes[i, :2], boxes[i, 2:]
+        expected = np.flatnonzero(np.all(lo <= qu, axis=1) & np.all(ql <= hi, axis=1))
+        assert sorted(hits[first[i]:first[i + 1]].tolist()) == expected.tolist()
+    first, hits = K.tree_query_boxes(K.tree_new(), tree._lower, tree._upper, boxes, 3)
+    assert first.tolist() == [0, 0, 0, 0] and len(hits) == 0

@@ -33,10 +33,11 @@ def fresh_and_recycled(w):
         a, b = int(keys[k] >> 32), int(keys[k] & 0xFFFFFFFF)
         ba, bb = w._s_body[a], w._s_body[b]
         t = relative_transform(*xf[ba], *xf[bb])
-        # a contact is recycled when its cache holds an older pose than the one the step saw
-        recycled.append(not np.allclose(cache[k, :4], t, rtol=0, atol=1e-15))
         oa, ob = w._s_offset[a], w._s_offset[b]
         na, nb = w._s_count[a], w._s_count[b]
+        # a contact is recycled when its cache holds an older pose than the one the step saw (two circles
+        # are always tested afresh, and keep no cache)
+        recycled.append((na, nb) != (1, 1) and not np.allclose(cache[k, :4], t, rtol=0, atol=1e-15))
         m = collide_sat(w._verts[oa:oa + na], w._normals[oa:oa + na], w._s_radius[a],
                         w._verts[ob:ob + nb], w._normals[ob:ob + nb], w._s_radius[b], *t,
                         SPECULATIVE_DISTANCE + _step.pair_motion(motion, ba, bb), scratch_v, scratch_n)

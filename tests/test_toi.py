@@ -142,8 +142,8 @@ def test_conservative_advancement_on_circle_pairs_agrees_with_the_quadratic():
         a0, a1 = _random_motion(rng, rotate=False)
         b0, b1 = _random_motion(rng, rotate=False)
         exact = time_of_impact(a, a0, a1, b, b0, b1)
-        ca, _ = conservative_advancement(a.vertices, a.radius, *a0, *a1, b.vertices, b.radius, *b0, *b1,
-                                         TOI_TARGET, 64)
+        ca, _ = conservative_advancement(a.vertices, a.radius, 0.0, 0.0, *a0, *a1, b.vertices, b.radius, 0.0, 0.0,
+                                         *b0, *b1, TOI_TARGET, 64, -math.inf)
         if exact is None:
             continue
         checked += 1
@@ -203,3 +203,23 @@ def test_hypothesis_toi_is_conservative(seed, spin):
         assert t is not None and t <= ts[touching[0]] + 1e-12
     if t is not None and t > 0.0:
         assert sampled_gaps(a, a0, a1, b, b0, b1, np.linspace(0.0, t, 200)).min() > 0.0
+
+
+def test_sliding_past_a_wall_is_settled_by_one_distance_test():
+    """A circle falling 2 m beside a wall, 1 cm from it and turning: the approach speed along the
+    closest-point direction (the wall's normal) is zero and a circle's core (its centre, the pivot) has no
+    rotation sweep, so the first distance test shows no contact can come. The plain bound |Δc| + |Δθ|·reach
+    would creep down the wall in steps of 1 cm / 2 m of the motion."""
+    from carom.geometry.toi import conservative_advancement
+    wall = box(0.5, 10.0)
+    ball = Circle(0.25)
+    t, iterations = conservative_advancement(ball.vertices, ball.radius, 0.0, 0.0, 0.76, 5.0, 0.0, 0.76, 3.0, 4.0,
+                                             wall.vertices, wall.radius, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                                             TOI_TARGET, 64, 0.005)
+    assert t == -1.0 and iterations == 1
+    # heading into the wall at the same time, it is stopped within the target gap of touching
+    t, _ = conservative_advancement(ball.vertices, ball.radius, 0.0, 0.0, 0.9, 5.0, 0.0, 0.3, 3.0, 4.0,
+                                    wall.vertices, wall.radius, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                                    TOI_TARGET, 64, 0.005)
+    x = 0.9 + t * (0.3 - 0.9)
+    assert 0.0 < x - 0.75 <= TOI_TARGET + 1e-12

@@ -914,10 +914,17 @@ def _tree_collect(t, lower, upper, qlx, qly, qux, quy, stack, out, k, real):
                             out, k, real)
         if top == 0:
             return out, k, stack
-        if k >= out.shape[0]:
-            out = _grown(out, k, k + 1)
-        if top + 2 > stack.shape[0]:
-            stack = _grown(stack, top, top + 2)
+        out, stack = _walk_room(out, k, stack, top)
+
+
+@njit
+def _walk_room(out, k, stack, top):
+    """A stopped walk's buffers (``_tree_walk``) with room for its next step: the full one grown."""
+    if k >= out.shape[0]:
+        out = _grown(out, k, k + 1)
+    if top + 2 > stack.shape[0]:
+        stack = _grown(stack, top, top + 2)
+    return out, stack
 
 
 @njit
@@ -1666,6 +1673,51 @@ def tree_query(moving, static, lower, upper, qlx, qly, qux, quy):
     out, k, stack = _tree_collect(moving, lower, upper, qlx, qly, qux, quy, stack, out, np.int64(0), np.bool_(True))
     out, k, stack = _tree_collect(static, lower, upper, qlx, qly, qux, quy, stack, out, k, np.bool_(True))
     return np.sort(out[:k])
+
+
+@njit
+def tree_query_boxes(t, lower, upper, boxes, n):
+    """The proxies of tree t whose real box overlaps each of the query boxes boxes[:n] (rows lx, ly, ux, uy):
+    (first, hits), box i's proxies being hits[first[i]:first[i + 1]].
+
+    One call for many boxes: a loop that calls a query per box takes and drops references on the tree's arrays
+    and the buffers it returns at every box (the continuous stage's 2,000 fast circles a step, 0.2 µs each);
+    here the walks run on borrowed views (``_boxes_walk``), which stop when the hits or the stack are full,
+    and resume at the same node once the full one has grown."""
+    first = np.zeros(n + 1, np.int64)
+    hits = np.empty(max(n, 16), np.int64)
+    stack = np.empty(64, np.int64)
+    if t.meta[0] == -1:
+        return first, hits[:0]
+    i = np.int64(0)
+    top = np.int64(0)
+    k = np.int64(0)
+    while True:
+        i, top, k = _boxes_walk(t.lo, t.hi, t.child1, t.child2, t.proxy, t.meta[0], lower, upper, boxes, n, first,
+                                i, top, stack, hits, k)
+        if i >= n:
+            return first, hits[:k]
+        hits, stack = _walk_room(hits, k, stack, top)
+
+
+@njit
+def _boxes_walk(lo, hi, child1, child2, proxy, root, lower, upper, boxes, n, first, i, top, stack, hits, k):
+    """:func:`tree_query_boxes`' walks from box i on (top > 0: box i's walk resumes from stack[:top]). Returns
+    (i, top, k): i = n when all are done, else the walk of box i stopped for want of room."""
+    lo, hi, child1, child2, proxy, lower, upper, boxes, first, stack, hits = borrowed((
+        lo, hi, child1, child2, proxy, lower, upper, boxes, first, stack, hits))
+    while i < n:
+        if top == 0:
+            first[i] = k
+            stack[0] = root
+            top = 1
+        top, k = _tree_walk(lo, hi, child1, child2, proxy, lower, upper, boxes[i, 0], boxes[i, 1], boxes[i, 2],
+                            boxes[i, 3], stack, top, hits, k, np.bool_(True))
+        if top > 0:
+            return i, top, k
+        i += 1
+        first[i] = k
+    return i, top, k
 
 
 @njit

@@ -14,7 +14,7 @@ Any other pair: conservative advancement on the GJK distance. At time t_k let d_
 unit closest-point direction (world, A to B). The support gap along the fixed axis n is a lower bound of the
 distance at every later time, and it changes at most at the rate
 
-    μ = max(0, −n·Δp_rel) + |Δθ_A|·ρ_A + |Δθ_B|·ρ_B,     ρ = max |core vertex| about the body origin
+    μ = max(0, −n·Δp_rel) + |Δθ_A|·ρ_A + |Δθ_B|·ρ_B,     ρ = max |core vertex| about the pivot
 
 (translation moves the gap exactly by n·Δp_rel; rotating a body turns each core point by at most |Δθ|·ρ per
 unit t, and the rounding disk's support along n does not change). So d(t) ≥ d_k − μ (t − t_k): advancing by
@@ -56,22 +56,22 @@ def circle_toi(c0x, c0y, dcx, dcy, radius_sum):
 
 
 @njit
-def _max_extent(v):
+def _max_extent(v, px, py):
+    """The largest distance of a core vertex from the pivot (px, py) (shape frame)."""
     m = 0.0
     for i in range(v.shape[0]):
-        r = math.sqrt(v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1])
+        dx = v[i, 0] - px
+        dy = v[i, 1] - py
+        r = math.sqrt(dx * dx + dy * dy)
         if r > m:
             m = r
     return m
 
 
 @njit
-def _placed_distance(vA, rA, vB, rB, xa, ya, aa, xb, yb, ab):
-    """GJK distance of the rounded shapes at one placement: (d, nx, ny) with the world unit direction."""
-    ca = math.cos(aa)
-    sa = math.sin(aa)
-    cb = math.cos(ab)
-    sb = math.sin(ab)
+def _placed_distance(vA, rA, vB, rB, xa, ya, ca, sa, xb, yb, cb, sb):
+    """GJK distance of the rounded shapes with their frames at (x, y) turned by (cos, sin): (d, nx, ny) with
+    the world unit direction from A to B."""
     tx, ty, tc, ts = relative_transform(xa, ya, ca, sa, xb, yb, cb, sb)
     res = gjk_core(vA, vB, tx, ty, tc, ts)
     dc = res[0]
@@ -86,24 +86,54 @@ def _placed_distance(vA, rA, vB, rB, xa, ya, aa, xb, yb, ab):
 
 
 @njit
-def conservative_advancement(vA, rA, xa0, ya0, aa0, xa1, ya1, aa1,
-                             vB, rB, xb0, yb0, ab0, xb1, yb1, ab1, target, max_iterations):
-    """Time of impact by conservative advancement: (t, iterations), t = -1 when there is no contact."""
+def _frame_at(px, py, lx, ly, angle):
+    """The frame (x, y, cos, sin) of a shape turned by ``angle`` whose pivot, the point (lx, ly) of its own
+    frame, is at (px, py)."""
+    c = math.cos(angle)
+    s = math.sin(angle)
+    return px - (c * lx - s * ly), py - (s * lx + c * ly), c, s
+
+
+@njit
+def conservative_advancement(vA, rA, lax, lay, xa0, ya0, aa0, xa1, ya1, aa1,
+                             vB, rB, lbx, lby, xb0, yb0, ab0, xb1, yb1, ab1, target, max_iterations, touching):
+    """Time of impact by conservative advancement (module docstring): (t, iterations), t = -1 when there is
+    no contact.
+
+    Each shape turns about its pivot, the point l = (lx, ly) of its own frame (a body's centre of mass; the
+    frame origin when l = 0), and (x, y, angle) is the pivot's motion: p(t) = p0 + t·Δp, θ(t) = θ0 + t·Δθ.
+    ρ is then the largest distance of a core vertex from the pivot. A pair closer than ``touching`` at t = 0
+    is already in contact and gets -1 as well (the continuous stage leaves such a pair to the contact
+    solver; ``time_of_impact`` passes −inf, so it gets 0.0)."""
     dax = xa1 - xa0
     day = ya1 - ya0
     dta = aa1 - aa0
     dbx = xb1 - xb0
     dby = yb1 - yb0
     dtb = ab1 - ab0
-    rot = abs(dta) * _max_extent(vA) + abs(dtb) * _max_extent(vB)
+    rot = abs(dta) * _max_extent(vA, lax, lay) + abs(dtb) * _max_extent(vB, lbx, lby)
     dpx = dbx - dax
     dpy = dby - day
+    # a shape that does not turn keeps its frame's rotation (no sine and cosine per iteration)
+    fxa, fya, fca, fsa = _frame_at(xa0, ya0, lax, lay, aa0)
+    fxb, fyb, fcb, fsb = _frame_at(xb0, yb0, lbx, lby, ab0)
     t = 0.0
     it = 0
     while True:
-        d, nx, ny = _placed_distance(vA, rA, vB, rB,
-                                     xa0 + t * dax, ya0 + t * day, aa0 + t * dta,
-                                     xb0 + t * dbx, yb0 + t * dby, ab0 + t * dtb)
+        if it > 0:
+            if dta != 0.0:
+                fxa, fya, fca, fsa = _frame_at(xa0 + t * dax, ya0 + t * day, lax, lay, aa0 + t * dta)
+            else:
+                fxa = xa0 + t * dax - (fca * lax - fsa * lay)
+                fya = ya0 + t * day - (fsa * lax + fca * lay)
+            if dtb != 0.0:
+                fxb, fyb, fcb, fsb = _frame_at(xb0 + t * dbx, yb0 + t * dby, lbx, lby, ab0 + t * dtb)
+            else:
+                fxb = xb0 + t * dbx - (fcb * lbx - fsb * lby)
+                fyb = yb0 + t * dby - (fsb * lbx + fcb * lby)
+        d, nx, ny = _placed_distance(vA, rA, vB, rB, fxa, fya, fca, fsa, fxb, fyb, fcb, fsb)
+        if it == 0 and d < touching:
+            return -1.0, it
         if d <= target:
             return t, it
         if it >= max_iterations:
@@ -163,6 +193,6 @@ def time_of_impact(a, a_start, a_end, b, b_start, b_end, target=TOI_TARGET):
                            (pb1[0] - pb0[0]) - (pa1[0] - pa0[0]), (pb1[1] - pb0[1]) - (pa1[1] - pa0[1]),
                            a.radius + b.radius)
             return None if t < 0.0 else float(t)
-    t, _ = conservative_advancement(a.vertices, a.radius, *a0, *a1, b.vertices, b.radius, *b0, *b1,
-                                    tgt, TOI_MAX_ITERATIONS)
+    t, _ = conservative_advancement(a.vertices, a.radius, 0.0, 0.0, *a0, *a1, b.vertices, b.radius, 0.0, 0.0, *b0,
+                                    *b1, tgt, TOI_MAX_ITERATIONS, -math.inf)
     return None if t < 0.0 else float(t)

@@ -847,7 +847,7 @@ class World:
         try:
             old = self._contacts
             if not self._skip_apart:
-                old[10][:, _step.CSEP] = -np.inf
+                old[_step.CACHE][:, _step.CSEP] = -np.inf
             bodies, shapes, tree, proxy, proxy_shape = self._kernel_args()
             settings = (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]))
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
