@@ -112,10 +112,11 @@ if numba.config.DISABLE_JIT:
         return tuple(block[:, c].copy() for c in range(ROW))
 
     def scatter_rows(state, body, move, j, side, cols):
-        """``state[body[j, side, q]] = (lane q of each column)`` for the lanes q with ``move[j, side, q]``."""
+        """``state[body[j, side, q], :len(cols)] = (lane q of each column)`` for the lanes q with
+        ``move[j, side, q]``."""
         for q in range(LANES):
             if move[j, side, q]:
-                state[body[j, side, q]] = [c[q] for c in cols]
+                state[body[j, side, q], :len(cols)] = [c[q] for c in cols]
 
     def gather_rows64(state, body, j, side, h):
         """The ``ROW`` columns of ``state[body[j, side, q]]`` for the lanes q of part h, as ``ROW`` double
@@ -367,26 +368,42 @@ else:
             return context.make_tuple(builder, out, cols)
         return out(state, body, j, side), codegen
 
+    def _four_column_rows(builder, cols):
+        """Four 8-lane column vectors as the 8 rows of 4 they hold: pairs of columns interleaved, then pairs
+        of pairs, which leaves rows q and q + 4 in the two halves of one vector (8 shuffles within 128-bit
+        halves, and 4 to take the upper halves: half the work of an 8 × 8 transpose)."""
+        c0, c1, c2, c3 = cols
+        lo, hi = _index_vector([0, 8, 1, 9, 4, 12, 5, 13]), _index_vector([2, 10, 3, 11, 6, 14, 7, 15])
+        t0, t1 = builder.shuffle_vector(c0, c1, lo), builder.shuffle_vector(c0, c1, hi)
+        t2, t3 = builder.shuffle_vector(c2, c3, lo), builder.shuffle_vector(c2, c3, hi)
+        first, second = _index_vector([0, 1, 8, 9, 4, 5, 12, 13]), _index_vector([2, 3, 10, 11, 6, 7, 14, 15])
+        pairs = [builder.shuffle_vector(t0, t2, first), builder.shuffle_vector(t0, t2, second),
+                 builder.shuffle_vector(t1, t3, first), builder.shuffle_vector(t1, t3, second)]
+        low, high = _index_vector([0, 1, 2, 3]), _index_vector([4, 5, 6, 7])
+        return ([builder.shuffle_vector(u, u, low) for u in pairs]
+                + [builder.shuffle_vector(u, u, high) for u in pairs])
+
     @intrinsic
     def scatter_rows(typingctx, state, body, move, j, side, cols):
-        """``state[body[j, side, q]] = (lane q of each of the ROW vectors cols)`` for the lanes q with
-        ``move[j, side, q]`` (the inverse of :func:`gather_rows`: the columns are transposed back into rows
-        in registers, and each row is one store)."""
+        """``state[body[j, side, q], :k] = (lane q of each of the k vectors cols)`` for the lanes q with
+        ``move[j, side, q]``, k = ROW or 4 (the inverse of :func:`gather_rows`: the columns are transposed
+        back into rows in registers, and each row is one store). The solver writes back only the first four
+        columns (the velocities it changed), which halves the transposing (``_four_column_rows``)."""
         if not (_gather_typing(state, body, j, side, types.float32) and isinstance(move, types.Array)
                 and move.ndim == 3 and move.dtype == types.boolean and move.layout == "C"
-                and isinstance(cols, types.UniTuple) and cols.count == ROW and cols.dtype == f32v
-                and LANES % ROW == 0):
+                and isinstance(cols, types.UniTuple) and cols.count in (ROW, 4) and cols.dtype == f32v
+                and LANES % ROW == 0 and ROW == 8):
             return None
 
         def codegen(context, builder, sig, args):
             sty, st, bty, bd, jj, ss = _gather_arrays(context, builder, sig, args, at=3)
             mv = context.make_array(sig.args[2])(context, builder, args[2])
             columns = cgutils.unpack_tuple(builder, args[5])
-            pty = ir.PointerType(ir.VectorType(ir.FloatType(), ROW))
+            pty = ir.PointerType(ir.VectorType(ir.FloatType(), len(columns)))
             for blk in range(0, LANES, ROW):
                 part = [builder.shuffle_vector(c, c, _index_vector(list(range(blk, blk + ROW))))
                         if LANES != ROW else c for c in columns]
-                rows = _transpose(builder, part)
+                rows = _transpose(builder, part) if len(part) == ROW else _four_column_rows(builder, part)
                 for q in range(ROW):
                     i = _lane_offset(builder, jj, ss, ir.Constant(jj.type, blk + q))
                     flag = builder.load(builder.gep(mv.data, [i]))

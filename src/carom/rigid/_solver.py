@@ -564,10 +564,10 @@ def _gather_velocities(state, body, j):
 
 @inline_njit
 def _scatter_velocities(state, body, move, j, sa, sb, v):
-    """Write each lane's new velocity back to its bodies, except for bodies that are only read (whole rows:
-    the other columns go back as they were gathered)."""
-    scatter_rows(state, body, move, j, 0, (v[0], v[1], v[2], sa[DPX], sa[DPY], sa[DC], sa[DS], sa[PAD]))
-    scatter_rows(state, body, move, j, 1, (v[3], v[4], v[5], sb[DPX], sb[DPY], sb[DC], sb[DS], sb[PAD]))
+    """Write each lane's new velocity back to its bodies, except for bodies that are only read (the first
+    four columns of each row: v, ω, and DPX as it was gathered)."""
+    scatter_rows(state, body, move, j, 0, (v[0], v[1], v[2], sa[DPX]))
+    scatter_rows(state, body, move, j, 1, (v[3], v[4], v[5], sb[DPX]))
 
 
 @inline_njit
