@@ -329,18 +329,24 @@ def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
     # relative rotation since the manifold was computed: sin and cos of the angle change
     dsin = ts * ctc - tc * cts
     dcos = tc * ctc + ts * cts
+    # the anchors' move d plus the rotation term may not exceed RECYCLE_DISTANCE; compared as d² ≤ room² with
+    # no square root (the root's latency was a sixth of a recycled pair's time). Each test is made as soon as
+    # its terms are known: in a tumbling crowd most pairs fail on the rotation alone, before any point
+    room = RECYCLE_DISTANCE - abs(dsin) * 2.0 * reach
+    fail = (False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0))
+    if dcos <= 0.0 or room < 0.0:
+        return fail
     nx = cache[k, CNX]
     ny = cache[k, CNY]
     # point indices as int64, not literals (a literal argument compiles the function once per value)
     p0x, p0y, s0, d0 = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts)
-    p1x = p1y = s1 = d1 = 0.0
+    if d0 > room * room:
+        return fail
+    p1x = p1y = s1 = 0.0
     if cnt == 2:
         p1x, p1y, s1, d1 = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts)
-    # the anchors' move d (squared: d0, d1) plus the rotation term may not exceed RECYCLE_DISTANCE; compared
-    # as d² ≤ room² with no square root (the root's latency was a sixth of a recycled pair's time)
-    room = RECYCLE_DISTANCE - abs(dsin) * 2.0 * reach
-    if dcos <= 0.0 or room < 0.0 or max(d0, d1) > room * room:
-        return False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
+        if d1 > room * room:
+            return fail
     return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0)
 
 
