@@ -305,7 +305,8 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
 # manifold without points, CSEP holds collide_sat's lower bound of the pair's separation at that pose (−inf
 # when there is none: rows with points, sensors), with which a pair that stays apart skips the test. Pairs of
 # two circles are always tested afresh, so their rows are neither read nor written: they hold whatever the
-# memory held (writing them was a fifth of the narrow phase of the 5,000-circle pile, 0.15 ms a step).
+# memory held (writing them was a fifth of the narrow phase of the 5,000-circle pile, 0.15 ms a step), and a
+# snapshot or pickle saves them as zeros (``World._contacts_to_save``).
 CACHE = 10
 CTX, CTY, CTC, CTS, CNX, CNY = 0, 1, 2, 3, 4, 5
 CQ0 = 6

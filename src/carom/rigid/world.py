@@ -1132,7 +1132,21 @@ class World:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_handlers"] = []
+        state["_contacts"] = self._contacts_to_save()
         return state
+
+    def _contacts_to_save(self):
+        """The contact table with the cache rows of two-circle pairs zeroed: the narrow phase never writes or
+        reads them (``_step.CACHE``), so in memory they hold whatever the allocation held, which must not
+        leave the process in a snapshot or a pickle (and would make two snapshots of one state differ)."""
+        c = self._contacts
+        keys = c[0]
+        circles = (self._s_count[keys >> _solver.KEY_SHIFT] == 1) & (self._s_count[keys & _solver.KEY_MASK] == 1)
+        if not circles.any():
+            return c
+        cache = c[_step.CACHE].copy()
+        cache[circles] = 0.0
+        return c[:_step.CACHE] + (cache,) + c[_step.CACHE + 1:]
 
     def __setstate__(self, state):
         self.__dict__.update(state)
