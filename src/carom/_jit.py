@@ -561,26 +561,35 @@ def prefer_concurrent_threading_layer():
         numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
 
 
+#: the threading layer, and the most threads it is sure to run at once (0: any number; 1: none beside the
+#: caller), found once: the layer is chosen when Numba starts its threads, and OpenMP reads its variables
+#: when it starts (reading them on every step cost 2.5 µs)
 _layer = None
+_layer_limit = 0
 
 
 def step_threads():
     """The thread count a step runs with: ``numba.get_num_threads()``, or 1 where the threading layer might
     run two items of a parallel loop in one thread (TBB, chosen by the user, or OpenMP allowed to give fewer
     threads than asked: OMP_DYNAMIC, or OMP_THREAD_LIMIT below the count). Results do not depend on it."""
-    global _layer
+    global _layer, _layer_limit
     n = numba.get_num_threads()       # (this also starts Numba's threads, so the layer is known below)
     if n == 1:
         return 1
     if _layer is None:
         _layer = numba.threading_layer()
-    if _layer not in CONCURRENT_LAYERS:
+        _layer_limit = 0
+        if _layer not in CONCURRENT_LAYERS:
+            _layer_limit = 1
+        elif _layer == "omp":
+            dynamic = os.environ.get("OMP_DYNAMIC", "").strip().lower() in ("1", "true", "yes", "on")
+            limit = os.environ.get("OMP_THREAD_LIMIT", "").strip()
+            if dynamic:
+                _layer_limit = 1
+            elif limit.isdigit():
+                _layer_limit = max(int(limit), 1)
+    if _layer_limit == 1 or (_layer_limit > 0 and _layer_limit < n):
         return 1
-    if _layer == "omp":
-        dynamic = os.environ.get("OMP_DYNAMIC", "").strip().lower() in ("1", "true", "yes", "on")
-        limit = os.environ.get("OMP_THREAD_LIMIT", "").strip()
-        if dynamic or (limit.isdigit() and int(limit) < n):
-            return 1
     return n
 
 
