@@ -588,7 +588,7 @@ def step_threads():
                 _layer_limit = 1
             elif limit.isdigit():
                 _layer_limit = max(int(limit), 1)
-    if _layer_limit == 1 or (_layer_limit > 0 and _layer_limit < n):
+    if 0 < _layer_limit < n:
         return 1
     return n
 

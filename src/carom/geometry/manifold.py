@@ -453,21 +453,24 @@ def collide_quadrilaterals(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative, 
     _to_frame(vB, nB, tx, ty, tc, ts, vb, nbv, 4)
     radius = rA + rB
     boxes = _is_parallelogram(nA) and _is_parallelogram(nB)
-    if boxes:
-        edge_a, sep_a = _parallelogram_separation(vA, nA, vb)
-    else:
-        edge_a, sep_a = _max_separation(vA, nA, vb, 4, 4)
+    edge_a, sep_a = _quad_separation(boxes, vA, nA, vb)
     if sep_a - radius > speculative:
         return _apart(sep_a - radius)
-    if boxes:
-        edge_b, sep_b = _parallelogram_separation(vb, nbv, vA)
-    else:
-        edge_b, sep_b = _max_separation(vb, nbv, vA, 4, 4)
+    edge_b, sep_b = _quad_separation(boxes, vb, nbv, vA)
     if sep_b - radius > speculative:
         return _apart(sep_b - radius)
     four = np.int64(4)       # (not a literal: _face_manifold is compiled once, for any count; LLVM inlines it here
     #                          with the constant, so its loops unroll)
     return _face_manifold(vA, nA, rA, vb, nbv, rB, speculative, edge_a, sep_a, edge_b, sep_b, four, four)
+
+
+@inline_njit
+def _quad_separation(boxes, v1, n1, v2):
+    """The face of 4-vertex core 1 with the greatest separation from 4-vertex core 2: in closed form when both
+    are parallelograms, else by the vertex tests."""
+    if boxes:
+        return _parallelogram_separation(v1, n1, v2)
+    return _max_separation(v1, n1, v2, 4, 4)
 
 
 @inline_njit

@@ -908,20 +908,23 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
         return
     com, angle, local_center, kind, bullet, body_min_extent = (
         bodies[0], bodies[1], bodies[6], bodies[7], bodies[8], bodies[15])
-    shape_body, shape_alive, shape_offset, shape_count, shape_radius, verts = (
-        shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[12])
+    shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_reach, verts = (
+        shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[7], shapes[12])
     NB = com.shape[0]
     S = shape_body.shape[0]
-    # the fast bodies
+    # the fast bodies, and how far each moved
     fast = np.empty(NB, np.int64)
+    fast_dist = np.empty(NB)
     n_fast = 0
     for b in range(NB):
         if not awake[b] or kind[b] != DYNAMIC:
             continue
         dx = com[b, 0] - com0[b, 0]
         dy = com[b, 1] - com0[b, 1]
-        if bullet[b] or math.sqrt(dx * dx + dy * dy) >= 0.5 * body_min_extent[b]:
+        dist = math.sqrt(dx * dx + dy * dy)
+        if bullet[b] or dist >= 0.5 * body_min_extent[b]:
             fast[n_fast] = b
+            fast_dist[n_fast] = dist
             n_fast += 1
     if n_fast == 0:
         return
@@ -939,20 +942,11 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
     n = 0
     for i in range(n_fast):
         b = fast[i]
-        dx = com[b, 0] - com0[b, 0]
-        dy = com[b, 1] - com0[b, 1]
-        dist = math.sqrt(dx * dx + dy * dy)
         s = first_shape[b]
         while s != -1:
-            # the shape's reach from the centre of mass
-            vs = borrowed_rows(verts, shape_offset[s], shape_count[s])
-            reach = 0.0
-            for v in range(vs.shape[0]):
-                rx = vs[v, 0] - local_center[b, 0]
-                ry = vs[v, 1] - local_center[b, 1]
-                reach = max(reach, math.sqrt(rx * rx + ry * ry))
-            reach += shape_radius[s]
-            if dist + abs(angle[b] - angle0[b]) * reach > 0.0:
+            # the shape swept by the body's motion: no point of it is farther than its reach from the centre
+            reach = shape_reach[s]
+            if fast_dist[i] + abs(angle[b] - angle0[b]) * reach > 0.0:
                 item_fast[n] = i
                 item_shape[n] = s
                 boxes[n, 0] = min(com0[b, 0], com[b, 0]) - reach
