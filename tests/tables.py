@@ -1,17 +1,19 @@
-"""A world's contact table as state to compare: every member as it is, except the cache rows of pairs of two
-circles, which the narrow phase neither reads nor writes (carom.rigid._step, the contact cache), so they hold
-whatever the memory held."""
+"""A world's contact table as state to compare: every member as it is, except the cache rows the narrow phase
+left unwritten, which hold whatever the memory held (carom.rigid._step, the contact cache): those of pairs of
+two circles, which it neither reads nor writes, and those it marked as holding no manifold (cos and sin 0)."""
 import numpy as np
 
 from carom.rigid import _step
 
 
 def contact_state(w):
-    """Copies of the members of w's contact table, with the two-circle pairs' cache rows zeroed."""
+    """Copies of the members of w's contact table, with the unwritten cache rows zeroed."""
     members = [np.array(a, copy=True) for a in w._contacts]
     keys = w._contacts[0]
+    cache = members[_step.CACHE]
     circles = (w._s_count[keys >> 32] == 1) & (w._s_count[keys & 0xFFFFFFFF] == 1)
-    members[_step.CACHE][circles] = 0.0
+    marked = (cache[:, 2] == 0.0) & (cache[:, 3] == 0.0)
+    cache[circles | marked] = 0.0
     return members
 
 

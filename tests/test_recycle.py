@@ -3,7 +3,7 @@ manifold, moved with the bodies. Checked against a fresh collision test of the s
 import numpy as np
 import pytest
 
-from carom.constants import RECYCLE_DISTANCE, LINEAR_SLOP, SPECULATIVE_DISTANCE
+from carom.constants import RECYCLE_DISTANCE, LINEAR_SLOP, SPECULATIVE_DISTANCE, UNCACHED_MOTION
 from carom.geometry._math import relative_transform
 from carom.geometry.manifold import collide_sat
 from carom.rigid import _step
@@ -36,8 +36,10 @@ def fresh_and_recycled(w):
         oa, ob = w._s_offset[a], w._s_offset[b]
         na, nb = w._s_count[a], w._s_count[b]
         # a contact is recycled when its cache holds an older pose than the one the step saw (two circles
-        # are always tested afresh, and keep no cache)
-        recycled.append((na, nb) != (1, 1) and not np.allclose(cache[k, :4], t, rtol=0, atol=1e-15))
+        # are always tested afresh and keep no cache, and a row marked as holding no manifold was just
+        # computed afresh too)
+        marked = cache[k, _step.CTC] == 0.0 and cache[k, _step.CTS] == 0.0
+        recycled.append((na, nb) != (1, 1) and not marked and not np.allclose(cache[k, :4], t, rtol=0, atol=1e-15))
         m = collide_sat(w._verts[oa:oa + na], w._normals[oa:oa + na], w._s_radius[a],
                         w._verts[ob:ob + nb], w._normals[ob:ob + nb], w._s_radius[b], *t,
                         SPECULATIVE_DISTANCE + _step.pair_motion(motion, ba, bb), scratch_v, scratch_n)
@@ -122,3 +124,30 @@ def test_recomputed_circle_pairs_match_collide_sat_bitwise():
         assert sep[k, 0] == m[5]
         checked += 1
     assert checked > 100, checked
+
+
+def test_a_fast_pair_keeps_no_cache_and_is_tested_afresh_when_it_slows():
+    """A box sliding fast along the ground moves too far each step to be recycled: its contact's manifold is
+    not cached (the row is marked). Stopped by hand, the next step tests the pair afresh, bitwise as
+    collide_sat, and caches that manifold (it may be recycled again from then on)."""
+    import carom
+    from carom.geometry import box
+    w = carom.World(gravity=(0.0, -10.0))
+    w.sleep_enabled = False
+    w.static_body.add_shape(box(50.0, 0.5, center=(0.0, -0.5)))
+    b = w.add_body(position=(0.0, 0.5), velocity=(3.0, 0.0))
+    b.add_shape(box(0.5, 0.5), friction=0.0)
+    w.step(1 / 60)
+    assert 3.0 / 60 > UNCACHED_MOTION
+    cache = w._contacts[_step.CACHE]
+    assert w._contacts[1][0] > 0
+    assert cache[0, _step.CTC] == 0.0 and cache[0, _step.CTS] == 0.0
+    b.velocity = (0.0, 0.0)
+    rows, recycled = fresh_and_recycled(w)
+    assert list(recycled) == [False]
+    (k, ba, m, xa), = rows
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
+    assert count[k] == m[0] and list(sep[k, :m[0]]) == [m[5], m[9]][:m[0]]
+    assert cache[k, _step.CTC] != 0.0
+    rows, recycled = fresh_and_recycled(w)
+    assert list(recycled) == [True]

@@ -80,6 +80,12 @@ GJK_FACE_TOLERANCE = 1.0e-10
 #: slop (2.5 mm), a recycled separation is off by at most half of the overlap the solver tolerates.
 RECYCLE_DISTANCE = 0.5 * LINEAR_SLOP
 
+#: A pair with points whose bodies can close their gap by more than this in the step (its speculative margin
+#: beyond SPECULATIVE_DISTANCE, ``pair_motion``) will most likely move more than RECYCLE_DISTANCE again by the
+#: next step, so its fresh manifold is not cached: the row is only marked as holding none, and the next step
+#: tests the pair afresh. A wrong guess costs that test, nothing else. In a smash, most pairs fly apart.
+UNCACHED_MOTION = 2.0 * RECYCLE_DISTANCE
+
 #: Skipping separated pairs: a pair whose cached distance bound, less how far the shapes can have moved
 #: relative to each other since, still exceeds the speculative margin by this much times (1 m + both shapes'
 #: reach) provably has no contact points, and skips its collision test. Room for rounding only (float64

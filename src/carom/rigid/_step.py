@@ -15,7 +15,8 @@ from numba import prange
 from .._jit import (njit, entry_njit, inline_njit, linking_entry_njit, llvm_inline_njit, pnjit, cycle_counter,
                     borrowed, borrowed_rows, sin_cos)
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
-                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING)
+                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING,
+                         UNCACHED_MOTION)
 from ..geometry._math import relative_transform
 from ..geometry.aabb import core_aabb
 from ..geometry.manifold import collide_sat, collide_circles_local, collide_quadrilaterals
@@ -306,7 +307,10 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
 # when there is none: rows with points, sensors), with which a pair that stays apart skips the test. Pairs of
 # two circles are always tested afresh, so their rows are neither read nor written: they hold whatever the
 # memory held (writing them was a fifth of the narrow phase of the 5,000-circle pile, 0.15 ms a step), and a
-# snapshot or pickle saves them as zeros (``World._contacts_to_save``).
+# snapshot or pickle saves them as zeros (``World._contacts_to_save``). Nor is the manifold of a pair moving
+# too fast to be recycled next step (UNCACHED_MOTION): its row's (cos, sin) is set to (0, 0), which no rotation
+# has and ``_recycle`` always refuses, and the rest is left as it was (``_mark_uncached``;
+# writing the 15 values was 60 µs a step, a fourteenth of the narrow phase, in a smash).
 CACHE = 10
 CTX, CTY, CTC, CTS, CNX, CNY = 0, 1, 2, 3, 4, 5
 CQ0 = 6
@@ -461,6 +465,15 @@ def _store_cache(cache, k, m, tx, ty, tc, ts):
         cache[k, q] = 0.0
 
 
+@inline_njit
+def _mark_uncached(cache, k):
+    """Mark contact k's cache row as holding no manifold: (cos, sin) = (0, 0), which no rotation has, so that
+    ``_recycle``'s cosine of the rotation since is 0 and it refuses the row (the other fields are not written).
+    A row with no points is never marked: ``_still_apart`` reads its bound."""
+    cache[k, CTC] = 0.0
+    cache[k, CTS] = 0.0
+
+
 @njit
 def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, old, table, in_place):
     """Contacts lo … hi − 1 of the narrow phase (one parallel block; every name in here is private)."""
@@ -545,8 +558,12 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                                 shape_radius[a], borrowed_rows(verts, ob, shape_count[bsh]),
                                 borrowed_rows(normals, ob, shape_count[bsh]), shape_radius[bsh], tx, ty, tc, ts,
                                 spec, sv, snm)
-            if not circles:      # (two circles keep no cache: CACHE)
-                _store_cache(c_cache, k, m, tx, ty, tc, ts)
+            # (two circles keep no cache, nor does a pair moving too fast to be recycled next step: CACHE)
+            if not circles:
+                if m[0] > 0 and spec > SPECULATIVE_DISTANCE + UNCACHED_MOTION:
+                    _mark_uncached(c_cache, k)
+                else:
+                    _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
         c_count[k] = cnt
         # (the table is allocated without zeroing, so every field of the row is written on every path)

@@ -1136,16 +1136,19 @@ class World:
         return state
 
     def _contacts_to_save(self):
-        """The contact table with the cache rows of two-circle pairs zeroed: the narrow phase never writes or
-        reads them (``_step.CACHE``), so in memory they hold whatever the allocation held, which must not
-        leave the process in a snapshot or a pickle (and would make two snapshots of one state differ)."""
+        """The contact table with the cache rows the narrow phase left unwritten zeroed: those of two-circle
+        pairs, and those marked as holding no manifold (cos and sin 0: ``_step.CACHE``). In memory they hold
+        whatever the allocation held, which must not leave the process in a snapshot or a pickle (and would
+        make two snapshots of one state differ). A zeroed marked row is still marked."""
         c = self._contacts
         keys = c[0]
-        circles = (self._s_count[keys >> _solver.KEY_SHIFT] == 1) & (self._s_count[keys & _solver.KEY_MASK] == 1)
-        if not circles.any():
+        cache = c[_step.CACHE]
+        unwritten = ((self._s_count[keys >> _solver.KEY_SHIFT] == 1) & (self._s_count[keys & _solver.KEY_MASK] == 1)
+                     | (cache[:, _step.CTC] == 0.0) & (cache[:, _step.CTS] == 0.0))
+        if not unwritten.any():
             return c
-        cache = c[_step.CACHE].copy()
-        cache[circles] = 0.0
+        cache = cache.copy()
+        cache[unwritten] = 0.0
         return c[:_step.CACHE] + (cache,) + c[_step.CACHE + 1:]
 
     def __setstate__(self, state):
