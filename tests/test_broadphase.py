@@ -959,3 +959,61 @@ def test_many_box_queries_at_once_agree_with_brute_force():
         assert sorted(hits[first[i]:first[i + 1]].tolist()) == expected.tolist()
     first, hits = K.tree_query_boxes(K.tree_new(), tree._lower, tree._upper, boxes, 3)
     assert first.tolist() == [0, 0, 0, 0] and len(hits) == 0
+
+
+def stale(tree, static=False):
+    """Whether one of a DynamicTree's trees waits for a refit (``tree_fit``)."""
+    return bool(tree._trees[1 if static else 0].meta[4])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2 ** 32 - 1), statics=st.integers(1, 12))
+def test_a_bulk_move_leaves_the_tree_stale_until_something_reads_it(seed, statics):
+    """After a bulk move the moving tree's inner boxes are not refitted (``tree_update`` marks it stale). A
+    busy step's pairs come from the grid, with a few static proxies (``_cross_scan``) and a few big moving
+    ones left out of the grid tested against every moving box in turn, so the tree stays stale through busy
+    steps; the pairs equal brute force all along.
+    Whatever reads the tree next (a quiet step's pairs, a query, a ray cast, an insertion) refits it first,
+    and gets brute force's answer."""
+    rng = np.random.default_rng(seed)
+    tree, ref = DynamicTree(), BruteForce()
+    for k in range(300):
+        if k < statics:                                   # walls, long and thin
+            lo = rng.uniform(-20, 20, 2)
+            hi = lo + (rng.uniform(5, 40), 0.5) if rng.random() < 0.5 else lo + (0.5, rng.uniform(5, 40))
+        elif k < statics + 2:                             # two big ones, left out of the grid
+            lo = rng.normal(0, 4, 2)
+            hi = lo + rng.uniform(3.0, 6.0, 2)
+        else:                                             # a crowd of like sizes, binned in the grid
+            lo = rng.normal(0, 4, 2)
+            hi = lo + rng.uniform(0.3, 0.5, 2)
+        assert tree.insert(lo, hi, static=k < statics) == ref.insert(lo, hi, static=k < statics)
+    np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+    moving = np.array([p for p in ref.ids() if not ref.is_static(int(p))], np.int64)
+    for _ in range(3):                                    # busy steps: everything moves
+        step = rng.normal(0, 0.6, (moving.size, 2))
+        lows = np.array([ref.box(int(p))[0] for p in moving]) + step
+        ups = np.array([ref.box(int(p))[1] for p in moving]) + step
+        for bp in (tree, ref):
+            bp.update(moving, lows, ups)
+        assert stale(tree)
+        np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+        assert stale(tree) == (statics <= K.STALE_SCAN_LIMIT)
+    if statics <= K.STALE_SCAN_LIMIT:
+        reader = rng.integers(0, 4)
+        if reader == 0:                                   # a quiet step: one proxy moves
+            p = moving[:1]
+            for bp in (tree, ref):
+                bp.update(p, [ref.box(int(p[0]))[0] + 2.0], [ref.box(int(p[0]))[1] + 2.0])
+            np.testing.assert_array_equal(tree.pairs(), ref.pairs())
+        elif reader == 1:
+            lo, hi = bulk_box(rng, "clustered")
+            np.testing.assert_array_equal(tree.query(lo, hi), ref.query(lo, hi))
+        elif reader == 2:
+            o, d = rng.uniform(-30, 30, 2), rng.uniform(-60, 60, 2)
+            np.testing.assert_array_equal(tree.raycast(o, d), ref.raycast(o, d))
+        else:
+            lo, hi = bulk_box(rng, "clustered")
+            assert tree.insert(lo, hi) == ref.insert(lo, hi)
+        assert not stale(tree)
+    check_tree_against_brute(tree, ref, rng, "clustered")

@@ -59,7 +59,8 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   ``tree_query(moving, static, lower, upper, qlx, qly, qux, quy)``; ``tree_raycast(moving, static, lower,
   upper, ox, oy, dx, dy)``; ``tree_create_leaf(t, proxy, lx, ly, ux, uy, margin) -> leaf``;
   ``tree_destroy_leaf(t, leaf)`` (the pool must have 2 free nodes before creating a leaf: ``tree_grow``);
-  ``tree_rebuild(t)`` rebuilds a tree in place from its leaves (``tree_update`` does it for bulk moves).
+  ``tree_rebuild(t)`` rebuilds a tree in place from its leaves; ``tree_fit(t)`` refits (or rebuilds) a tree
+  that ``tree_update`` left stale after a bulk move (every kernel that reads a tree calls it first).
 * ``grid_choose_cell(lower, upper, flags, n) -> cell``; ``grid_build(lower, upper, flags, n, want, cell,
   max_cells) -> (kx, ky, used, start, items)``; ``grid_pairs(lower, upper, flags, n, cell, max_cells,
   *static_table)`` with ``static_table = grid_build(..., STATIC, ...)``.
@@ -351,8 +352,10 @@ class DynamicTree(BroadPhase):
 
     def nodes(self, static=False):
         """A copy of one tree's node pool as a dict of arrays (for inspection and invariant checks):
-        ``lower, upper, parent, child1, child2, height, proxy`` per node and ``root``, ``free``, ``leaves``."""
+        ``lower, upper, parent, child1, child2, height, proxy`` per node and ``root``, ``free``, ``leaves``.
+        A tree left stale by a bulk move is refitted first (``tree_fit``)."""
         t = self._trees[1 if static else 0]
+        K.tree_fit(t)
         return {"lower": t.lo.copy(), "upper": t.hi.copy(), "parent": t.parent.copy(),
                 "child1": t.child1.copy(), "child2": t.child2.copy(), "height": t.height.copy(),
                 "proxy": t.proxy.copy(), "root": int(t.meta[0]), "free": int(t.meta[1]),
