@@ -1,12 +1,19 @@
 """Axis-aligned bounding boxes of placed shapes: the core's extreme vertices, grown by the radius."""
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, inline_njit
 
 
 @njit
 def core_aabb(verts, radius, x, y, c, s):
     """(lower_x, lower_y, upper_x, upper_y) of a core placed at (x, y, c, s), expanded by ``radius``."""
+    return core_box(verts, radius, x, y, c, s)
+
+
+@inline_njit
+def core_box(verts, radius, x, y, c, s):
+    """:func:`core_aabb` copied into its caller (the bounds stage calls it once per shape, and the call cost
+    as much as a circle's box)."""
     lx = np.inf
     ly = np.inf
     ux = -np.inf

@@ -18,7 +18,7 @@ from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_
                          SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING,
                          UNCACHED_MOTION)
 from ..geometry._math import relative_transform
-from ..geometry.aabb import core_aabb
+from ..geometry.aabb import core_box
 from ..geometry.manifold import collide_sat, collide_circles_local, collide_quadrilaterals
 from ..geometry.toi import conservative_advancement
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys
@@ -206,7 +206,7 @@ def _shape_bounds(lo, hi, shape_body, shape_alive, shape_offset, shape_count, sh
             continue
         b = shape_body[s]
         o = shape_offset[s]
-        lx, ly, ux, uy = core_aabb(borrowed_rows(verts, o, shape_count[s]), shape_radius[s], xf[b, 0], xf[b, 1],
+        lx, ly, ux, uy = core_box(borrowed_rows(verts, o, shape_count[s]), shape_radius[s], xf[b, 0], xf[b, 1],
                                    xf[b, 2], xf[b, 3])
         # half the slop-sized margin on each shape: two boxes meet within the whole of it
         if motion[b, M_SWEPT] != 0.0:
