@@ -207,7 +207,7 @@ def _shape_bounds(lo, hi, shape_body, shape_alive, shape_offset, shape_count, sh
         b = shape_body[s]
         o = shape_offset[s]
         lx, ly, ux, uy = core_box(borrowed_rows(verts, o, shape_count[s]), shape_radius[s], xf[b, 0], xf[b, 1],
-                                   xf[b, 2], xf[b, 3])
+                                  xf[b, 2], xf[b, 3])
         # half the slop-sized margin on each shape: two boxes meet within the whole of it
         if motion[b, M_SWEPT] != 0.0:
             # the box swept along the displacement, grown by what rotation and gravity add
