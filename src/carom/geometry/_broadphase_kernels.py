@@ -569,7 +569,8 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
     :func:`tree_move_leaf`); a leaf that must move gets its new fat box written at once, so a proxy listed
     twice is judged against the box its first entry gave it, as a sequence of moves would be. Then, if at
     most ``SWEEP_FRACTION`` of the live proxies must move, they are removed and reinserted one by one
-    (their ancestors' boxes, stale meanwhile, are refitted by the removal, which walks to the root). If
+    (their ancestors' boxes, stale meanwhile, are refitted by the removal, which walks to the root and
+    first fits a tree left stale: :func:`tree_fit`). If
     more did, a tree in which more than that fraction of the leaves moved is marked stale: its inner boxes
     are refitted, or the tree rebuilt (:func:`tree_refit_or_rebuild`), by the first reader that needs them
     (:func:`tree_fit`), and the other tree's few movers are reinserted. The move buffer gets the moved
@@ -626,10 +627,6 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
     bulk = count > SWEEP_FRACTION * live
     rebuild_moving = bulk and count - count_static > SWEEP_FRACTION * moving.meta[2]
     rebuild_static = bulk and count_static > SWEEP_FRACTION * static.meta[2]
-    if not rebuild_moving:
-        tree_fit(moving)
-    if not rebuild_static:
-        tree_fit(static)
     for a in range(count):
         p = pending[a]
         is_static = flags[p] == STATIC

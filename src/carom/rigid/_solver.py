@@ -1032,7 +1032,7 @@ def _small_sin_cos(x):
     return sn, cs
 
 
-#: the largest |Δθ| of a substep's rotation that ``_small_sin_cos`` is used for
+#: the largest angle change so far in the step, |Δθ|, that ``_small_sin_cos`` is used for
 EIGHTH_TURN = 0.7853981633974483
 
 

@@ -621,13 +621,13 @@ def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, tab
     function: Numba analyses every statement of a function with a parallel loop, so the rest of the stage
     stays outside, which saves seconds of compile time)."""
     K = keys.shape[0]
-    block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
     if threads == 1:
         # in this thread, all pairs in one call (the pairs are independent, so the blocks make no difference
         # to any result): launching the parallel loop costs about 15 µs, and each call takes and drops a
         # reference on its 33 arrays, about 0.5 µs
         _narrow_block(np.int64(0), K, maxc, shapes, local_center, awake, motion, xf, keys, old, table, in_place)
         return
+    block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
     for blk in prange(NARROW_BLOCKS):
         lo = blk * block
         _narrow_block(lo, min(K, lo + block), maxc, shapes, local_center, awake, motion, xf, keys, old, table,
