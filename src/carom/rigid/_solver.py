@@ -820,10 +820,12 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 
 #: what a body's row of the step table (``kick``, built by the first pass of the step) holds: the velocity
 #: change of one substep from gravity and the applied force and torque (KDVX, KDVY, KDW), the damping divisors
-#: 1 + h·c (KLDIV, KADIV: 1 when there is no damping), flags (KFLAGS: the sum of the MOVE_* bits) and, for a
-#: body the solver holds, the linear velocity its contacts started the substep from (KV0X, KV0Y; the angular
-#: one is in its ``state`` row, column W0: ``_integrate_velocity``)
-KDVX, KDVY, KDW, KLDIV, KADIV, KFLAGS, KV0X, KV0Y = range(8)
+#: 1 + h·c (KLDIV, KADIV: 1 when there is no damping) and, for a body the solver holds, the linear velocity its
+#: contacts started the substep from (KV0X, KV0Y; the angular one is in its ``state`` row, column W0:
+#: ``_integrate_velocity``); column 5 is unused. The body's flags (the sum of its MOVE_* bits) are a byte each in
+#: an array of their own, ``flags``: the position pass reads them and not the step table (a cache line per
+#: body)
+KDVX, KDVY, KDW, KLDIV, KADIV, KSPARE, KV0X, KV0Y = range(8)
 KICK_WIDTH = 8      # one cache line per body
 W0 = PAD
 #: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),
@@ -836,34 +838,34 @@ FIRST_PASS, VELOCITY_PASS, POSITION_PASS = 0, 1, 2
 
 
 @njit
-def _integrate_range(task, lo, hi, state, fstate, kick, solved, motion, dangle, rot, gx, gy, h):
+def _integrate_range(task, lo, hi, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h):
     """One pass of the integrators over bodies lo … hi − 1 (``state`` has a row more than there are bodies:
     the dummy body of empty bundle lanes).
 
-    The first pass of the step fills each body's rows of ``state`` and ``fstate`` from the world's velocities
-    and its row of the step table ``kick`` (``_fill_kick``), whose velocity changes and flags the later
-    passes read instead of the body arrays: a substep's velocity pass reads one cache line per body where it
-    read eleven arrays. The velocity change is precomputed as the same double-precision value the sum used, so
+    The first pass of the step fills each body's rows of ``state`` and ``fstate`` from the world's velocities,
+    and its row of the step table ``kick`` and its ``flags`` (``_fill_kick``), which the later passes read
+    instead of the body arrays: a substep's velocity pass reads one cache line per body where it read eleven
+    arrays. The velocity change is precomputed as the same double-precision value the sum used, so
     the result is bitwise that of computing it every substep. With borrowed views, a velocity pass over the
     large pyramid's 5,050 boxes takes about 20 µs (180 µs before: six atomic reference counts per body)."""
     if task == FIRST_PASS:
-        _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h)
+        _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h)
     # borrowed views: the per-body functions below take no references (``borrowed``)
-    state, fstate, kick, com, angle, dangle = borrowed((state, fstate, kick, motion[0], motion[1], dangle))
+    state, fstate, kick, flags, dangle = borrowed((state, fstate, kick, flags, dangle))
     if task == POSITION_PASS:
         for b in range(lo, hi):
-            if _flags(kick, b) & MOVE_POSITION:
-                _integrate_position(b, state, fstate, kick, com, angle, dangle, h)
+            if flags[b] & MOVE_POSITION:
+                _integrate_position(b, state, fstate, flags, dangle, h)
         _rotations(lo, hi, dangle, fstate, rot)
     else:
         carry = task == VELOCITY_PASS
         for b in range(lo, hi):
-            if _flags(kick, b) & MOVE_VELOCITY:
-                _integrate_velocity(b, state, fstate, kick, h, carry)
+            if flags[b] & MOVE_VELOCITY:
+                _integrate_velocity(b, state, fstate, kick, flags, h, carry)
 
 
 @njit
-def _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h):
+def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
     """Bodies lo … hi − 1: their rows of ``state`` and ``fstate`` at the start of the step (``_load_body``) and
     of the step table (``_integrate_range``)."""
     (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
@@ -877,24 +879,18 @@ def _fill_kick(lo, hi, state, fstate, kick, solved, motion, gx, gy, h):
         kick[b, KLDIV] = 1.0 + h * lin_damping[b]
         kick[b, KADIV] = 1.0 + h * ang_damping[b]
         moving = body_alive[b] and not asleep[b]
-        flags = 0
+        bits = 0
         if moving and kind[b] == DYNAMIC:
-            flags += MOVE_VELOCITY
+            bits += MOVE_VELOCITY
         if moving and kind[b] != STATIC:
-            flags += MOVE_POSITION
+            bits += MOVE_POSITION
         if solved[b]:
-            flags += MOVE_SOLVED
-        kick[b, KFLAGS] = flags
+            bits += MOVE_SOLVED
+        flags[b] = bits
 
 
 @inline_njit
-def _flags(kick, b):
-    """Body b's MOVE_* bits (stored as a double in its row of the step table)."""
-    return np.int64(kick[b, KFLAGS])
-
-
-@inline_njit
-def _integrate_velocity(b, state, fstate, kick, h, carry):
+def _integrate_velocity(b, state, fstate, kick, flags, h, carry):
     """Body b's velocity integrated over a substep (gravity, force, damping, the speed limits); for a body the
     solver holds, then the warm start of the substep's contacts: with ``carry`` (every substep but the first)
     the contacts' whole velocity change over the substep before.
@@ -907,8 +903,8 @@ def _integrate_velocity(b, state, fstate, kick, h, carry):
     here). The difference of two single-precision velocities is exact in double precision. This replaces a
     sweep over all contacts in every substep but the first (whose λ come from the last step, matched by
     feature id) with a few operations per body."""
-    vx, vy, w = _velocity(b, state, fstate, kick)
-    solved = _flags(kick, b) & MOVE_SOLVED
+    vx, vy, w = _velocity(b, state, fstate, flags)
+    solved = flags[b] & MOVE_SOLVED
     cvx = cvy = cw = 0.0
     if carry and solved:
         cvx = vx - kick[b, KV0X]
@@ -936,7 +932,7 @@ def _integrate_velocity(b, state, fstate, kick, h, carry):
     _set_velocity(b, state, fstate, vx, vy, w)
     if solved:
         # where the substep's contacts start from: the velocity as the sweeps see it (single precision)
-        vx, vy, w = _velocity(b, state, fstate, kick)
+        vx, vy, w = _velocity(b, state, fstate, flags)
         kick[b, KV0X] = vx
         kick[b, KV0Y] = vy
         state[b, W0] = w
@@ -968,25 +964,25 @@ def _load_body(b, state, fstate, vx, vy, w):
 
 
 @inline_njit
-def _velocity(b, state, fstate, kick):
+def _velocity(b, state, fstate, flags):
     """Body b's velocity (v, ω): the solver's, in single precision, when a contact acts on it (MOVE_SOLVED),
     else the double-precision one, which a body in free flight keeps."""
-    if _flags(kick, b) & MOVE_SOLVED:
+    if flags[b] & MOVE_SOLVED:
         return np.float64(fstate[b, VX]), np.float64(fstate[b, VY]), np.float64(fstate[b, W])
     return state[b, VX], state[b, VY], state[b, W]
 
 
 @inline_njit
-def _integrate_position(b, state, fstate, kick, com, angle, dangle, h):
-    vx, vy, w = _velocity(b, state, fstate, kick)
+def _integrate_position(b, state, fstate, flags, dangle, h):
+    """Body b's position and angle changes so far in the step, advanced over a substep. The body's centre and
+    angle themselves change once, by the sums, after the last substep (``solve_stage``): the sweeps read only
+    the changes, and a pass that wrote the centre and the angle too read and wrote 24 bytes more per body."""
+    vx, vy, w = _velocity(b, state, fstate, flags)
     dx = h * vx
     dy = h * vy
     da = h * w
-    com[b, 0] = com[b, 0] + dx
-    com[b, 1] = com[b, 1] + dy
     state[b, DPX] = state[b, DPX] + dx
     state[b, DPY] = state[b, DPY] + dy
-    angle[b] = angle[b] + da
     dangle[b] = dangle[b] + da
     fstate[b, DPX] = state[b, DPX]
     fstate[b, DPY] = state[b, DPY]
@@ -1067,8 +1063,8 @@ def _barrier(sync, threads, generation):
 
 
 @pnjit
-def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, rot,
-                    gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync):
+def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
+                    rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync):
     """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread
     (Numba's static schedule gives each thread one item, and all of them run at once).
 
@@ -1077,13 +1073,13 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
     start the threads and to join them. Here the threads start once and meet at a spin barrier instead. This
     needs a threading layer that runs the items at once, one per thread (``carom._jit.step_threads``)."""
     for w in prange(threads):
-        _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, rot,
+        _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle, rot,
                      gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
 
 
 @njit
-def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, rot, gx,
-                 gy, h, inv_h, soft, stiff, out, tasks, passes, sync):
+def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
+                 rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync):
     """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread): its share of
     the bodies in each integration pass and of the bundles of each parallel colour, the overflow colour in
     thread 0, and a barrier after each of these (the next one reads what the others wrote). The shares do not
@@ -1094,7 +1090,7 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     gen = 0
     for sub in range(substeps):
         _integrate_range(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], lo, hi, state, fstate, kick,
-                         solved, motion, dangle, rot, gx, gy, h)
+                         flags, solved, motion, dangle, rot, gx, gy, h)
         gen = _barrier(sync, threads, gen)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
@@ -1102,7 +1098,8 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
                                sync, gen)
         gen = _sweep_share(tasks[BIASED], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                            sync, gen)
-        _integrate_range(passes[POSITION_PASS], lo, hi, state, fstate, kick, solved, motion, dangle, rot, gx, gy, h)
+        _integrate_range(passes[POSITION_PASS], lo, hi, state, fstate, kick, flags, solved, motion, dangle, rot, gx,
+                         gy, h)
         gen = _barrier(sync, threads, gen)
         gen = _sweep_share(tasks[RELAX], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                            sync, gen)
@@ -1159,6 +1156,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     state = np.empty((NB + 1, STATE_WIDTH))
     fstate = np.empty((NB + 1, STATE_WIDTH), np.float32)
     kick = np.empty((NB, KICK_WIDTH))
+    flags = np.empty(NB, np.uint8)    # each body's MOVE_* bits (``_fill_kick``)
     _load_body(NB, state, fstate, 0.0, 0.0, 0.0)
     dangle = np.zeros(NB)
     rot = np.empty((2, NB))       # scratch of ``_rotations``
@@ -1176,13 +1174,18 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads meeting at a barrier after
         # each colour and each integration pass
-        _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, rot,
-                        gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+        _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
+                        dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
     else:
-        _solve_share(0, 1, substeps, bstart, rows, body, move, state, fstate, kick, solved, motion, dangle, rot, gx,
-                     gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+        _solve_share(0, 1, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
+                     rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+    # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
-        vx, vy, w = _velocity(b, state, fstate, kick)
+        vx, vy, w = _velocity(b, state, fstate, flags)
+        if flags[b] & MOVE_POSITION:
+            com[b, 0] = com[b, 0] + state[b, DPX]
+            com[b, 1] = com[b, 1] + state[b, DPY]
+            angle[b] = angle[b] + dangle[b]
         vel[b, 0] = vx
         vel[b, 1] = vy
         angvel[b] = w
