@@ -820,14 +820,12 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 
 #: what a body's row of the step table (``kick``, built by the first pass of the step) holds: the velocity
 #: change of one substep from gravity and the applied force and torque (KDVX, KDVY, KDW), the damping divisors
-#: 1 + h·c (KLDIV, KADIV: 1 when there is no damping) and, for a body the solver holds, the linear velocity its
-#: contacts started the substep from (KV0X, KV0Y; the angular one is in its ``state`` row, column W0:
-#: ``_integrate_velocity``); column 5 is unused. The body's flags (the sum of its MOVE_* bits) are a byte each in
-#: an array of their own, ``flags``: the position pass reads them and not the step table (a cache line per
-#: body)
-KDVX, KDVY, KDW, KLDIV, KADIV, KSPARE, KV0X, KV0Y = range(8)
+#: 1 + h·c (KLDIV, KADIV: 1 when there is no damping) and, for a body the solver holds, the velocity its
+#: contacts started the substep from (KV0X, KV0Y, KW0: ``_integrate_velocity``). The body's flags (the sum of
+#: its MOVE_* bits) are a byte each in an array of their own, ``flags``: the position pass reads them and not
+#: the step table (a cache line per body)
+KDVX, KDVY, KDW, KLDIV, KADIV, KW0, KV0X, KV0Y = range(8)
 KICK_WIDTH = 8      # one cache line per body
-W0 = PAD
 #: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),
 #: and whose velocity the solver holds in single precision (``solved``, ``_velocity``)
 MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4
@@ -899,7 +897,7 @@ def _integrate_velocity(b, state, fstate, kick, flags, h, carry):
     contacts, λ each contact's accumulated impulse at the end of the substep (the warm start applies the λ it
     started with, the solve and relax sweeps add to it). The next substep's warm start applies exactly those λ
     again through the same Jacobians (fixed for the step), so it adds the same velocity change, which is the
-    body's velocity at the end of the substep less the one its contacts started from (KV0X, KV0Y, W0, kept
+    body's velocity at the end of the substep less the one its contacts started from (KV0X, KV0Y, KW0, kept
     here). The difference of two single-precision velocities is exact in double precision. This replaces a
     sweep over all contacts in every substep but the first (whose λ come from the last step, matched by
     feature id) with a few operations per body."""
@@ -909,7 +907,7 @@ def _integrate_velocity(b, state, fstate, kick, flags, h, carry):
     if carry and solved:
         cvx = vx - kick[b, KV0X]
         cvy = vy - kick[b, KV0Y]
-        cw = w - state[b, W0]
+        cw = w - kick[b, KW0]
     vx = vx + kick[b, KDVX]
     vy = vy + kick[b, KDVY]
     w = w + kick[b, KDW]
@@ -929,15 +927,25 @@ def _integrate_velocity(b, state, fstate, kick, flags, h, carry):
             vy *= MAX_TRANSLATION_SPEED / sp
     if abs(w) * h > MAX_ROTATION:
         w *= MAX_ROTATION / (abs(w) * h)
-    _set_velocity(b, state, fstate, vx, vy, w)
-    if solved:
-        # where the substep's contacts start from: the velocity as the sweeps see it (single precision)
-        vx, vy, w = _velocity(b, state, fstate, flags)
-        kick[b, KV0X] = vx
-        kick[b, KV0Y] = vy
-        state[b, W0] = w
-        if carry:
-            _set_velocity(b, state, fstate, vx + cvx, vy + cvy, w + cw)
+    # each body's velocity is written in the one row ``_velocity`` reads, so a body the solver holds (most
+    # bodies of a pile) reads and writes only its ``fstate`` row and its step-table row here
+    if not solved:
+        state[b, VX] = vx
+        state[b, VY] = vy
+        state[b, W] = w
+        return
+    # where the substep's contacts start from: the velocity as the sweeps see it (single precision)
+    fstate[b, VX] = vx
+    fstate[b, VY] = vy
+    fstate[b, W] = w
+    vx, vy, w = _velocity(b, state, fstate, flags)
+    kick[b, KV0X] = vx
+    kick[b, KV0Y] = vy
+    kick[b, KW0] = w
+    if carry:
+        fstate[b, VX] = vx + cvx
+        fstate[b, VY] = vy + cvy
+        fstate[b, W] = w + cw
 
 
 @inline_njit
