@@ -1371,15 +1371,27 @@ def _query_box(source, leaf_of, lower, upper, p, real):
 
 
 @njit
+def _proxies_of(flags, kind, count):
+    """The ``count`` proxies with flags == kind, in ascending order. (The pair loops go over these rather than
+    over every proxy skipping the others: a loop that may rebind its keys array takes and drops a reference on
+    it at every turn, 16,000 atomic counts a step, 0.05 ms, in the 5,000-circle pile with its three walls.)"""
+    out = np.empty(count, np.int64)
+    c = 0
+    for p in range(flags.shape[0]):
+        if flags[p] == kind and c < count:
+            out[c] = p
+            c += 1
+    return out[:c]
+
+
+@njit
 def _cross_pairs(source, target, kind, flags, leaf_of, lower, upper, keys, k, real):
     """Each proxy with flags == kind (a leaf of the tree source) queries the tree target with its fat box,
     or with ``real`` its real box for the real boxes of the target's proxies; the pairs' keys are appended
     to keys from k. Returns (keys, k)."""
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
-    for p in range(flags.shape[0]):
-        if flags[p] != kind:
-            continue
+    for p in _proxies_of(flags, kind, source.meta[2]):
         qlx, qly, qux, quy = _query_box(source, leaf_of, lower, upper, p, real)
         hits, h, stack = _tree_collect(target, lower, upper, qlx, qly, qux, quy, stack, hits, np.int64(0), real)
         if k + h > keys.shape[0]:
@@ -1405,9 +1417,7 @@ def _cross_scan(static, flags, leaf_of, lower, upper, ids, box, keys, k, real):
     :func:`_cross_pairs` finds by a query of the moving tree, from a test of every box in turn. Keys are
     appended to keys from k; returns (keys, k)."""
     m = ids.shape[0]
-    for p in range(flags.shape[0]):
-        if flags[p] != STATIC:
-            continue
+    for p in _proxies_of(flags, STATIC, static.meta[2]):
         lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
         if k + m > keys.shape[0]:
             keys = _grown(keys, k, k + m)
