@@ -47,14 +47,16 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
 * ``sap_pairs(lower, upper, flags, n, order, meta)`` — ``order: int64 (cap,)`` proxy ids of the sorted
   list, ``meta: int64 [count, axis]``; sorts in place, then sweeps.
 * ``Tree`` — namedtuple ``(lo, hi, parent, child1, child2, height, proxy, meta)`` of one node pool,
-  ``meta = [root, free_head, leaf_count, quality]`` (quality: see ``tree_refit_or_rebuild``).
+  ``meta = [root, free_head, leaf_count, quality, stale]`` (quality: see ``tree_refit_or_rebuild``; stale:
+  inner boxes not yet refitted after a bulk move, see ``tree_fit``).
   ``tree_update(moving, static, lower, upper, flags, leaf_of,
   ids, lowers, uppers, margin, multiplier, moved, moved_flag, moved_meta)`` (reinserted proxies are
   appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy, ``moved_meta[1]``
   set while the cache holds only the last real pairs, see ``tree_pairs_cached``; ``mark_moved(moved,
   moved_flag, moved_meta, p)`` after creating a leaf); ``tree_pairs_cached(moving, static, lower, upper,
-  flags, leaf_of, moved, moved_flag, moved_meta, cand) -> (pairs, cand)`` with ``cand`` the sorted int64
-  keys ``i << 32 | j`` of the previous call (start empty); ``tree_pairs(moving, static, lower, upper,
+  flags, leaf_of, moved, moved_flag, moved_meta, cand) -> (keys, cand)``, both sorted int64 pair keys
+  ``i << 32 | j`` (``unpack_keys(keys)``: the (n, 2) rows), with ``cand`` the one of the previous call
+  (start empty); ``tree_pairs(moving, static, lower, upper,
   flags, n)`` is the stateless version (every moving proxy queries both trees);
   ``tree_query(moving, static, lower, upper, qlx, qly, qux, quy)``; ``tree_raycast(moving, static, lower,
   upper, ox, oy, dx, dy)``; ``tree_create_leaf(t, proxy, lx, ly, ux, uy, margin) -> leaf``;
@@ -337,10 +339,10 @@ class DynamicTree(BroadPhase):
                       self._moved, self._moved_flag, self._moved_meta)
 
     def pairs(self):
-        pairs, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
-                                                self._flags, self._leaf, self._moved, self._moved_flag,
-                                                self._moved_meta, self._cand)
-        return pairs
+        keys, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
+                                               self._flags, self._leaf, self._moved, self._moved_flag,
+                                               self._moved_meta, self._cand)
+        return K.unpack_keys(keys)
 
     def _query(self, lo, hi):
         return K.tree_query(self._trees[0], self._trees[1], self._lower, self._upper,

@@ -274,13 +274,15 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
                                                   shape_category, shape_mask, shape_group)
     tree_update(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
                 bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta)
-    proxy_pairs, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
-                                              bp_moved, bp_moved_flag, bp_moved_meta, bp_cand)
-    keys = np.empty(proxy_pairs.shape[0], np.int64)
+    proxy_keys, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
+                                             bp_moved, bp_moved_flag, bp_moved_meta, bp_cand)
+    keys = np.empty(proxy_keys.shape[0], np.int64)
     K = np.int64(0)          # (not a literal 0: _sorted_keys would be compiled for Literal[int](0) too)
-    for q in range(proxy_pairs.shape[0]):
-        sa = proxy_shape[proxy_pairs[q, 0]]
-        sb = proxy_shape[proxy_pairs[q, 1]]
+    ordered = True
+    last = np.int64(-1)
+    for q in range(proxy_keys.shape[0]):
+        sa = proxy_shape[proxy_keys[q] >> KEY_SHIFT]
+        sb = proxy_shape[proxy_keys[q] & KEY_MASK]
         ba = shape_body[sa]
         bb = shape_body[sb]
         if ba == bb or (kind[ba] != DYNAMIC and kind[bb] != DYNAMIC):
@@ -290,14 +292,15 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
                 shape_category[sa], shape_mask[sa], shape_group[sa], shape_category[sb], shape_mask[sb],
                 shape_group[sb])):
             continue
-        keys[K] = (min(sa, sb) << KEY_SHIFT) | max(sa, sb)
+        key = (min(sa, sb) << KEY_SHIFT) | max(sa, sb)
+        keys[K] = key
         K += 1
-    keys = keys[:K]
+        ordered = ordered and key > last
+        last = key
     # proxies are usually numbered like their shapes, and then the pairs come out already in key order
-    for q in range(1, K):
-        if keys[q] < keys[q - 1]:
-            return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
-    return keys, new_cand
+    if not ordered:
+        return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
+    return keys[:K], new_cand
 
 
 # Contact cache (the table's member CACHE, one row per contact): the manifold as it was computed, in body A's
