@@ -120,3 +120,27 @@ def test_steps_run_in_one_thread_where_a_layer_may_run_two_items_in_one_thread(m
             monkeypatch.setenv(name, value)
         assert _jit.step_threads() == expected, (layer, env)
     monkeypatch.setattr(_jit, "_layer", None)
+
+
+def test_the_step_follows_a_thread_count_set_through_numba():
+    """step_threads reads Numba's count on every step (after the first, without the locks of
+    ``numba.get_num_threads``): a count set with numba.set_num_threads directly, not carom's, is the one a
+    step uses, and each Python thread has its own."""
+    import threading
+    from carom import _jit
+    most = numba.config.NUMBA_NUM_THREADS
+    try:
+        carom.World().step(1 / 60)
+        for n in sorted({1, most}):
+            numba.set_num_threads(n)
+            assert _jit.step_threads() == n
+            assert _jit.step_threads() == numba.get_num_threads()
+        numba.set_num_threads(1)
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append((_jit.step_threads(), numba.get_num_threads())))
+        worker.start()
+        worker.join()
+        assert seen[0][0] == seen[0][1]
+        assert _jit.step_threads() == 1
+    finally:
+        numba.set_num_threads(most)
