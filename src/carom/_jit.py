@@ -571,11 +571,12 @@ _read_thread_count = None
 
 
 def _thread_count_reader():
-    """The function ``numba.get_num_threads`` returns the value of, once Numba's threads are started (None if
-    this Numba has no such function). ``numba.get_num_threads`` first takes two locks to check that the threads
-    are started, one of them a multiprocessing lock: after a step, with the caches cold, that cost about 17 µs
-    of the 45 µs of Python around the compiled call of the 5,000-circle pile, where the reader alone costs
-    well under 1 µs. The thread count is still read on every step (``numba.set_num_threads`` may change it)."""
+    """Numba's internal reader of the calling thread's thread count (the value ``numba.get_num_threads``
+    returns), once Numba's threads are started; None if this Numba has no such reader. ``numba.get_num_threads``
+    first takes two locks to check that the threads are started, one of them a multiprocessing lock: after a
+    step, with the caches cold, that cost about 17 µs of the 45 µs of Python around the compiled call of the
+    5,000-circle pile, where the reader alone costs well under 1 µs. The thread count is still read on every
+    step (``numba.set_num_threads`` may change it)."""
     try:
         from numba.np.ufunc import parallel
     except ImportError:

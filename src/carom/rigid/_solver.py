@@ -49,9 +49,10 @@ of doubles brought it to about 22 ns.
 Precision. The sweeps work in single precision, as Box2D's solver does: 8 floats fill an AVX2 register where
 4 doubles did, which halves the arithmetic per contact, and a body's row (8 floats) is half a cache line. The
 rows are computed in double precision (``prepare_stage``, from the world's double-precision poses) and
-rounded when stored; the integrators work in double precision and keep a double copy of each body's velocity
-and position delta (``state``) beside the single-precision one the sweeps use (``fstate``), so a body no
-contact acts on keeps double precision, and only a velocity the solver changed is rounded. Momentum is then
+rounded when stored; the integrators work in double precision and keep each body's position delta, and the
+velocity of a body no contact acts on, in double precision (``state``), beside the single-precision row the
+sweeps use (``fstate``), which holds the velocity of a body the solver holds: only a velocity the solver
+changed is rounded. Momentum is then
 conserved to about 1e-6 of its size over 1,000 steps (1e-9 in double precision). About 12 to 15 ns per
 two-point contact per sweep on AVX2, against 22 ns for doubles (and the lever arms r × n, r × t stored per
 point instead of the anchors, ``_speed_along``).
@@ -1081,8 +1082,8 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
     start the threads and to join them. Here the threads start once and meet at a spin barrier instead. This
     needs a threading layer that runs the items at once, one per thread (``carom._jit.step_threads``)."""
     for w in prange(threads):
-        _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle, rot,
-                     gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+        _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
+                     dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
 
 
 @njit
