@@ -91,21 +91,17 @@ def _push(buf, k, value):
 @njit
 def finish_pairs(keys, k, stride):
     """Sort the first k pair keys ``i * stride + j`` and unpack them into a (k, 2) int64 array."""
-    s = np.sort(keys[:k])
-    out = np.empty((k, 2), np.int64)
-    for r in range(k):
-        out[r, 0] = s[r] // stride
-        out[r, 1] = s[r] % stride
-    return out
+    return unpack_keys(np.sort(keys[:k]), stride)
 
 
 @njit
-def unpack_keys(keys):
-    """Pair keys ``i << 32 | j`` as a (n, 2) int64 array of rows (i, j), in the same order."""
+def unpack_keys(keys, stride):
+    """Pair keys ``i * stride + j`` as a (n, 2) int64 array of rows (i, j), in the same order (the tree's keys
+    ``i << 32 | j`` have stride ``KEY_STRIDE``)."""
     out = np.empty((keys.shape[0], 2), np.int64)
     for r in range(keys.shape[0]):
-        out[r, 0] = keys[r] >> _KEY_SHIFT
-        out[r, 1] = keys[r] & _KEY_MASK
+        out[r, 0] = keys[r] // stride
+        out[r, 1] = keys[r] % stride
     return out
 
 
@@ -1031,6 +1027,8 @@ def tree_pairs(moving, static, lower, upper, flags, n):
 
 _KEY_SHIFT = np.int64(32)
 _KEY_MASK = np.int64(0xFFFFFFFF)
+#: the stride of the keys ``i << 32 | j`` (``unpack_keys``)
+KEY_STRIDE = np.int64(1) << _KEY_SHIFT
 
 
 #: A moving proxy more than this many times the median size of the moving proxies (a long kinematic wall, a

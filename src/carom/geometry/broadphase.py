@@ -55,7 +55,7 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   set while the cache holds only the last real pairs, see ``tree_pairs_cached``; ``mark_moved(moved,
   moved_flag, moved_meta, p)`` after creating a leaf); ``tree_pairs_cached(moving, static, lower, upper,
   flags, leaf_of, moved, moved_flag, moved_meta, cand) -> (keys, cand)``, both sorted int64 pair keys
-  ``i << 32 | j`` (``unpack_keys(keys)``: the (n, 2) rows), with ``cand`` the one of the previous call
+  ``i << 32 | j`` (``unpack_keys(keys, KEY_STRIDE)``: the (n, 2) rows), with ``cand`` the one of the previous call
   (start empty); ``tree_pairs(moving, static, lower, upper,
   flags, n)`` is the stateless version (every moving proxy queries both trees);
   ``tree_query(moving, static, lower, upper, qlx, qly, qux, quy)``; ``tree_raycast(moving, static, lower,
@@ -342,7 +342,7 @@ class DynamicTree(BroadPhase):
         keys, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
                                                self._flags, self._leaf, self._moved, self._moved_flag,
                                                self._moved_meta, self._cand)
-        return K.unpack_keys(keys)
+        return K.unpack_keys(keys, K.KEY_STRIDE)
 
     def _query(self, lo, hi):
         return K.tree_query(self._trees[0], self._trees[1], self._lower, self._upper,
