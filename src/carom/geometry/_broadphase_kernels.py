@@ -1073,8 +1073,8 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
     fewer of them than moving proxies, each queries the moving tree with its fat box, otherwise each moving
     proxy queries the static tree.
 
-    The pairs come out unordered; a counting sort by the smaller id (n buckets, O(n + pairs)) and an
-    insertion sort of each bucket by the larger id (a few keys each) give the keys in ascending order.
+    The pairs come out unordered; a radix sort (counting sorts by the larger id, then by the smaller one:
+    O(n + pairs)) gives the keys in ascending order.
     """
     n = flags.shape[0]
     m = moving.meta[2]
@@ -1252,37 +1252,33 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
 
 @njit
 def _keys_in_order(keys, k, n):
-    """``keys[:k]`` (i << 32 | j, i < j < n, no two equal) in ascending order: a counting sort by i into
-    n buckets, then each bucket, a proxy's few partners, insertion-sorted by j (a bucket of more than 16, a
-    long wall's, by :func:`_sort_range`). One scatter pass over the keys instead of the two of an LSD radix
-    sort (by j, then by i)."""
-    count = np.zeros(n + 1, np.int64)
+    """``keys[:k]`` (i << 32 | j, i < j < n, no two equal) in ascending order: an LSD radix sort with radix n,
+    a stable counting sort by j, then one by i. Four passes over the keys with no data-dependent branch;
+    a counting sort by i followed by an insertion sort of each proxy's few partners by j did one scatter
+    pass fewer but mispredicted its way through 5,000 short buckets (a 5,000-circle pile's 15,700 keys: 105
+    µs against 72)."""
+    by_j = np.zeros(n + 1, np.int64)
     for c in range(k):
-        count[(keys[c] >> _KEY_SHIFT) + 1] += 1
+        by_j[(keys[c] & _KEY_MASK) + 1] += 1
     for p in range(n):
-        count[p + 1] += count[p]
-    out = np.empty(k, np.int64)
-    fill = np.empty(n, np.int64)
-    for p in range(n):             # (a loop: a slice's copy costs compile time)
-        fill[p] = count[p]
+        by_j[p + 1] += by_j[p]
+    part = np.empty(k, np.int64)
     for c in range(k):
-        i = keys[c] >> _KEY_SHIFT
-        f = fill[i]
-        fill[i] = f + 1
-        out[f] = keys[c]
-    for i in range(n):
-        lo = count[i]
-        hi = count[i + 1]
-        if hi - lo > 16:
-            # a proxy with many partners (a long wall): no quadratic sort, and none at all when its partners
-            # came in order (a wall's test of every box in turn)
-            c = lo + 1
-            while c < hi and out[c - 1] < out[c]:
-                c += 1
-            if c < hi:
-                _sort_range(out, lo, hi - 1)
-        else:
-            _insertion_sort(out, lo, hi - 1)
+        j = keys[c] & _KEY_MASK
+        f = by_j[j]
+        by_j[j] = f + 1
+        part[f] = keys[c]
+    by_i = np.zeros(n + 1, np.int64)
+    for c in range(k):
+        by_i[(part[c] >> _KEY_SHIFT) + 1] += 1
+    for p in range(n):
+        by_i[p + 1] += by_i[p]
+    out = np.empty(k, np.int64)
+    for c in range(k):
+        i = part[c] >> _KEY_SHIFT
+        f = by_i[i]
+        by_i[i] = f + 1
+        out[f] = part[c]
     return out
 
 
@@ -1601,8 +1597,7 @@ def _sort_range(A, low, high):
 
 @inline_njit
 def _insertion_sort(A, low, high):
-    """Sort ``A[low:high + 1]`` in place by insertion: the short runs of :func:`_sort_range` and the grid's
-    buckets (:func:`_keys_in_order`)."""
+    """Sort ``A[low:high + 1]`` in place by insertion: the short runs of :func:`_sort_range`."""
     for c in range(low + 1, high + 1):
         v = A[c]
         d = c - 1

@@ -785,22 +785,26 @@ def _write_back(rows, j, out):
     before the solve) at a point that took an impulse, and that point (left at −inf, −1 when none did); hit
     events are built from these only when someone asks for them (carom.rigid._step.event_rows)."""
     perm, first, count, c_nimp, c_timp, hit_speed, hit_point = out
+    p1 = P0 + POINT_WIDTH
     for q in range(count[j]):
         k = perm[first[j] + q]
         # the hit is found in the bundle's own fields (the lane's point count included) and stored once: no
-        # read of the contact table, whose rows this visits out of order (a third less time for the sweep)
-        points = np.int64(rows[j, COUNT, q])
-        speed = -np.inf
-        point = -1
-        for p in range(2):
-            o = P0 + p * POINT_WIDTH
-            c_nimp[k, p] = rows[j, o + NIMP, q]
-            c_timp[k, p] = rows[j, o + TIMP, q]
-            if p < points and rows[j, o + MAXIMP, q] > 0.0 and -rows[j, o + RELV, q] > speed:
-                speed = -rows[j, o + RELV, q]
-                point = p
-        hit_speed[k] = speed
-        hit_point[k] = point
+        # read of the contact table, whose rows this visits out of order (a third less time for the sweep).
+        # Point 1 replaces point 0 only if strictly faster, as a loop over the points would; written with
+        # selects, not branches, whose outcomes vary from lane to lane (a tenth less time)
+        points = rows[j, COUNT, q]
+        c_nimp[k, 0] = rows[j, P0 + NIMP, q]
+        c_timp[k, 0] = rows[j, P0 + TIMP, q]
+        c_nimp[k, 1] = rows[j, p1 + NIMP, q]
+        c_timp[k, 1] = rows[j, p1 + TIMP, q]
+        speed0 = -np.float64(rows[j, P0 + RELV, q])
+        speed1 = -np.float64(rows[j, p1 + RELV, q])
+        hit0 = (points > 0.0) & (rows[j, P0 + MAXIMP, q] > 0.0) & (speed0 > -np.inf)
+        speed = speed0 if hit0 else -np.inf
+        point = np.int64(0) if hit0 else np.int64(-1)
+        hit1 = (points > 1.0) & (rows[j, p1 + MAXIMP, q] > 0.0) & (speed1 > speed)
+        hit_speed[k] = speed1 if hit1 else speed
+        hit_point[k] = np.int64(1) if hit1 else point
 
 
 @llvm_inline_njit
