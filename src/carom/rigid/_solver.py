@@ -871,8 +871,8 @@ def _integrate_range(task, lo, hi, state, fstate, kick, flags, solved, motion, d
 def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
     """Bodies lo … hi − 1: their rows of ``state`` and ``fstate`` at the start of the step (``_load_body``) and
     of the step table (``_integrate_range``)."""
-    (com, angle, inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale,
-     asleep, vel, angvel) = motion
+    (inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale, asleep, vel,
+     angvel) = motion
     for b in range(lo, hi):
         _load_body(b, state, fstate, vel[b, 0], vel[b, 1], angvel[b])
         kick[b, KDVX] = h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
@@ -939,18 +939,21 @@ def _integrate_velocity(b, state, fstate, kick, flags, h, carry):
         state[b, VY] = vy
         state[b, W] = w
         return
-    # where the substep's contacts start from: the velocity as the sweeps see it (single precision)
-    fstate[b, VX] = vx
-    fstate[b, VY] = vy
-    fstate[b, W] = w
-    vx, vy, w = _velocity(b, state, fstate, flags)
+    # where the substep's contacts start from: the velocity as the sweeps see it, rounded to single precision
+    # here (the row is then written once, with the warm start when ``carry``)
+    vx = np.float64(np.float32(vx))
+    vy = np.float64(np.float32(vy))
+    w = np.float64(np.float32(w))
     kick[b, KV0X] = vx
     kick[b, KV0Y] = vy
     kick[b, KW0] = w
     if carry:
-        fstate[b, VX] = vx + cvx
-        fstate[b, VY] = vy + cvy
-        fstate[b, W] = w + cw
+        vx += cvx
+        vy += cvy
+        w += cw
+    fstate[b, VX] = vx
+    fstate[b, VY] = vy
+    fstate[b, W] = w
 
 
 @inline_njit
@@ -1097,7 +1100,7 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     the bodies in each integration pass and of the bundles of each parallel colour, the overflow colour in
     thread 0, and a barrier after each of these (the next one reads what the others wrote). The shares do not
     change any result: bodies integrate independently, and the bundles of a colour touch disjoint bodies."""
-    n = motion[0].shape[0]
+    n = flags.shape[0]
     lo = w * n // threads
     hi = (w + 1) * n // threads
     gen = 0
@@ -1177,7 +1180,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     tasks = np.arange(4)
     passes = np.arange(3)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
-    motion = (com, angle, bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
+    motion = (bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
               bodies[14], bodies[16], vel, angvel)
     # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
     hit_speed = np.full(c_count.shape[0], -np.inf)
