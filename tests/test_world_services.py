@@ -295,6 +295,43 @@ def test_snapshot_continues_bitwise(how):
         carom.World.restore(b"not a snapshot")
 
 
+def test_kept_kernel_views_follow_slot_reuse_and_grown_arrays():
+    """World keeps the step kernel's array views between steps (``_kernel_args``). A body and a shape that
+    reuse freed slots (the counts stay the same) while the vertex array grows must still reach the
+    kernel: the world must step exactly like a twin whose views are built afresh before every step."""
+    from carom.geometry import Polygon
+
+    def build():
+        w = pile(count=30)
+        while w._verts.shape[0] - w._n_verts >= 8:     # fill the vertex array with far-away static boxes
+            w.static_body.add_shape(box(0.5, 0.5, center=(100.0 + 2 * w._n_verts, 0.0)))
+        for _ in range(20):
+            w.step(DT)
+        return w
+
+    worlds = [build(), build()]
+    for w in worlds:
+        w.remove(w.bodies[-1])
+        n, ns, verts = w._n_bodies, w._n_shapes, w._verts
+        ring = np.linspace(0.0, 2 * np.pi, 9, endpoint=False)
+        b = w.add_body(position=(0.3, 12.0))
+        b.add_shape(Polygon(np.c_[np.cos(ring), np.sin(ring)]), density=1.0)
+        # the new body and shape took freed slots, and the vertex array had to grow
+        assert (w._n_bodies, w._n_shapes) == (n, ns)
+        assert w._verts is not verts
+        w.step(DT)
+    fresh = worlds[1]
+    for _ in range(120):
+        worlds[0].step(DT)
+        fresh._arg_views = None
+        fresh.step(DT)
+        assert_same(worlds[0], fresh)
+    # the nonagon (radius 1) came to rest on the pile or the floor (y = 0), not through them
+    polygon = worlds[0].bodies[-1]
+    assert polygon.shapes[0].geometry.vertices.shape[0] == 9
+    assert polygon.position[1] > 0.9
+
+
 # --- churn ---------------------------------------------------------------------------------------------------
 
 def test_seeded_churn_keeps_the_world_consistent():

@@ -508,6 +508,7 @@ class World:
         # shapes it never touches (smash: 32 → 21 ms per step), and its speculative margin covers the motion
         self._bp = DynamicTree(multiplier=1.0)
         self._s_proxy = np.zeros(scap, np.int64)
+        self._arg_views = None          # (_kernel_args)
         self._shape_arrays += ("_s_proxy",)
         self._proxy_shape = np.zeros(16, np.int64)
         self.step_count = 0
@@ -815,8 +816,26 @@ class World:
 
     # --- stepping --------------------------------------------------------------------------------------
     def _kernel_args(self):
+        """The step kernel's arrays: views of the live rows of the body and shape arrays, and the broad phase's.
+
+        The views are kept between calls while the counts and the arrays are the same objects (the body
+        arrays grow together, as do the shape arrays and the vertex pair): building ~35 views a step and
+        dropping them again cost 20-30 µs of a 3 ms step, with the processor's caches cold from the step."""
         n = self._n_bodies
         ns = self._n_shapes
+        kept = self._arg_views
+        if (kept is not None and kept[0] == n and kept[1] == ns and kept[2] is self._com and kept[3] is self._s_body
+                and kept[4] is self._verts and kept[5] is self._proxy_shape):
+            bodies, shapes, proxy = kept[6:]
+        else:
+            bodies, shapes, proxy = self._live_views(n, ns)
+            self._arg_views = (n, ns, self._com, self._s_body, self._verts, self._proxy_shape, bodies, shapes, proxy)
+        bp = self._bp
+        tree = (bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
+                bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier)
+        return bodies, shapes, tree, proxy, self._proxy_shape
+
+    def _live_views(self, n, ns):
         bodies = (self._com[:n], self._angle[:n], self._vel[:n], self._angvel[:n], self._inv_mass[:n],
                   self._inv_inertia[:n], self._local_center[:n], self._kind[:n], self._bullet[:n],
                   self._alive[:n], self._force[:n], self._torque[:n], self._lin_damping[:n],
@@ -826,10 +845,7 @@ class World:
                   self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
                   self._s_sensor[:ns], self._s_category[:ns], self._s_mask[:ns], self._s_group[:ns],
                   self._verts, self._normals)
-        bp = self._bp
-        tree = (bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
-                bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier)
-        return bodies, shapes, tree, self._s_proxy[:ns], self._proxy_shape
+        return bodies, shapes, self._s_proxy[:ns]
 
     def step(self, dt):
         """Advance the world by ``dt`` seconds in one compiled call, then deliver events to the handlers.
@@ -1132,6 +1148,7 @@ class World:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_handlers"] = []
+        state["_arg_views"] = None      # (views: a pickle would copy their rows)
         state["_contacts"] = self._contacts_to_save()
         return state
 
@@ -1153,6 +1170,7 @@ class World:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._arg_views = None          # (a snapshot from before the views were kept has none)
 
     def __copy__(self):
         return World.restore(self.snapshot())
