@@ -7,7 +7,7 @@ import pytest
 
 import carom
 from carom.errors import CaromError, SimulationError, StaleHandleError
-from carom.geometry import Circle, box, Segment
+from carom.geometry import Circle, Polygon, box, Segment
 from carom.rigid import _step
 from carom.scenes.rigid_scenes import pyramid, pile
 from tables import assert_same_contacts
@@ -299,8 +299,6 @@ def test_kept_kernel_views_follow_slot_reuse_and_grown_arrays():
     """World keeps the step kernel's array views between steps (``_kernel_args``). A body and a shape that
     reuse freed slots (the counts stay the same) while the vertex array grows must still reach the
     kernel: the world must step exactly like a twin whose views are built afresh before every step."""
-    from carom.geometry import Polygon
-
     def build():
         w = pile(count=30)
         while w._verts.shape[0] - w._n_verts >= 8:     # fill the vertex array with far-away static boxes
