@@ -437,3 +437,42 @@ def test_kept_colouring_gives_the_world_a_fresh_colouring_gives():
     for name in ("_com", "_angle", "_vel", "_angvel", "_asleep"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert_same_contacts(a, b)
+
+
+def test_colouring_keeps_each_colour_in_key_order_block_by_block():
+    """``colour_contacts`` on a smashed block, with one- and two-point contacts mixed: no dynamic body twice in
+    a parallel colour; each colour is its contacts in key order, except that inside each block of
+    COLOUR_BLOCK the two-point contacts come first (each group in key order), so each block's keys all
+    precede the next block's; the overflow colour is in key order. Key order keeps a thread's share of a
+    colour to nearby bodies; all two-point contacts first would give one thread all of them."""
+    from carom.rigid import _solver
+    from carom.scenes.rigid_scenes import smash
+
+    w = smash(columns=30, rows=20, projectile_x=20.0)
+    w.sleep_enabled = False
+    for _ in range(12):
+        w.step(1 / 60)
+    keys, count, sensor = w._contacts[0], w._contacts[1], w._contacts[9]
+    shape_body = w._s_body[:w._n_shapes]
+    kind, asleep = w._kind[:w._n_bodies], w._asleep[:w._n_bodies]
+    perm, pair, start, _ = _solver.colour_contacts(keys, count, sensor, shape_body, kind, asleep)
+    solvable = np.flatnonzero((count > 0) & ~sensor)
+    assert sorted(perm) == sorted(solvable)
+    block = _solver.COLOUR_BLOCK
+    mixed = 0
+    for c in range(_solver.OVERFLOW + 1):
+        ks = keys[perm[start[c]:start[c + 1]]]
+        if c == _solver.OVERFLOW:
+            assert np.all(np.diff(ks) > 0)
+            continue
+        dyn = [b for ab in pair[start[c]:start[c + 1]] for b in ab if kind[b] == 2]
+        assert len(dyn) == len(set(dyn)), f"colour {c} has a body twice"
+        for lo in range(0, len(ks), block):
+            part = perm[start[c] + lo:min(start[c] + lo + block, start[c + 1])]
+            two = count[part] == 2
+            assert not np.any(two[1:] & ~two[:-1]), "a two-point contact after a one-point one"
+            assert np.all(np.diff(keys[part[two]]) > 0) and np.all(np.diff(keys[part[~two]]) > 0)
+            if lo + block < len(ks):
+                assert keys[part].max() < ks[lo + block:].min(), "a block's keys reach into the next's"
+            mixed += bool(two.any() and not two.all())
+    assert mixed > 0 and np.any(count[perm] == 1) and np.any(count[perm] == 2)   # (the test saw both kinds)

@@ -10,7 +10,7 @@ import pytest
 
 import carom
 from carom.geometry import Circle, box
-from carom.scenes.rigid_scenes import pile, pyramid
+from carom.scenes.rigid_scenes import pile, pyramid, smash
 from tables import assert_same_contacts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,9 +42,10 @@ def crowded_plank():
 
 
 # the small scenes solve in one thread whatever the count; the larger ones run the threads' shared solve loop
-# (one parallel loop with barriers between colours), the plank's with an overflow colour
+# (one parallel loop with barriers between colours), the plank's with an overflow colour, the smash's with one-
+# and two-point contacts in one bundle
 @pytest.mark.parametrize("builder", [lambda: pyramid(base=12), lambda: pile(count=60), lambda: pyramid(base=30),
-                                     crowded_plank])
+                                     crowded_plank, lambda: smash(columns=30, rows=20, projectile_x=20.0)])
 def test_one_and_many_threads_are_bitwise_equal(builder):
     many = min(4, numba.config.NUMBA_NUM_THREADS)
     a = run(builder, 120, 1)
