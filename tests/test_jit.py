@@ -332,18 +332,32 @@ def test_compile_note_is_printed_only_while_nothing_is_cached(tmp_path):
 
 
 def test_each_kernel_of_a_step_is_compiled_once():
-    """After a step (in a fresh process: other tests call kernels directly, with other types), every carom
-    kernel holds one compiled signature (a literal argument such as ``f(0, n)`` compiles a second one, for
-    ``Literal[int](0)``, and costs its whole compile time again); the one kernel used with two array types
-    is named here."""
+    """After steps in one and in two threads (in a fresh process: other tests call kernels directly, with other
+    types), every carom kernel holds one compiled signature (a literal argument such as ``f(0, n)`` compiles a second one, for
+    ``Literal[int](0)``, and costs its whole compile time again; so does a parallel loop's index passed on as
+    it is, typed int64 and then uint64); the kernels used with several array types are named here."""
     import json
     import subprocess
     import sys
     code = """
 import json, sys
+import carom
 from numba.core.registry import CPUDispatcher
+from carom.geometry import Polygon, box
 from carom.scenes.rigid_scenes import pyramid
 pyramid(base=3).step(1 / 60)
+# with two threads, a pyramid large enough for the parallel stages, a hexagon (the general SAT) and a bullet
+# falling fast onto the ground (the continuous stage's tree query)
+carom.set_num_threads(2)
+w = pyramid(base=30)
+w.sleep_enabled = False
+hexagon = w.add_body(position=(40.0, 1.0))
+hexagon.add_shape(Polygon([(0.5, 0.0), (0.25, 0.43), (-0.25, 0.43), (-0.5, 0.0), (-0.25, -0.43), (0.25, -0.43)]),
+                  density=1.0)
+bullet = w.add_body(position=(50.0, 3.0), velocity=(0.0, -300.0), bullet=True)
+bullet.add_shape(box(0.1, 0.1), density=1.0)
+for _ in range(3):
+    w.step(1 / 60)
 several = {}
 for module in [m for name, m in list(sys.modules.items()) if name.startswith("carom")]:
     for name, f in vars(module).items():
@@ -354,8 +368,9 @@ print(json.dumps(several))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     several = json.loads(out.stdout.strip().splitlines()[-1])
-    # the partition step of the float median and of the integer key sort
-    assert set(several) <= {"carom.geometry._broadphase_kernels._partition"}, several
+    # the partition step of the float median and of the integer key sort; the equality test of the arrays a
+    # kept colouring depends on (int64, bool and int8)
+    assert set(several) <= {"carom.geometry._broadphase_kernels._partition", "carom.rigid._solver._same"}, several
 
 
 def test_atomics_read_modify_and_write_an_int64_element():

@@ -1417,7 +1417,7 @@ def _cross_scan(static, flags, leaf_of, lower, upper, ids, box, keys, k, real):
     :func:`_cross_pairs` finds by a query of the moving tree, from a test of every box in turn. Keys are
     appended to keys from k; returns (keys, k)."""
     m = ids.shape[0]
-    for p in _proxies_of(flags, STATIC, static.meta[2]):
+    for p in _proxies_of(flags, np.int64(STATIC), static.meta[2]):
         lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
         if k + m > keys.shape[0]:
             keys = _grown(keys, k, k + m)

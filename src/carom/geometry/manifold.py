@@ -145,7 +145,7 @@ def _max_separation(v1, n1, v2, count1, count2):
     constants (:func:`collide_quadrilaterals`) gets both loops unrolled. The first edge of greatest
     separation wins, and the minimum is the same value whichever order it is taken in.
     """
-    best = 0
+    best = np.int64(0)      # (not a literal: a returned literal edge compiles _face_manifold once more)
     best_sep = -np.inf
     for i in range(count1):
         nx = n1[i, 0]
@@ -499,7 +499,7 @@ def _parallelogram_separation(v1, n1, v2):
     by = 0.5 * (v2[2, 1] - v2[1, 1])
     ext0 = abs(n1[0, 0] * ax + n1[0, 1] * ay) + abs(n1[0, 0] * bx + n1[0, 1] * by)
     ext1 = abs(n1[1, 0] * ax + n1[1, 1] * ay) + abs(n1[1, 0] * bx + n1[1, 1] * by)
-    best = 0
+    best = np.int64(0)      # (not a literal: as in _max_separation)
     best_sep = -np.inf
     for i in range(4):
         si = n1[i, 0] * (cx - v1[i, 0]) + n1[i, 1] * (cy - v1[i, 1]) - (ext0 if i % 2 == 0 else ext1)

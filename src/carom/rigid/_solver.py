@@ -371,12 +371,14 @@ def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contact
     alone. The bundles are independent, so no split changes a result."""
     if threads == 1 or chunk_count(perm.shape[0], threads) <= 1:
         # (in this thread: launching a parallel loop for little work costs about 15 µs)
-        _prepare_bundles(0, 1, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move,
-                         friction_rule, restitution_rule)
+        _prepare_bundles(np.int64(0), np.int64(1), bstart, bfirst, bcount, perm, pair, table, shapes, contacts,
+                         rows, body, move, friction_rule, restitution_rule)
         return
+    # (w as int64 here and literals nowhere: the loop index is typed int64, then uint64 in the parallel
+    # function, and each type, like each literal, compiles the callee once more)
     for w in prange(threads):
-        _prepare_bundles(w, threads, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move,
-                         friction_rule, restitution_rule)
+        _prepare_bundles(np.int64(w), threads, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows,
+                         body, move, friction_rule, restitution_rule)
 
 
 @njit
@@ -1127,8 +1129,9 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
     start the threads and to join them. Here the threads start once and meet at a spin barrier instead. This
     needs a threading layer that runs the items at once, one per thread (``carom._jit.step_threads``)."""
     for w in prange(threads):
-        _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
-                     dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+        # (np.int64: see _prepare_all_rows)
+        _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
+                     motion, dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
 
 
 @njit
@@ -1141,7 +1144,7 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     n = flags.shape[0]
     lo = w * n // threads
     hi = (w + 1) * n // threads
-    gen = 0
+    gen = np.int64(0)
     for sub in range(substeps):
         _integrate_range(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], lo, hi, state, fstate, kick,
                          flags, solved, motion, dangle, rot, gx, gy, h)
@@ -1231,8 +1234,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
                         dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
     else:
-        _solve_share(0, 1, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                     rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+        _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
+                     solved, motion, dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, flags)

@@ -988,7 +988,7 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
                 boxes[n, 3] = max(com0[b, 1], com[b, 1]) + reach
                 n += 1
             s = next_shape[s]
-    first, hits = tree_query_boxes(tree[1], tree[2], tree[3], boxes, n)
+    first, hits = tree_query_boxes(tree[1], tree[2], tree[3], boxes, np.int64(n))
     t_min = np.ones(n_fast)
     for it in range(n):
         i = item_fast[it]
