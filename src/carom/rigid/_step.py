@@ -246,19 +246,26 @@ def live_proxy_boxes(shape_alive, shape_proxy, lower, upper, shape_sensor, shape
     """The broad-phase proxy of every live shape with its box this step: (ids, lowers, uppers), the input
     of ``tree_update``, and ``plain``: True when no live shape is a sensor or has a collision filter other
     than the default (group 0, all mask bits, some category bit), so that should_collide holds for every
-    pair and sensor–sensor pairs cannot occur (read here, in order, instead of per pair in random order)."""
-    n = 0
-    for s in range(shape_alive.shape[0]):
-        if shape_alive[s]:
-            n += 1
-    ids = np.empty(n, np.int64)
-    lowers = np.empty((n, 2))
-    uppers = np.empty((n, 2))
+    pair and sensor–sensor pairs cannot occur (read here, in order, instead of per pair in random order).
+    When every shape is alive (no shape removed since its slot was last filled: the usual case) these are
+    the step's own arrays, not copies (the copy was 25 µs a step for 5,000 shapes)."""
+    S = shape_alive.shape[0]
     all_bits = ~np.uint64(0)
     zero = np.uint64(0)
     plain = True
     n = 0
-    for s in range(shape_alive.shape[0]):
+    for s in range(S):
+        if shape_alive[s]:
+            n += 1
+            plain = plain & (not shape_sensor[s]) & (shape_group[s] == 0) & (shape_mask[s] == all_bits) \
+                & (shape_category[s] != zero)
+    if n == S:
+        return shape_proxy, lower, upper, plain
+    ids = np.empty(n, np.int64)
+    lowers = np.empty((n, 2))
+    uppers = np.empty((n, 2))
+    n = 0
+    for s in range(S):
         if shape_alive[s]:
             ids[n] = shape_proxy[s]
             lowers[n, 0] = lower[s, 0]
@@ -266,8 +273,6 @@ def live_proxy_boxes(shape_alive, shape_proxy, lower, upper, shape_sensor, shape
             uppers[n, 0] = upper[s, 0]
             uppers[n, 1] = upper[s, 1]
             n += 1
-            plain = plain & (not shape_sensor[s]) & (shape_group[s] == 0) & (shape_mask[s] == all_bits) \
-                & (shape_category[s] != zero)
     return ids, lowers, uppers, plain
 
 
