@@ -44,7 +44,7 @@ def timed_broad(shapes, tree, shape_proxy, lower, upper, T):
     moved = bp_moved_meta[0]
     t2 = clock()
     pairs, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
-                                        bp_moved, bp_moved_flag, bp_moved_meta, bp_cand)
+                                        bp_moved, bp_moved_flag, bp_moved_meta, bp_cand, 1)
     t3 = clock()
     T[0] += t2 - t1
     T[1] += t3 - t2

@@ -781,10 +781,35 @@ def test_grid_pairs_directions_and_huge():
             if n_moving == 200 and k < 2:
                 tree.insert((-spread - 5.0 - k, -spread - 5.0), (spread + 5.0, spread + 5.0 + k))
         args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
-        np.testing.assert_array_equal(K._pairs_by_grid(*args, False), fat_pairs_brute(tree))
-        real = K._pairs_by_grid(*args, True)
+        np.testing.assert_array_equal(K._pairs_by_grid(*args, False, 1), fat_pairs_brute(tree))
+        real = K._pairs_by_grid(*args, True, 1)
         np.testing.assert_array_equal(real, fat_pairs_brute(tree, real=True))
         assert 0 < real.size <= fat_pairs_brute(tree).size
+
+
+@pytest.mark.parametrize("crowded", [False, True])
+def test_grid_pairs_in_parallel_parts_are_the_brute_force_pairs(crowded):
+    """From ``GRID_PARALLEL_ENTRIES`` entries on, the grid tests its entries in one part per thread; the
+    parts' pairs, sorted, are exactly the brute-force pairs for 1, 2 and 3 parts (3: parts of unequal
+    ends). Crowded: a few hundred equal boxes on one spot, each with more partners than its part's buffer
+    holds (8 per entry), so parts stop early and their remaining entries are tested afterwards."""
+    rng = np.random.default_rng(12)
+    tree = DynamicTree()
+    n = K.GRID_PARALLEL_ENTRIES + 900
+    for k in range(n):
+        lo = rng.uniform(0.0, 120.0, 2)
+        tree.insert(lo, lo + rng.uniform(0.2, 1.5, 2))
+    if crowded:
+        for k in range(300):
+            tree.insert((60.0, 60.0), (60.5, 60.5))
+    for k in range(20):
+        lo = rng.uniform(0.0, 120.0, 2)
+        tree.insert(lo, lo + 3.0, static=True)
+    args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
+    for real in (False, True):
+        expected = fat_pairs_brute(tree, real=real)
+        for threads in (1, 2, 3):
+            np.testing.assert_array_equal(K._pairs_by_grid(*args, real, threads), expected)
 
 
 def test_grid_pairs_of_points_and_boxes_of_infinite_size():
@@ -802,7 +827,7 @@ def test_grid_pairs_of_points_and_boxes_of_infinite_size():
         for real in (False, True):
             expected = fat_pairs_brute(tree, real=real)
             assert expected.size > 0
-            np.testing.assert_array_equal(K._pairs_by_grid(*args, real), expected)
+            np.testing.assert_array_equal(K._pairs_by_grid(*args, real, 1), expected)
 
 
 def test_bulk_update_of_points_without_margin():

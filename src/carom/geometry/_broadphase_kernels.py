@@ -15,7 +15,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import njit, inline_njit, borrowed
+from numba import prange
+
+from .._jit import njit, pnjit, inline_njit, borrowed
 
 FREE = 0
 MOVING = 1
@@ -1047,7 +1049,7 @@ GRID_SIZE_SAMPLES = 255
 
 
 @njit
-def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
+def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
     """Every pair of live proxies whose fat leaf boxes overlap (not static–static), as sorted keys i << 32 | j;
     with ``real``, every pair whose real boxes overlap instead (the same steps on the real boxes).
 
@@ -1074,7 +1076,9 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
     proxy queries the static tree.
 
     The pairs come out unordered; a radix sort (counting sorts by the larger id, then by the smaller one:
-    O(n + pairs)) gives the keys in ascending order.
+    O(n + pairs)) gives the keys in ascending order. So the binned entries can be tested in ``threads``
+    parts at once (:func:`_grid_entry_pairs_split`; ``threads`` as ``carom._jit.step_threads`` gives it)
+    with the same answer for any count.
     """
     n = flags.shape[0]
     m = moving.meta[2]
@@ -1189,7 +1193,8 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real):
                 ebox[f, 2] = box[a, 2]
                 ebox[f, 3] = box[a, 3]
                 eid[f] = ids[a]
-        keys, k = _grid_entry_pairs(start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask, keys, k)
+        keys, k = _grid_entry_pairs_split(start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask, keys, k,
+                                          threads)
         # the proxies not binned (listed first: a loop over every proxy that may rebind keys would take and drop
         # a reference on keys at each one)
         cover = float(width) * float(gy1 - gy0 + 1) * cell * cell * GRID_SCAN_COVER
@@ -1444,23 +1449,77 @@ def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, 
     room; keys then grows here and the run resumes. A loop that may rebind keys takes and drops a reference
     on it at every entry (two atomic operations each time: about 20k a step in a 5,000-circle pile).
     """
-    e = np.int64(0)
-    while e < cx_of.shape[0]:
-        e, k = _grid_entry_run(e, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
-        if e < cx_of.shape[0]:
+    return _grid_entries_from(np.int64(0), cx_of.shape[0], start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1,
+                              gy1, mask, keys, k)
+
+
+@njit
+def _grid_entries_from(e, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
+    """The pairs of entries e … e1 − 1 appended to keys from k, keys grown as needed: (keys, k)."""
+    while e < e1:
+        e, k = _grid_entry_run(e, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
+        if e < e1:
             keys = _grown(keys, k, 2 * keys.shape[0])
     return keys, k
 
 
+#: the bulk grid tests its entries in parallel parts from this many entries on (fewer: in the calling thread,
+#: where a parallel loop's start would cost more than it saves)
+GRID_PARALLEL_ENTRIES = 2048
+
+
 @njit
-def _grid_entry_run(e0, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
-    """:func:`_grid_entry_pairs` from entry e0 on, while keys has room for every candidate of an entry.
-    Returns (the entry it stopped at, k): the number of entries when done, else an entry whose candidates
-    did not fit, with k as it was before that entry (what the entry wrote is written again)."""
+def _grid_entry_pairs_split(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k, threads):
+    """:func:`_grid_entry_pairs` in ``threads`` parts of the entries, in parallel (:func:`_grid_entry_parts`),
+    then the parts' pairs appended to keys in order: (keys, k). The keys are sorted afterwards, so neither
+    the split nor the order of the parts changes the answer. A part whose buffer (8 keys per entry, as the
+    whole grid's) fills up stops, and its remaining entries are tested here afterwards."""
+    E = cx_of.shape[0]
+    if threads == 1 or E < GRID_PARALLEL_ENTRIES:
+        return _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
+    parts = np.empty((threads, 8 * (E // threads + 1) + 64), np.int64)
+    got = np.zeros(threads, np.int64)
+    stop = np.zeros(threads, np.int64)
+    _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads)
+    for w in range(threads):
+        if k + got[w] > keys.shape[0]:
+            keys = _grown(keys, k, k + got[w])
+        for a in range(got[w]):
+            keys[k + a] = parts[w, a]
+        k += got[w]
+        keys, k = _grid_entries_from(stop[w], (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
+                                     gy0, gx1, gy1, mask, keys, k)
+    return keys, k
+
+
+@pnjit
+def _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads):
+    """Part w of ``threads`` of the entries into ``parts[w]``: ``got[w]`` keys, and ``stop[w]`` the entry
+    it stopped at (the part's end, unless its buffer filled up). The parallel loop alone in its function."""
+    for w in prange(threads):
+        _grid_entry_part(np.int64(w), threads, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask,
+                         parts, got, stop)
+
+
+@njit
+def _grid_entry_part(w, threads, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop):
+    """One part of :func:`_grid_entry_parts` (a call, so every name in it is private to its thread)."""
+    E = cx_of.shape[0]
+    e, k = _grid_entry_run(w * E // threads, (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
+                           gy0, gx1, gy1, mask, parts[w], np.int64(0))
+    got[w] = k
+    stop[w] = e
+
+
+@njit
+def _grid_entry_run(e0, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
+    """:func:`_grid_entry_pairs` for entries e0 … e1 − 1, while keys has room for every candidate of an
+    entry. Returns (the entry it stopped at, k): e1 when done, else an entry whose candidates did not fit,
+    with k as it was before that entry (what the entry wrote is written again)."""
     start, cx_of, cy_of, box, ids, keys = borrowed((start, cx_of, cy_of, box, ids, keys))
     height = gy1 - gy0 + 1
     cap = keys.shape[0]
-    for e in range(e0, cx_of.shape[0]):
+    for e in range(e0, e1):
         k_entry = k
         cx = cx_of[e]
         cy = cy_of[e]
@@ -1501,7 +1560,7 @@ def _grid_entry_run(e0, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1
                     ok = ok & (cx_of[f] == tx) & (cy_of[f] == ty)
                 keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
                 k += np.int64(ok)
-    return cx_of.shape[0], k
+    return e1, k
 
 
 @njit
@@ -1604,7 +1663,7 @@ def _insertion_sort(A, low, high):
 
 
 @njit
-def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand):
+def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand, threads):
     """Pairs from a cache of candidate pairs (Box2D's pair buffer), O(candidates + moved log n).
 
     Invariant, while ``moved_meta[1]`` is 0: ``cand`` (sorted keys ``i << 32 | j``, i < j) holds every pair
@@ -1623,6 +1682,8 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     mark). Returns ``(pairs, new_cand)``, both sorted keys, and empties the move buffer; ``new_cand`` may be
     ``cand`` itself, and in a busy step ``pairs`` is ``new_cand`` (none is ever written in place).
 
+    ``threads``: the parts the grid's pair tests run in (:func:`_pairs_by_grid`); no result depends on it.
+
     Every path writes the keys of ``pairs`` as it goes, into an array allocated at its largest size (every
     candidate kept) and returned as a view of its first entries: no growing, no second pass. The pairs stay
     keys (the caller maps them to shape pairs, :func:`carom.rigid._step.broad_stage`): unpacked into rows of
@@ -1634,7 +1695,7 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
         # a grid: the pairs afresh (busy, real boxes), or the cache rebuilt and the pairs taken from it
         # (written here, not in a helper: every compiled caller optimises its callees' code again, so each
         # level of calls above the grid costs about a second of cold compile)
-        out = _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, busy)
+        out = _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, busy, threads)
         if busy:
             # the real grid's pairs are the answer (and the cache): no box to read again, nothing to copy
             pairs = out

@@ -54,7 +54,7 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy, ``moved_meta[1]``
   set while the cache holds only the last real pairs, see ``tree_pairs_cached``; ``mark_moved(moved,
   moved_flag, moved_meta, p)`` after creating a leaf); ``tree_pairs_cached(moving, static, lower, upper,
-  flags, leaf_of, moved, moved_flag, moved_meta, cand) -> (keys, cand)``, both sorted int64 pair keys
+  flags, leaf_of, moved, moved_flag, moved_meta, cand, threads) -> (keys, cand)``, both sorted int64 pair keys
   ``i << 32 | j`` (``unpack_keys(keys, KEY_STRIDE)``: the (n, 2) rows), with ``cand`` the one of the previous call
   (start empty); ``tree_pairs(moving, static, lower, upper,
   flags, n)`` is the stateless version (every moving proxy queries both trees);
@@ -71,6 +71,7 @@ import numbers
 
 import numpy as np
 
+from .._jit import step_threads
 from ..constants import AABB_MARGIN, AABB_DISPLACEMENT_MULTIPLIER
 from ..errors import CaromError, GeometryError
 from . import _broadphase_kernels as K
@@ -341,7 +342,7 @@ class DynamicTree(BroadPhase):
     def pairs(self):
         keys, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
                                                self._flags, self._leaf, self._moved, self._moved_flag,
-                                               self._moved_meta, self._cand)
+                                               self._moved_meta, self._cand, step_threads())
         return K.unpack_keys(keys, K.KEY_STRIDE)
 
     def _query(self, lo, hi):

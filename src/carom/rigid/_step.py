@@ -277,7 +277,7 @@ def live_proxy_boxes(shape_alive, shape_proxy, lower, upper, shape_sensor, shape
 
 
 @njit
-def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
+def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads):
     """Candidate shape pairs, sorted by key ``a << 32 | b`` (a < b), that pass the filter.
 
     The dynamic tree (carom.geometry.broadphase) keeps fat boxes: a shape that stays inside its fat box
@@ -294,7 +294,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper):
     tree_update(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
                 bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta)
     proxy_keys, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
-                                             bp_moved, bp_moved_flag, bp_moved_meta, bp_cand)
+                                             bp_moved, bp_moved_flag, bp_moved_meta, bp_cand, threads)
     keys = np.empty(proxy_keys.shape[0], np.int64)
     K = np.int64(0)          # (not a literal 0: _sorted_keys would be compiled for Literal[int](0) too)
     ordered = True
@@ -907,7 +907,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
             clock[i] = clock[1]
         return old, tree[9], no_hits(), bad
-    keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper)
+    keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads)
     clock[2] = cycle_counter()
     # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and
     # the colouring may be kept
