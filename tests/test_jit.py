@@ -333,9 +333,10 @@ def test_compile_note_is_printed_only_while_nothing_is_cached(tmp_path):
 
 def test_each_kernel_of_a_step_is_compiled_once():
     """After steps in one and in two threads (in a fresh process: other tests call kernels directly, with other
-    types), every carom kernel holds one compiled signature (a literal argument such as ``f(0, n)`` compiles a second one, for
-    ``Literal[int](0)``, and costs its whole compile time again; so does a parallel loop's index passed on as
-    it is, typed int64 and then uint64); the kernels used with several array types are named here."""
+    types), every carom kernel holds one compiled signature (a literal argument such as ``f(0, n)`` compiles
+    a second one, for ``Literal[int](0)``, and costs its whole compile time again; so does a parallel loop's
+    index passed on as it is, typed int64 and then uint64); the kernels used with several array types are
+    named here."""
     import json
     import subprocess
     import sys

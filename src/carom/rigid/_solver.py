@@ -38,10 +38,10 @@ LLVM vector, as Box2D v3 does with SIMD): the contacts of a colour are packed in
 fields are stored field by field, ``rows[bundle, field, lane]`` (masses, normal, friction, restitution,
 softness, then two points of ``POINT_WIDTH`` fields), so each field of a bundle is one vector load. Inside
 each block of a few bundles of a colour the two-point contacts come first, so a bundle solves as many points
-as its first lane has, and bundles of one-point contacts (circles) do half the work; a one-point manifold in a two-point bundle has a
-second point of all zeros, which changes nothing. Each body is one row of ``fstate`` (v, ω, position delta,
-rotation delta); a sweep gathers the lanes' bodies into vectors, solves, and scatters the new velocities back
-(static and kinematic bodies are only read). Lane arithmetic is the scalar IEEE arithmetic in the same order,
+as its first lane has, and bundles of one-point contacts (circles) do half the work; a one-point manifold in
+a two-point bundle has a second point of all zeros, which changes nothing. Each body is one row of
+``fstate`` (v, ω, position delta, rotation delta); a sweep gathers the lanes' bodies into vectors, solves,
+and scatters the new velocities back (static and kinematic bodies are only read). Lane arithmetic is the scalar IEEE arithmetic in the same order,
 so the result is bitwise that of solving the contacts one by one, whatever the lane count or thread count.
 The scalar solve cost about 50 ns per two-point contact per sweep, bound by instruction throughput; 4 lanes
 of doubles brought it to about 22 ns.
@@ -142,7 +142,7 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
     of its bundles, ``_sweep_share``) to nearby bodies, mostly the same ones from colour to colour; with
     all of a colour's two-point contacts first, one thread of two took them and the other the one-point
     contacts, each spread over the whole scene, and the bodies' rows went back and forth between the cores
-    at every colour (the smash's solve took 0.66 ms with two threads against 0.53 with one; 0.46 now). The
+    at every colour (the smash's solve took 0.66 ms with two threads against 0.53 with one; 0.47 now). The
     overflow colour, whose contacts share bodies, keeps key order.
 
     The lowest free colour is the lowest zero bit of ``busy``, found with one ``trailing_zeros``; no colour
