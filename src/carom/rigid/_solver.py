@@ -41,8 +41,9 @@ each block of a few bundles of a colour the two-point contacts come first, so a 
 as its first lane has, and bundles of one-point contacts (circles) do half the work; a one-point manifold in
 a two-point bundle has a second point of all zeros, which changes nothing. Each body is one row of
 ``fstate`` (v, ω, position delta, rotation delta); a sweep gathers the lanes' bodies into vectors, solves,
-and scatters the new velocities back (static and kinematic bodies are only read). Lane arithmetic is the scalar IEEE arithmetic in the same order,
-so the result is bitwise that of solving the contacts one by one, whatever the lane count or thread count.
+and scatters the new velocities back (static and kinematic bodies are only read). Lane arithmetic is the
+scalar IEEE arithmetic in the same order, so the result is bitwise that of solving the contacts one by one,
+whatever the lane count or thread count.
 The scalar solve cost about 50 ns per two-point contact per sweep, bound by instruction throughput; 4 lanes
 of doubles brought it to about 22 ns.
 
