@@ -43,9 +43,11 @@ def crowded_plank():
 
 # the small scenes solve in one thread whatever the count; the larger ones run the threads' shared solve loop
 # (one parallel loop with barriers between colours), the plank's with an overflow colour, the smash's with one-
-# and two-point contacts in one bundle
+# and two-point contacts in one bundle; the falling column of 2,500 bodies is a busy broad phase whose grid
+# (over 2,048 entries) tests its entries in one part per thread
 @pytest.mark.parametrize("builder", [lambda: pyramid(base=12), lambda: pile(count=60), lambda: pyramid(base=30),
-                                     crowded_plank, lambda: smash(columns=30, rows=20, projectile_x=20.0)])
+                                     crowded_plank, lambda: smash(columns=30, rows=20, projectile_x=20.0),
+                                     lambda: pile(count=2500)])
 def test_one_and_many_threads_are_bitwise_equal(builder):
     many = min(4, numba.config.NUMBA_NUM_THREADS)
     a = run(builder, 120, 1)
