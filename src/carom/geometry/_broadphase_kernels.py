@@ -1435,8 +1435,9 @@ def _cross_scan(static, flags, leaf_of, lower, upper, ids, box, keys, k, real):
 
 
 @njit
-def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
-    """The overlapping pairs of the bulk grid's entries (see :func:`_pairs_by_grid`) appended to keys from k.
+def _grid_entry_pairs(e, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
+    """The overlapping pairs of the bulk grid's entries e … e1 − 1 (see :func:`_pairs_by_grid`) appended to
+    keys from k.
 
     Entry e (in bucket order) is the proxy ``ids[e]`` with box ``box[e]`` in cell (cx_of[e], cy_of[e]).
     Each entry is tested against the later entries of its own cell and every entry of the cells (0, +1),
@@ -1449,13 +1450,6 @@ def _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, 
     room; keys then grows here and the run resumes. A loop that may rebind keys takes and drops a reference
     on it at every entry (two atomic operations each time: about 20k a step in a 5,000-circle pile).
     """
-    return _grid_entries_from(np.int64(0), cx_of.shape[0], start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1,
-                              gy1, mask, keys, k)
-
-
-@njit
-def _grid_entries_from(e, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
-    """The pairs of entries e … e1 − 1 appended to keys from k, keys grown as needed: (keys, k)."""
     while e < e1:
         e, k = _grid_entry_run(e, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
         if e < e1:
@@ -1476,7 +1470,8 @@ def _grid_entry_pairs_split(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1,
     whole grid's) fills up stops, and its remaining entries are tested here afterwards."""
     E = cx_of.shape[0]
     if threads == 1 or E < GRID_PARALLEL_ENTRIES:
-        return _grid_entry_pairs(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
+        return _grid_entry_pairs(np.int64(0), E, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask,
+                                 keys, k)
     parts = np.empty((threads, 8 * (E // threads + 1) + 64), np.int64)
     got = np.zeros(threads, np.int64)
     stop = np.zeros(threads, np.int64)
@@ -1487,8 +1482,8 @@ def _grid_entry_pairs_split(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1,
         for a in range(got[w]):
             keys[k + a] = parts[w, a]
         k += got[w]
-        keys, k = _grid_entries_from(stop[w], (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
-                                     gy0, gx1, gy1, mask, keys, k)
+        keys, k = _grid_entry_pairs(stop[w], (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
+                                    gy0, gx1, gy1, mask, keys, k)
     return keys, k
 
 

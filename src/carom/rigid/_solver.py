@@ -370,7 +370,7 @@ def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contact
     bundles instead, each thread read the other core's contacts and wrote the other core's rows: the
     pyramids' prepare stage took 0.39 ms a step with two threads, against 0.27 ms for the same call repeated
     alone. The bundles are independent, so no split changes a result."""
-    if threads == 1 or chunk_count(perm.shape[0], threads) <= 1:
+    if chunk_count(perm.shape[0], threads) == 1:
         # (in this thread: launching a parallel loop for little work costs about 15 µs)
         _prepare_bundles(np.int64(0), np.int64(1), bstart, bfirst, bcount, perm, pair, table, shapes, contacts,
                          rows, body, move, friction_rule, restitution_rule)

@@ -825,11 +825,11 @@ class World:
         ns = self._n_shapes
         kept = self._arg_views
         if (kept is not None and kept[0] == n and kept[1] == ns and kept[2] is self._com and kept[3] is self._s_body
-                and kept[4] is self._verts and kept[5] is self._proxy_shape):
-            bodies, shapes, proxy = kept[6:]
+                and kept[4] is self._verts):
+            bodies, shapes, proxy = kept[5:]
         else:
             bodies, shapes, proxy = self._live_views(n, ns)
-            self._arg_views = (n, ns, self._com, self._s_body, self._verts, self._proxy_shape, bodies, shapes, proxy)
+            self._arg_views = (n, ns, self._com, self._s_body, self._verts, bodies, shapes, proxy)
         bp = self._bp
         tree = (bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
                 bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier)
