@@ -30,5 +30,5 @@ def core_box(verts, radius, x, y, c, s):
 
 def shape_aabb(shape, transform):
     x, y, c, s = transform.as_tuple()
-    lx, ly, ux, uy = core_aabb(shape.vertices, shape.radius, x, y, c, s)
+    lx, ly, ux, uy = core_aabb(shape._kernel_vertices, shape.radius, x, y, c, s)
     return np.array([lx, ly]), np.array([ux, uy])

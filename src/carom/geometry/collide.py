@@ -52,14 +52,14 @@ def collide(a, xf_a, b, xf_b, method="sat", speculative=0.0):
     (ax, ay, ac, as_), (tx, ty, tc, ts) = _relative(xf_a, xf_b)
     if method == "sat":
         n = max(a.vertices.shape[0], b.vertices.shape[0])
-        m = collide_sat(a.vertices, a.normals, a.radius, b.vertices, b.normals, b.radius,
-                        tx, ty, tc, ts, spec, np.empty((n, 2)), np.empty((n, 2)))
+        m = collide_sat(a._kernel_vertices, a._kernel_normals, a.radius, b._kernel_vertices, b._kernel_normals,
+                        b.radius, tx, ty, tc, ts, spec, np.empty((n, 2)), np.empty((n, 2)))
     elif method == "gjk":
         from .contact_gjk import collide_gjk
         if a.vertices.shape[0] == 2 and b.vertices.shape[0] == 2 and a.radius == 0.0 and b.radius == 0.0:
             return None
-        m = collide_gjk(a.vertices, a.normals, a.radius, b.vertices, b.normals, b.radius,
-                        tx, ty, tc, ts, spec)
+        m = collide_gjk(a._kernel_vertices, a._kernel_normals, a.radius, b._kernel_vertices, b._kernel_normals,
+                        b.radius, tx, ty, tc, ts, spec)
     else:
         raise GeometryError(f"method must be 'sat' or 'gjk', got {method!r}")
     if m[0] == 0:

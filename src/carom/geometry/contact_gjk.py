@@ -246,7 +246,8 @@ def collide_gjk_shapes(a, xf_a, b, xf_b, speculative=0.0):
     if not math.isfinite(spec) or spec < 0.0:
         raise GeometryError(f"speculative must be finite and >= 0, got {speculative!r}")
     ta, rel = prepare_pair(a, xf_a, b, xf_b)
-    m = collide_gjk(a.vertices, a.normals, a.radius, b.vertices, b.normals, b.radius, *rel, spec)
+    m = collide_gjk(a._kernel_vertices, a._kernel_normals, a.radius, b._kernel_vertices, b._kernel_normals, b.radius,
+                    *rel, spec)
     if m[0] == 0:
         return None
     return Manifold.from_tuple(m, *ta)

@@ -186,7 +186,7 @@ def penetration(a, xf_a, b, xf_b):
     Translating B by depth·normal makes the shapes touch. Touching shapes give depth 0; separated ones None.
     """
     ta, rel = prepare_pair(a, xf_a, b, xf_b)
-    hit, depth, nx, ny = rounded_penetration(a.vertices, a.radius, b.vertices, b.radius, *rel)
+    hit, depth, nx, ny = rounded_penetration(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel)
     if not hit:
         return None
     c, s = ta[2], ta[3]

@@ -350,11 +350,11 @@ def distance(a, xf_a, b, xf_b) -> DistanceResult:
     touch; then both points are the same point inside the overlap.
     """
     ta, rel = prepare_pair(a, xf_a, b, xf_b)
-    d, ax, ay, bx, by, _ = shape_distance(a.vertices, a.radius, b.vertices, b.radius, *rel)
+    d, ax, ay, bx, by, _ = shape_distance(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel)
     return DistanceResult(float(d), _to_world(ta, ax, ay), _to_world(ta, bx, by))
 
 
 def overlap(a, xf_a, b, xf_b) -> bool:
     """True when the placed shapes overlap or touch."""
     _, rel = prepare_pair(a, xf_a, b, xf_b)
-    return bool(shapes_overlap(a.vertices, a.radius, b.vertices, b.radius, *rel))
+    return bool(shapes_overlap(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel))

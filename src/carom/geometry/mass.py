@@ -136,7 +136,7 @@ def mass_properties(shape, density=1.0) -> MassProperties:
         raise GeometryError(f"density must be a number, got {density!r}") from exc
     if not math.isfinite(d) or d < 0.0:
         raise GeometryError(f"density must be finite and >= 0, got {density!r}")
-    area, sx, sy, j = shape_moments(shape.vertices, shape.normals, shape.radius)
+    area, sx, sy, j = shape_moments(shape._kernel_vertices, shape._kernel_normals, shape.radius)
     m, cx, cy, inertia = mass_from_moments(area, sx, sy, j, d)
     if area <= 0.0:
         cx, cy = (float(v) for v in shape.vertices.mean(axis=0))

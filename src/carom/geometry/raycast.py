@@ -346,8 +346,8 @@ def raycast(shape, transform, origin, translation):
     xf = as_transform(transform)
     o, d = _ray(origin, translation)
     x, y, c, s = xf.as_tuple()
-    hit, t, px, py, nx, ny = raycast_world_kernel(shape.vertices, shape.normals, shape.radius, x, y, c, s,
-                                                  float(o[0]), float(o[1]), float(d[0]), float(d[1]))
+    hit, t, px, py, nx, ny = raycast_world_kernel(shape._kernel_vertices, shape._kernel_normals, shape.radius,
+                                                  x, y, c, s, float(o[0]), float(o[1]), float(d[0]), float(d[1]))
     if not hit:
         return None
     return RayHit(float(t), np.array([px, py]), np.array([nx, ny]))

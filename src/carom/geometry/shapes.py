@@ -116,15 +116,21 @@ class Shape:
     """Base of all shapes: ``kind``, ``radius``, core ``vertices`` and edge ``normals`` (local frame)."""
 
     kind: int
-    __slots__ = ("radius", "_vertices", "_normals")
+    __slots__ = ("radius", "_vertices", "_normals", "_kernel_vertices", "_kernel_normals")
 
     def __init__(self, vertices: np.ndarray, radius: float):
-        self._vertices = np.ascontiguousarray(vertices, dtype=np.float64)
-        self._vertices.setflags(write=False)
-        if self._vertices.shape[0] >= 2:
-            self._normals = np.ascontiguousarray(edge_normals(self._vertices))
+        # the kernels are handed writable copies (``_kernel_vertices``, ``_kernel_normals``), the user read-only
+        # arrays: Numba types a read-only array apart from a writable one, and the world's arrays are writable,
+        # so a kernel called with a shape's read-only arrays was compiled a second time (the SAT, GJK, EPA and
+        # ray casts: about 5 s of a cold compile)
+        self._kernel_vertices = np.array(vertices, dtype=np.float64, order="C")
+        if self._kernel_vertices.shape[0] >= 2:
+            self._kernel_normals = np.ascontiguousarray(edge_normals(self._kernel_vertices))
         else:
-            self._normals = np.zeros((1, 2))
+            self._kernel_normals = np.zeros((1, 2))
+        self._vertices = self._kernel_vertices.copy()
+        self._vertices.setflags(write=False)
+        self._normals = self._kernel_normals.copy()
         self._normals.setflags(write=False)
         self.radius = float(radius)
 

@@ -193,6 +193,6 @@ def time_of_impact(a, a_start, a_end, b, b_start, b_end, target=TOI_TARGET):
                            (pb1[0] - pb0[0]) - (pa1[0] - pa0[0]), (pb1[1] - pb0[1]) - (pa1[1] - pa0[1]),
                            a.radius + b.radius)
             return None if t < 0.0 else float(t)
-    t, _ = conservative_advancement(a.vertices, a.radius, 0.0, 0.0, *a0, *a1, b.vertices, b.radius, 0.0, 0.0, *b0,
-                                    *b1, tgt, TOI_MAX_ITERATIONS, -math.inf)
+    t, _ = conservative_advancement(a._kernel_vertices, a.radius, 0.0, 0.0, *a0, *a1, b._kernel_vertices, b.radius,
+                                    0.0, 0.0, *b0, *b1, tgt, TOI_MAX_ITERATIONS, -math.inf)
     return None if t < 0.0 else float(t)

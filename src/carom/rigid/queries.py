@@ -57,7 +57,8 @@ from ..geometry.gjk import gjk_core
 from ..geometry.raycast import raycast_world_kernel
 from ..geometry.shapes import Shape, Transform
 from ..geometry._math import relative_transform, closest_on_segment
-from ..geometry._broadphase_kernels import tree_update, tree_query, tree_raycast, ray_box_fraction
+from ..geometry._broadphase_kernels import (tree_update, tree_query, tree_raycast, ray_box_fraction,
+                                              order_by_fraction)
 # the module, not its names: world.py may import this module while it is itself being imported
 from . import world as _world
 
@@ -191,10 +192,8 @@ def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count
         k += 1
         if t < best_t:
             best_t = t
-    # order by shape index, then (stable) by fraction: fraction first, ties by shape index
-    by_shape = np.argsort(hit_shape[:k], kind="mergesort")
-    ts = hit_t[:k][by_shape]
-    order = by_shape[np.argsort(ts, kind="mergesort")]
+    # fraction first, ties by shape index
+    order = order_by_fraction(hit_t, hit_shape, k)
     return hit_shape[order], hit_t[order], hit_p[order], hit_n[order]
 
 
@@ -515,5 +514,6 @@ def query_shape(world, shape, transform, mask=ALL, category=None):
     idx = _shape_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
                         w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
                         w._s_category[:ns], w._s_mask[:ns], w._s_proxy[:ns], w._proxy_shape, *broad,
-                        shape.vertices, shape.normals, float(shape.radius), qx, qy, qc, qs, m, cat, use_cat)
+                        shape._kernel_vertices, shape._kernel_normals, float(shape.radius), qx, qy, qc, qs, m, cat,
+                        use_cat)
     return _shape_handles(world, idx)

@@ -740,7 +740,7 @@ class World:
         self._s_group[s] = grp
         self._s_geometry[s] = shape
         x, y, c, sn = self._origin_transform(b)
-        lx, ly, ux, uy = core_aabb(shape.vertices, shape.radius, x, y, c, sn)
+        lx, ly, ux, uy = core_aabb(shape._kernel_vertices, shape.radius, x, y, c, sn)
         pid = self._bp.insert((lx, ly), (ux, uy), static=bool(self._kind[b] == _step.STATIC))
         if pid >= self._proxy_shape.shape[0]:
             self._proxy_shape = _grow(self._proxy_shape, 2 * pid + 2)
@@ -780,7 +780,7 @@ class World:
         for h in self._body_shapes[b]:
             s = h.index
             geom = self._s_geometry[s]
-            a, mx, my, jj = shape_moments(geom.vertices, geom.normals, geom.radius)
+            a, mx, my, jj = shape_moments(geom._kernel_vertices, geom._kernel_normals, geom.radius)
             d = self._s_density[s]
             area_m += d * a
             sx += d * mx
