@@ -317,6 +317,37 @@ def test_teleported_body_found_where_it_is_now():
     assert Q.raycast(w, (-5.0, 2.0), (5.0, 2.0)) == []
 
 
+def test_each_change_between_two_queries_is_seen_by_the_second():
+    """The queries keep the boxes they brought the broad phase up to date with (``World._query_boxes``) until
+    the world changes: every change that moves, adds or removes a shape, made between two queries, must be
+    seen by the second one (a query that kept stale boxes would miss the shape where it is now)."""
+    w, ground, b, crate, sensor = _small_world()
+
+    def at(p):
+        return [h.index for h in Q.query_point(w, p)]
+
+    def in_box(lo, hi):
+        return [h.index for h in Q.query_aabb(w, lo, hi)]
+
+    assert at((0.0, 2.0)) == [crate.index]
+    b.position = (6.0, 2.0)
+    assert at((6.0, 2.0)) == [crate.index] and at((0.0, 2.0)) == []
+    assert in_box((6.6, 1.9), (6.8, 2.1)) == []
+    b.angle = 0.25 * math.pi                                  # a corner now reaches x = 6 + √0.5
+    assert in_box((6.6, 1.9), (6.8, 2.1)) == [crate.index]
+    r = math.sqrt(2.0)                                         # (2, 0) in the body's frame, turned by π/4
+    extra = b.add_shape(Circle(0.3, center=(2.0, 0.0)))
+    assert at((6.0 + r, 2.0 + r)) == [extra.index]
+    assert in_box((6.0 + r - 0.1, 2.0 + r - 0.1), (6.0 + r + 0.1, 2.0 + r + 0.1)) == [extra.index]
+    w.remove(extra)
+    assert at((6.0 + r, 2.0 + r)) == [] and in_box((7.2, 3.2), (7.6, 3.6)) == []
+    for _ in range(30):
+        w.step(1 / 60)                                         # it falls more than a metre onto the ground
+    assert at((6.0, 2.0)) == [] and at(tuple(b.world_center)) == [crate.index]
+    hit = Q.raycast_first(w, (6.0, 10.0), (6.0, -10.0))
+    assert hit.shape.index == crate.index and hit.point[1] < 1.5
+
+
 def test_removed_shapes_never_returned():
     w, ground, b, crate, sensor = _small_world()
     w.remove(b)

@@ -1,13 +1,16 @@
 """World queries: ray casts and overlap tests against every shape of a rigid world.
 
-Each query is ONE compiled call that
+Each query is one compiled call, after one more for the first query of a world state:
 
-1. brings the broad phase up to date: the dynamic tree's boxes are refreshed by ``World.step`` only, and a
-   user may have moved bodies since (``body.position = ...``). Every live shape's box is recomputed from the
-   current body transforms and handed to ``tree_update``, which re-inserts only the proxies that left their
-   fat box (the rest cost a containment test). Moved proxies go on the tree's move buffer, so the next step
-   finds their new candidate pairs as usual; the step rewrites every box anyway, so a query never changes
-   what a step computes;
+1. the first query after a step, or after anything that moved, added or removed a shape
+   (``body.position = ...``), brings the broad phase up to date (:func:`_refresh`): the step leaves boxes
+   that enclose its motion, not the shapes where they came to rest. Every live shape's box is recomputed
+   from the current body transforms and handed to ``tree_update``, which re-inserts only the proxies that
+   left their fat box (the rest cost a containment test). Moved proxies go on the tree's move buffer, so
+   the next step finds their new candidate pairs as usual; the step rewrites every box anyway, so a query
+   never changes what a step computes. The tight boxes are kept (``World._query_boxes``) until the world
+   changes again, so the queries that follow skip this: it is O(shapes), about 0.15 ms for 2,000 shapes,
+   where a query alone costs microseconds;
 2. collects candidates from the tree (``tree_raycast`` or ``tree_query``);
 3. runs the exact test on each candidate that passes the filter;
 4. sorts the results so they do not depend on the tree's shape: ray hits by fraction then shape index,
@@ -79,7 +82,7 @@ way from p1 to p2 (in [0, 1])."""
 # kernels
 # --------------------------------------------------------------------------------------------------------
 
-@njit
+@entry_njit
 def _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, s_proxy,
              moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier, moved, moved_flag,
              moved_meta):
@@ -140,9 +143,7 @@ def _passes(s, s_alive, s_category, s_mask, mask, category, use_category):
 
 @entry_njit
 def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, normals,
-                    s_sensor, s_category, s_mask, s_proxy, proxy_shape,
-                    moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
-                    moved, moved_flag, moved_meta,
+                    s_sensor, s_category, s_mask, proxy_shape, moving, static, bp_lower, bp_upper,
                     ox, oy, dx, dy, mask, category, use_category, first_only):
     """Hits of the segment o → o + d: (shapes, fractions, points, normals) ordered by fraction, then shape.
 
@@ -151,9 +152,6 @@ def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count
     first box entered after the best hit so far, and only the closest hit (lowest shape index on a tie)
     is returned.
     """
-    _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, s_proxy,
-             moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier, moved, moved_flag,
-             moved_meta)
     proxies = tree_raycast(moving, static, bp_lower, bp_upper, ox, oy, dx, dy)
     m = proxies.shape[0]
     hit_shape = np.empty(m, np.int64)
@@ -224,14 +222,9 @@ def _point_core_distance(v, n, qx, qy):
 
 @entry_njit
 def _point_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, normals,
-                  s_category, s_mask, s_proxy, proxy_shape,
-                  moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
-                  moved, moved_flag, moved_meta,
+                  s_category, s_mask, proxy_shape, moving, static, bp_lower, bp_upper,
                   qx, qy, mask, category, use_category):
     """Ascending indices of the shapes containing the point (distance to the core ≤ radius)."""
-    _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, s_proxy,
-             moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier, moved, moved_flag,
-             moved_meta)
     proxies = tree_query(moving, static, bp_lower, bp_upper, qx, qy, qx, qy)
     out = np.empty(proxies.shape[0], np.int64)
     k = 0
@@ -252,15 +245,10 @@ def _point_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, 
 
 
 @entry_njit
-def _aabb_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts,
-                 s_category, s_mask, s_proxy, proxy_shape,
-                 moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
-                 moved, moved_flag, moved_meta,
+def _aabb_kernel(lower, upper, s_alive, s_category, s_mask, proxy_shape, moving, static, bp_lower, bp_upper,
                  qlx, qly, qux, quy, mask, category, use_category):
-    """Ascending indices of the shapes whose tight box overlaps the closed query box."""
-    lower, upper = _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts,
-                            s_proxy, moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
-                            moved, moved_flag, moved_meta)
+    """Ascending indices of the shapes whose tight box (``lower``, ``upper``: :func:`_refresh`'s) overlaps
+    the closed query box."""
     proxies = tree_query(moving, static, bp_lower, bp_upper, qlx, qly, qux, quy)
     out = np.empty(proxies.shape[0], np.int64)
     k = 0
@@ -322,15 +310,10 @@ def shapes_penetrate(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts):
 
 @entry_njit
 def _shape_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, normals,
-                  s_category, s_mask, s_proxy, proxy_shape,
-                  moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier,
-                  moved, moved_flag, moved_meta,
+                  s_category, s_mask, proxy_shape, moving, static, bp_lower, bp_upper,
                   qv, qn, qr, qx, qy, qc, qs, mask, category, use_category):
     """Ascending indices of the shapes overlapping the query shape (core qv, normals qn, radius qr) placed
     at (qx, qy, qc, qs)."""
-    _refresh(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, s_proxy,
-             moving, static, bp_lower, bp_upper, bp_flags, bp_leaf, margin, multiplier, moved, moved_flag,
-             moved_meta)
     lx, ly, ux, uy = core_aabb(qv, qr, qx, qy, qc, qs)
     pad = _BOX_PAD_RELATIVE * (1.0 + max(max(abs(lx), abs(ly)), max(abs(ux), abs(uy))))
     proxies = tree_query(moving, static, bp_lower, bp_upper, lx - pad, ly - pad, ux + pad, uy + pad)
@@ -405,16 +388,21 @@ def _transform(value):
 
 
 def _prepare(world):
-    """The world's arrays the kernels read, split as (bodies + shapes, broad phase). Refuses to run while
-    the world is stepping (the refresh rewrites the tree the step is using)."""
+    """The body and shape counts and the broad phase's (trees, real boxes), brought up to date with the
+    shapes (:func:`_refresh`) unless they are already (``World._query_boxes``). Refuses to run while the
+    world is stepping (the refresh rewrites the tree the step is using)."""
     if world._locked:
         raise WorldLockedError("the world is stepping: query it between steps")
-    nb = world._n_bodies
-    ns = world._n_shapes
-    bp = world._bp
-    broad = (bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp.margin, bp.multiplier,
-             bp._moved, bp._moved_flag, bp._moved_meta)
-    return nb, ns, broad
+    w = world
+    nb = w._n_bodies
+    ns = w._n_shapes
+    bp = w._bp
+    if w._query_boxes is None:
+        w._query_boxes = _refresh(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns],
+                                  w._s_alive[:ns], w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts,
+                                  w._s_proxy[:ns], bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags,
+                                  bp._leaf, bp.margin, bp.multiplier, bp._moved, bp._moved_flag, bp._moved_meta)
+    return nb, ns, (bp._trees[0], bp._trees[1], bp._lower, bp._upper)
 
 
 def _shape_handles(world, indices):
@@ -435,8 +423,8 @@ def _ray(world, p1, p2, mask, category, first_only):
     w = world
     return _raycast_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
                            w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
-                           w._s_sensor[:ns], w._s_category[:ns], w._s_mask[:ns], w._s_proxy[:ns],
-                           w._proxy_shape, *broad, ox, oy, dx, dy, m, cat, use_cat, first_only)
+                           w._s_sensor[:ns], w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad,
+                           ox, oy, dx, dy, m, cat, use_cat, first_only)
 
 
 def _hits(world, result):
@@ -479,8 +467,7 @@ def query_point(world, point, mask=ALL, category=None):
     w = world
     idx = _point_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
                         w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
-                        w._s_category[:ns], w._s_mask[:ns], w._s_proxy[:ns], w._proxy_shape, *broad,
-                        qx, qy, m, cat, use_cat)
+                        w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad, qx, qy, m, cat, use_cat)
     return _shape_handles(world, idx)
 
 
@@ -494,9 +481,8 @@ def query_aabb(world, lower, upper, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
-    idx = _aabb_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
-                       w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts,
-                       w._s_category[:ns], w._s_mask[:ns], w._s_proxy[:ns], w._proxy_shape, *broad,
+    lower, upper = w._query_boxes
+    idx = _aabb_kernel(lower, upper, w._s_alive[:ns], w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad,
                        lx, ly, ux, uy, m, cat, use_cat)
     return _shape_handles(world, idx)
 
@@ -513,7 +499,6 @@ def query_shape(world, shape, transform, mask=ALL, category=None):
     w = world
     idx = _shape_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
                         w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
-                        w._s_category[:ns], w._s_mask[:ns], w._s_proxy[:ns], w._proxy_shape, *broad,
-                        shape._kernel_vertices, shape._kernel_normals, float(shape.radius), qx, qy, qc, qs, m, cat,
-                        use_cat)
+                        w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad, shape._kernel_vertices,
+                        shape._kernel_normals, float(shape.radius), qx, qy, qc, qs, m, cat, use_cat)
     return _shape_handles(world, idx)

@@ -176,6 +176,7 @@ class Body:
         c, s = math.cos(w._angle[i]), math.sin(w._angle[i])
         lc = w._local_center[i]
         w._com[i] = p + np.array([c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]])
+        w._query_boxes = None
         w._wake(i, partners=True)
 
     @property
@@ -438,6 +439,11 @@ class World:
     ``gravity`` (m/s²), ``substeps`` ≥ 1 per step; friction is mixed by ``friction_mixing`` ("sqrt" by
     default: √(μa·μb)) and restitution by ``restitution_mixing`` ("max" by default).
     """
+
+    #: the shapes' tight boxes (lower, upper) as the queries last brought the broad phase up to date with them
+    #: (``carom.rigid.queries``), or None when a shape may have moved since: set to None by the step and by
+    #: everything that moves, adds or removes a shape; not pickled
+    _query_boxes = None
 
     def __init__(self, gravity=(0.0, -10.0), substeps=4, friction_mixing="sqrt", restitution_mixing="max"):
         announce_compile()
@@ -746,6 +752,7 @@ class World:
             self._proxy_shape = _grow(self._proxy_shape, 2 * pid + 2)
         self._proxy_shape[pid] = s
         self._s_proxy[s] = pid
+        self._query_boxes = None
         handle = ShapeHandle(self, s, int(self._s_gen[s]), shape)
         self._body_shapes[b].append(handle)
         self._update_mass(b)
@@ -760,6 +767,7 @@ class World:
         self._s_alive[s] = False
         self._s_gen[s] += 1
         self._bp.remove(int(self._s_proxy[s]))
+        self._query_boxes = None
         self._free_shapes.append(s)
         self._body_shapes[b] = [h for h in self._body_shapes[b] if h.index != s]
         if update_mass:
@@ -809,6 +817,7 @@ class World:
         self._local_center[b] = (cx, cy)
         c, s_ = math.cos(self._angle[b]), math.sin(self._angle[b])
         self._com[b] = origin + np.array([c * cx - s_ * cy, s_ * cx + c * cy])
+        self._query_boxes = None
         self._min_extent[b] = min_extent if math.isfinite(min_extent) else 0.0
         for h in self._body_shapes[b]:
             geom = self._s_geometry[h.index]
@@ -860,6 +869,7 @@ class World:
         # a dynamic body without mass and non-finite velocities, forces or torques are found by the compiled
         # step before it changes anything (_step.first_bad_body); the error is raised below
         self._locked = True
+        self._query_boxes = None
         try:
             old = self._contacts
             if not self._skip_apart:
@@ -1149,6 +1159,7 @@ class World:
         state = self.__dict__.copy()
         state["_handlers"] = []
         state["_arg_views"] = None      # (views: a pickle would copy their rows)
+        state["_query_boxes"] = None
         state["_contacts"] = self._contacts_to_save()
         return state
 
