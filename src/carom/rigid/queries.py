@@ -338,7 +338,15 @@ def _shape_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, 
 # --------------------------------------------------------------------------------------------------------
 
 def _point(value, name):
-    """A finite point inside the world limit, as floats (the world's own vector check)."""
+    """A finite point inside the world limit, as floats (the world's own vector check). A tuple or list of
+    two Python numbers is checked without NumPy (which took a third of a point query's 14 us)."""
+    if type(value) in (tuple, list) and len(value) == 2:
+        x, y = value
+        if type(x) in (float, int) and type(y) in (float, int):
+            x = float(x)
+            y = float(y)
+            if abs(x) <= WORLD_LIMIT and abs(y) <= WORLD_LIMIT:      # (False for NaN)
+                return x, y
     arr = _world._vector(value, name, WORLD_LIMIT)
     return float(arr[0]), float(arr[1])
 
@@ -352,7 +360,12 @@ def _bits(value, name):
     return np.uint64(v)
 
 
+_EVERY_CATEGORY = (np.uint64(ALL), np.uint64(0), False)
+
+
 def _filter(mask, category):
+    if mask is ALL and category is None:
+        return _EVERY_CATEGORY                  # the defaults, as the kernels take them
     m = _bits(mask, "mask")
     if category is None:
         return m, np.uint64(0), False
