@@ -62,6 +62,13 @@ def test_two_threads_report_the_machine_ceiling(tmp_path, capsys):
     assert numba.get_num_threads() == before                 # the thread count is put back
 
 
+def test_library_code_runs(capsys):
+    """The script whose cold run the benchmark reports as the whole library's compile runs without error (its
+    last line is the process's peak memory in MB)."""
+    exec(bench.LIBRARY_CODE, {})
+    assert float(capsys.readouterr().out.split()[-1]) > 0.0
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(SystemExit):
         bench.main(["no_such_scene", "--no-write"])

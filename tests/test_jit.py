@@ -1,7 +1,9 @@
 """carom._jit's compiled helpers, checked against NumPy."""
 import math
+import os
 
 import numpy as np
+import pytest
 
 from carom._jit import KernelDispatcher, borrowed, borrowed_rows, entry_njit, inline_njit, llvm_inline_njit, njit, sin_cos
 
@@ -209,27 +211,38 @@ def job(arg_types):
 
 _TOY_MAIN = '''
 import json, os, sys, time
+import subprocess
+if os.environ.get("TOY_ONE_CORE"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+spawned = []
+_popen = subprocess.Popen
+def _counting_popen(*a, **k):
+    spawned.append(a)
+    return _popen(*a, **k)
+subprocess.Popen = _counting_popen
 sys.path.insert(0, os.environ["TOY_DIR"])
 import toy_kernels
 from carom._jit import compile_helper, _cached
 args = (3.0,)
 started = not _cached(toy_kernels.entry, (toy_kernels.entry.typeof_pyval(3.0),))
 with compile_helper(toy_kernels.entry, args, "toy_kernels:job"):
-    deadline = time.time() + 60
+    deadline = time.time() + (0 if os.environ.get("TOY_ONE_CORE") else 60)
     while not os.path.exists(os.environ["TOY_MARK"]) and time.time() < deadline:
         time.sleep(0.05)
     result = toy_kernels.entry(*args)
-print(json.dumps(dict(started=started, result=result, hits=sum(toy_kernels.callee.stats.cache_hits.values()),
+print(json.dumps(dict(started=started, spawned=len(spawned), result=result, hits=sum(toy_kernels.callee.stats.cache_hits.values()),
                       misses=sum(toy_kernels.callee.stats.cache_misses.values()))))
 '''
 
 
-def _run_toy(tmp_path, cache, mark):
+def _run_toy(tmp_path, cache, mark, one_core=False):
     import json
     import os
     import subprocess
     import sys
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), TOY_DIR=str(tmp_path), TOY_MARK=str(mark))
+    if one_core:
+        env["TOY_ONE_CORE"] = "1"
     env.pop("CAROM_COMPILE_HELPER", None)
     out = subprocess.run([sys.executable, "-c", _TOY_MAIN], env=env, capture_output=True, text=True,
                          timeout=300)
@@ -243,12 +256,23 @@ def test_compile_helper_fills_the_cache_that_the_entry_then_loads_from(tmp_path)
     (tmp_path / "toy_kernels.py").write_text(_TOY_KERNELS)
     cache = tmp_path / "cache"
     cold = _run_toy(tmp_path, cache, tmp_path / "mark1")
-    assert cold["started"] and cold["result"] == 7.0
+    assert cold["started"] and cold["spawned"] == 1 and cold["result"] == 7.0
     assert (tmp_path / "mark1").exists()             # the helper ran the job
     assert cold["hits"] == 1 and cold["misses"] == 0  # and the entry found its callee in the cache
     warm = _run_toy(tmp_path, cache, tmp_path / "mark2")
     assert not warm["started"] and warm["result"] == 7.0
     assert not (tmp_path / "mark2").exists()        # nothing to compile: no helper
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs an affinity mask to pin the process")
+def test_no_compile_helper_on_one_core(tmp_path):
+    """Pinned to one core, a cold first call starts no helper (it would only take turns with the entry's
+    compile): the entry compiles the callee itself."""
+    (tmp_path / "toy_kernels.py").write_text(_TOY_KERNELS)
+    cold = _run_toy(tmp_path, tmp_path / "cache", tmp_path / "mark", one_core=True)
+    assert cold["started"] and cold["result"] == 7.0      # (started: nothing was cached)
+    assert cold["spawned"] == 0 and not (tmp_path / "mark").exists()
+    assert cold["hits"] == 0 and cold["misses"] == 1
 
 
 def test_late_stages_job_compiles_the_signatures_the_step_uses():

@@ -276,9 +276,11 @@ def compile_helper(entry, args, job):
     last. A callee the helper has not finished in time is compiled by the entry as before (then both write
     the same cache entry; Numba replaces cache files whole), so a slow or failed helper costs nothing
     but its core. Cache writes are Numba's: the helper shares ``NUMBA_CACHE_DIR``, the sources and the
-    module path. No helper in a frozen application, whose executable is not a Python interpreter."""
+    module path. No helper in a frozen application, whose executable is not a Python interpreter, nor with
+    one core to run on, where it would only take turns with the entry's compile."""
     helper = None
-    if not (numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV) or getattr(sys, "frozen", False)):
+    if not (numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV) or getattr(sys, "frozen", False)
+            or _usable_cores() < 2):
         arg_types = tuple(entry.typeof_pyval(a) for a in args)
         if not _cached(entry, arg_types):
             env = dict(os.environ, **{_HELPER_ENV: "1"})
@@ -295,6 +297,14 @@ def compile_helper(entry, args, job):
         yield
     finally:
         _stop(helper)
+
+
+def _usable_cores():
+    """The cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _stop(helper):

@@ -513,6 +513,20 @@ STARTUP_CODE = ("import carom\n"
                 "w = pyramid(base=5)\n"
                 "w.step(1 / 60)\n") + _PEAK
 
+# every compiled part of the public API once: the rigid step (its continuous stage and contact events too; any
+# thread count runs the same kernels), then the rest (``carom._warmup.public_api``: queries, geometry functions,
+# broad-phase classes, Verlet world). Its run with an empty cache is the whole library's cold compile.
+LIBRARY_CODE = (
+    "import carom\n"
+    "from carom.scenes import rigid_scenes as R\n"
+    "from carom._warmup import public_api\n"
+    "for make in (lambda: R.pyramid(base=5), lambda: R.pile(count=60), R.bullets):\n"
+    "    w = make()\n"
+    "    for _ in range(3):\n"
+    "        w.step(1 / 60)\n"
+    "    w.contact_events\n"
+    "public_api()\n") + _PEAK
+
 # the same 15-box pyramid in the other engines, for their whole-process memory (imports included)
 _OTHER_STARTUP = {
     "pymunk": ("import pymunk\n"
@@ -543,12 +557,14 @@ def _run_timed(code, env):
     return wall, float(proc.stdout.split()[-1]), None
 
 
-def startup_times(engines=ENGINES):
+def startup_times(engines=ENGINES, library=False):
     """Start-up of a fresh process that imports carom, builds a 15-box pyramid and steps once.
 
     Returns ``cold_s`` (wall time with an empty Numba cache: every kernel the step needs is compiled),
     ``warm_s`` (the same again, kernels loaded from that cache), ``rss_mb`` (whole-process peak resident set
-    of the warm run, per engine: the same pyramid in pymunk and pybox2d when installed) and ``error``.
+    of the warm run, per engine: the same pyramid in pymunk and pybox2d when installed), with ``library``,
+    ``library_s`` (wall time of :data:`LIBRARY_CODE`, every compiled part of the public API, with another
+    empty cache), and ``error``.
     """
     out = dict(rss_mb={})
     with tempfile.TemporaryDirectory(prefix="carom-numba-cache-") as cache:
@@ -559,6 +575,12 @@ def startup_times(engines=ENGINES):
                 out["error"] = err
                 return out
         out["rss_mb"]["carom"] = rss
+    if library:
+        with tempfile.TemporaryDirectory(prefix="carom-numba-cache-") as cache:
+            out["library_s"], _rss, err = _run_timed(LIBRARY_CODE, _child_env({"NUMBA_CACHE_DIR": cache}))
+            if err:
+                out["error"] = err
+                return out
     for engine in engines:
         if engine in _OTHER_STARTUP and _engine_available(engine):
             _wall, rss, err = _run_timed(_OTHER_STARTUP[engine], _child_env())
@@ -770,15 +792,17 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
         for line in speedups:
             log(line)
     if startup:
-        st = startup_times(engines)
+        st = startup_times(engines, library=True)
         if "error" in st:
             line = f"carom start-up: failed ({st['error']})"
         else:
             rss = ", ".join(f"{ENGINE_LABELS[e]} {mb:.0f} MB" for e, mb in st["rss_mb"].items())
             line = (f"carom start-up (fresh process: `import carom`, a 15-box pyramid, one step): cold compile "
                     f"{st['cold_s']:.1f} s (empty Numba cache), warm start {st['warm_s']:.2f} s (kernels "
-                    f"from the cache). Whole-process peak memory for that small pyramid (interpreter and "
-                    f"imports included): {rss}")
+                    f"from the cache). Cold compile of the whole library (every compiled part of the public "
+                    f"API once: rigid step, events, queries, geometry functions, broad-phase classes, Verlet "
+                    f"world; `bench.LIBRARY_CODE`): {st['library_s']:.1f} s. Whole-process peak memory for "
+                    f"that small pyramid (interpreter and imports included): {rss}")
         log(line)
         report += "\n\n" + line + "."
     report += (f"\n\nEach figure: {runs} runs per engine and scene, taken in rounds (every engine once per "

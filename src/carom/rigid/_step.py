@@ -1021,8 +1021,8 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
 
 def compile_late_stages(step_types):
     """Compile, into the on-disk cache, the stages ``step_kernel`` reaches last (prepare, solve, continuous,
-    sleep) for its argument types ``step_types``: the job of the helper process of a cold compile
-    (``carom._jit.compile_helper``).
+    sleep) for its argument types ``step_types``: the first part of the job of the helper process of a cold
+    compile (``carom._jit.compile_helper``, ``carom._warmup.late_stages_then_public_api``).
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
     step's: the contact table the narrow phase returns has the type of last step's table (``old``), the

@@ -883,7 +883,7 @@ class World:
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
-                with compile_helper(_step.step_kernel, args, "carom.rigid._step:compile_late_stages"):
+                with compile_helper(_step.step_kernel, args, "carom._warmup:late_stages_then_public_api"):
                     contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))
