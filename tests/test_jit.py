@@ -230,7 +230,8 @@ with compile_helper(toy_kernels.entry, args, "toy_kernels:job"):
     while not os.path.exists(os.environ["TOY_MARK"]) and time.time() < deadline:
         time.sleep(0.05)
     result = toy_kernels.entry(*args)
-print(json.dumps(dict(started=started, spawned=len(spawned), result=result, hits=sum(toy_kernels.callee.stats.cache_hits.values()),
+print(json.dumps(dict(started=started, spawned=len(spawned), result=result,
+                      hits=sum(toy_kernels.callee.stats.cache_hits.values()),
                       misses=sum(toy_kernels.callee.stats.cache_misses.values()))))
 '''
 
@@ -412,3 +413,18 @@ def test_atomics_read_modify_and_write_an_int64_element():
     a = np.array([0, 3, 0], np.int64)
     assert bump(a) == (3, 8)
     assert list(a) == [0, 8, 4]
+
+
+def test_background_compile_ends_with_the_program(tmp_path):
+    """The background compile started after a cold step (``carom._warmup.background``) ends as soon as the
+    program it works for is gone: started for a process that has already exited, it leaves before it has
+    compiled anything (its empty cache stays without a single index), and exits cleanly."""
+    import subprocess
+    import sys
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), CAROM_COMPILE_HELPER="1")
+    run = subprocess.run([sys.executable, "-c", f"import carom._warmup as w; w.background({gone.pid})"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert not list((tmp_path / "cache").rglob("*.nbi"))

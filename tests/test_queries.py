@@ -395,6 +395,8 @@ def _snapshot(w):
     (lambda w: Q.query_point(w, (0.0, 0.0), category="all"), "category"),
     (lambda w: Q.query_point(w, "origin"), "point"),
     (lambda w: Q.query_point(w, (1e9, 0.0)), "point"),
+    (lambda w: Q.query_point(w, (10 ** 400, 0.0)), "point"),
+    (lambda w: Q.query_aabb(w, (0.0, 0.0), [1, -10 ** 400]), "upper"),
     (lambda w: Q.query_aabb(w, (1.0, 0.0), (0.0, 1.0)), "lower"),
     (lambda w: Q.query_aabb(w, (0.0, math.nan), (1.0, 1.0)), "lower"),
     (lambda w: Q.query_shape(w, "circle", (0.0, 0.0)), "shape"),

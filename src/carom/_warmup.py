@@ -1,27 +1,69 @@
-"""The compiled parts of the public API, called once each on small inputs: the job of the step's compile
-helper once it has compiled the step's late stages, and the body of the benchmark's whole-library compile.
+"""The compiled parts of the public API, called once each on small inputs: compiled in the background after
+the first cold rigid step, and the body of the benchmark's whole-library compile (``bench.LIBRARY_CODE``).
 
-Why: with an empty cache, the first rigid step compiles on both cores (``carom._jit.compile_helper``), but
-the helper finishes its share about 7 s before the step's own compile is done, and every other kernel
-(queries, geometry functions, broad-phase classes, the Verlet world) is compiled when first called, on one
-core. The helper spends its spare seconds here, most used first, until the step's compile is done and stops
-it; what it finished is in the cache when the program gets there. Measured with ``bench.LIBRARY_CODE``: the
-whole library's cold compile went from 63.5 to 59.6 s (the world's ray cast and point query, mostly).
+Why: with an empty cache, the first rigid step compiles on both cores (``carom._jit.compile_helper``), and
+every other kernel (queries, geometry functions, broad-phase classes, the Verlet world: about 30 s) would be
+compiled when first called, on one core. So the step's compile helper, once it has compiled the step's late
+stages, starts one more process (:func:`background`) that calls :func:`public_api` at the lowest priority:
+it runs on the core the step's compile leaves idle, and on whatever core is idle afterwards, while the
+program goes on; what it finishes is in the cache when the program gets there. It ends within a fifth of
+a second of the program (a cache entry is written whole, so none is left half written), and it is started
+on POSIX systems with two cores or more only (no helper is started on one core). Measured with
+``bench.LIBRARY_CODE`` (the rigid step, then this module's calls) from an empty cache: 63.5 s with every
+kernel compiled on first use, 59.6 s with the helper calling these before it stops, 54.9 s with this process.
 """
+import os
+import subprocess
+import sys
+import threading
+import time
+
 from .rigid import _step
 
 
 def late_stages_then_public_api(step_types):
-    """The compile helper's job: the step's late stages (``_step.compile_late_stages``), then
-    :func:`public_api`."""
+    """The compile helper's job: the step's late stages (``_step.compile_late_stages``), then the rest of the
+    public API in a process of its own (:func:`background`), which outlives this helper (stopped as soon as
+    the step's compile is done) and stops with the program."""
     _step.compile_late_stages(step_types)
+    if os.name != "posix":
+        return
+    try:
+        subprocess.Popen([sys.executable, "-c", f"import carom._warmup as w; w.background({os.getppid()})"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=os.environ.copy())
+    except OSError:
+        pass
+
+
+def background(program):
+    """:func:`public_api` at the lowest priority, for as long as the process ``program`` runs (a watcher
+    thread ends this process when it is gone)."""
+    try:
+        os.nice(19)
+    except OSError:
+        pass
+    threading.Thread(target=_end_with, args=(program,), daemon=True).start()
     public_api()
 
 
+def _end_with(pid):
+    """Poll the process ``pid`` (POSIX: signal 0 only checks that it exists) and end this process when it is
+    gone."""
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except OSError:
+            pass             # (it exists, but is not ours to signal)
+        time.sleep(0.2)
+
+
 def public_api():
-    """Call every compiled part of the public API but the rigid step once: the world's queries and contact
-    list, the geometry functions, the four broad-phase classes and the Verlet world (one step of each of its
-    scenes)."""
+    """Call every compiled part of the public API but the rigid step once, most used first: the world's
+    queries, the geometry functions, the four broad-phase classes and the Verlet world (one step of each of
+    its scenes)."""
     from . import geometry as G
     from .rigid import World
     from .scenes import verlet_scenes

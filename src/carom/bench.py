@@ -567,17 +567,21 @@ def startup_times(engines=ENGINES, library=False):
     empty cache), and ``error``.
     """
     out = dict(rss_mb={})
-    with tempfile.TemporaryDirectory(prefix="carom-numba-cache-") as cache:
+    # (a cold run leaves a background compile, carom._warmup.background, which ends within 0.2 s of the run:
+    # waited for before the next run, and a cache directory it may still write to is removed regardless)
+    with tempfile.TemporaryDirectory(prefix="carom-numba-cache-", ignore_cleanup_errors=True) as cache:
         env = _child_env({"NUMBA_CACHE_DIR": cache})
         for label in ("cold_s", "warm_s"):
             out[label], rss, err = _run_timed(STARTUP_CODE, env)
+            time.sleep(0.5)
             if err:
                 out["error"] = err
                 return out
         out["rss_mb"]["carom"] = rss
     if library:
-        with tempfile.TemporaryDirectory(prefix="carom-numba-cache-") as cache:
+        with tempfile.TemporaryDirectory(prefix="carom-numba-cache-", ignore_cleanup_errors=True) as cache:
             out["library_s"], _rss, err = _run_timed(LIBRARY_CODE, _child_env({"NUMBA_CACHE_DIR": cache}))
+            time.sleep(0.5)
             if err:
                 out["error"] = err
                 return out

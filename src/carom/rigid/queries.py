@@ -342,11 +342,8 @@ def _point(value, name):
     two Python numbers is checked without NumPy (which took a third of a point query's 14 us)."""
     if type(value) in (tuple, list) and len(value) == 2:
         x, y = value
-        if type(x) in (float, int) and type(y) in (float, int):
-            x = float(x)
-            y = float(y)
-            if abs(x) <= WORLD_LIMIT and abs(y) <= WORLD_LIMIT:      # (False for NaN)
-                return x, y
+        if type(x) in (float, int) and type(y) in (float, int) and abs(x) <= WORLD_LIMIT and abs(y) <= WORLD_LIMIT:
+            return float(x), float(y)        # (the test is False for NaN, and no int it passes overflows)
     arr = _world._vector(value, name, WORLD_LIMIT)
     return float(arr[0]), float(arr[1])
 

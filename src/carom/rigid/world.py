@@ -31,6 +31,8 @@ MIX_RULES = {"sqrt": _solver.MIX_SQRT, "min": _solver.MIX_MIN, "max": _solver.MI
 def _number(value, name, low=None, high=None, low_open=False):
     try:
         v = float(value)
+    except OverflowError as exc:           # (an integer beyond the floats)
+        raise SimulationError(f"{name} = {value!r} is not finite as a float") from exc
     except (TypeError, ValueError) as exc:
         raise SimulationError(f"{name} must be a number, got {value!r}") from exc
     if not math.isfinite(v):
@@ -45,6 +47,8 @@ def _number(value, name, low=None, high=None, low_open=False):
 def _vector(value, name, limit=None):
     try:
         arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except OverflowError as exc:           # (an integer beyond the floats)
+        raise SimulationError(f"{name} = {value!r} is not finite as floats") from exc
     except (TypeError, ValueError) as exc:
         raise SimulationError(f"{name} must be a vector (x, y), got {value!r}") from exc
     if arr.shape != (2,):
