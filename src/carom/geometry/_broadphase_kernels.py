@@ -108,12 +108,12 @@ def unpack_keys(keys, stride):
 
 
 @njit
-def order_by_fraction(ts, ids, k):
-    """The positions 0..k-1 ordered by fraction ``ts``, equal fractions by ``ids`` (a stable merge sort, bottom
-    up, on the positions).
+def order_by_key_then_id(ts, ids, k):
+    """The positions 0..k-1 ordered by key ``ts`` (a ray's fractions, a sweep's lower bounds), equal keys by
+    ``ids`` (a stable merge sort, bottom up, on the positions).
 
-    Written out rather than two stable ``np.argsort`` passes (by id, then by fraction): Numba compiles its
-    merge sort once per dtype and per caller, about a second of cold compile each."""
+    Written out rather than two stable ``np.argsort`` passes (by id, then by key): Numba compiles its merge
+    sort once per dtype and per caller, about a second of cold compile each."""
     order = np.arange(k)
     spare = np.empty(k, np.int64)
     width = 1
@@ -148,7 +148,7 @@ def order_by_fraction(ts, ids, k):
 @njit
 def order_hits(ids, ts, k):
     """Ids of ray hits ordered by entry fraction, equal fractions by id."""
-    return ids[order_by_fraction(ts, ids, k)]
+    return ids[order_by_key_then_id(ts, ids, k)]
 
 
 @njit
@@ -170,7 +170,7 @@ def set_boxes(lower, upper, ids, lowers, uppers):
 def brute_pairs(lower, upper, flags, n):
     stride = max(n, 1)
     buf = np.empty(64, np.int64)
-    k = 0
+    k = np.int64(0)
     for i in range(n):
         if flags[i] == FREE:
             continue
@@ -186,7 +186,7 @@ def brute_pairs(lower, upper, flags, n):
 @njit
 def brute_query(lower, upper, flags, n, qlx, qly, qux, quy):
     out = np.empty(n, np.int64)
-    k = 0
+    k = np.int64(0)
     for i in range(n):
         if flags[i] != FREE and lower[i, 0] <= qux and qlx <= upper[i, 0] \
                 and lower[i, 1] <= quy and qly <= upper[i, 1]:
@@ -199,7 +199,7 @@ def brute_query(lower, upper, flags, n, qlx, qly, qux, quy):
 def brute_raycast(lower, upper, flags, n, ox, oy, dx, dy):
     ids = np.empty(n, np.int64)
     ts = np.empty(n, np.float64)
-    k = 0
+    k = np.int64(0)
     for i in range(n):
         if flags[i] == FREE:
             continue
@@ -270,7 +270,7 @@ def sap_sort(lower, upper, order, meta):
         for a in range(m):
             keys[a] = lower[order[a], axis]
         # (ties by id: any order of equal keys sweeps the same pairs)
-        perm = order_by_fraction(keys, order, np.int64(m))
+        perm = order_by_key_then_id(keys, order, np.int64(m))
         sorted_ids = order[:m][perm]
         order[:m] = sorted_ids
 
@@ -284,7 +284,7 @@ def sap_pairs(lower, upper, flags, n, order, meta):
     o = 1 - axis
     stride = max(n, 1)
     buf = np.empty(64, np.int64)
-    k = 0
+    k = np.int64(0)
     for a in range(m):
         i = order[a]
         end = upper[i, axis]
@@ -1033,7 +1033,7 @@ def tree_pairs(moving, static, lower, upper, flags, n):
     with its real box; partners are filtered by their real boxes. Static proxies never query."""
     stride = max(n, 1)
     buf = np.empty(64, np.int64)
-    k = 0
+    k = np.int64(0)
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
     for i in range(n):
@@ -2073,7 +2073,7 @@ def grid_pairs(lower, upper, flags, n, cell, max_cells, st_kx, st_ky, st_used, s
     """
     stride = max(n, 1)
     buf = np.empty(64, np.int64)
-    k = 0
+    k = np.int64(0)
     kx, ky, used, start, items = grid_build(lower, upper, flags, n, MOVING, cell, max_cells)
     for s in range(kx.shape[0]):
         if not used[s]:
@@ -2088,7 +2088,7 @@ def grid_pairs(lower, upper, flags, n, cell, max_cells, st_kx, st_ky, st_used, s
                         buf = _push(buf, k, i * stride + j)
                         k += 1
     over = np.empty(16, np.int64)
-    no = 0
+    no = np.int64(0)
     is_over = np.zeros(n, np.bool_)
     for i in range(n):
         if flags[i] == FREE:

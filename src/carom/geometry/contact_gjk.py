@@ -27,6 +27,8 @@ vertex contacts. Everything happens in A's frame (B placed by the relative trans
 """
 import math
 
+import numpy as np
+
 from .._jit import njit
 from ..constants import GJK_TOUCH_DISTANCE, GJK_FACE_TOLERANCE
 from ..errors import GeometryError
@@ -154,7 +156,7 @@ def collide_gjk(vA, nA, rA, vB, nB, rB, tx, ty, tc, ts, speculative):
     pointB = vB.shape[0] == 1
 
     if pointA and pointB:
-        return _one_point(nx, ny, a1x, a1y, b1x, b1y, rA, rB, core_sep - rsum, 0, speculative)
+        return _one_point(nx, ny, a1x, a1y, b1x, b1y, rA, rB, core_sep - rsum, np.int64(0), speculative)
 
     if pointA or pointB:
         if pointA:

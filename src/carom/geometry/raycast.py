@@ -89,7 +89,7 @@ def _cast_core_polygon(v, n, ox, oy, dx, dy):
     upper = 1.0
     bnx = 0.0
     bny = 0.0
-    entered = False
+    entered = np.bool_(False)
     for i in range(v.shape[0]):
         nx = n[i, 0]
         ny = n[i, 1]
@@ -112,7 +112,7 @@ def _cast_edge_rect(ax, ay, bx, by, nx, ny, r, ox, oy, dx, dy):
     upper = 1.0
     bnx = 0.0
     bny = 0.0
-    entered = False
+    entered = np.bool_(False)
     # outer face: n·x ≤ n·a + r
     num = nx * (ax - ox) + ny * (ay - oy) + r
     lower, upper, bnx, bny, entered, empty = _clip(num, nx * dx + ny * dy, nx, ny, lower, upper, bnx, bny,

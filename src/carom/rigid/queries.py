@@ -61,7 +61,7 @@ from ..geometry.raycast import raycast_world_kernel
 from ..geometry.shapes import Shape, Transform
 from ..geometry._math import relative_transform, closest_on_segment
 from ..geometry._broadphase_kernels import (tree_update, tree_query, tree_raycast, ray_box_fraction,
-                                              order_by_fraction)
+                                              order_by_key_then_id)
 # the module, not its names: world.py may import this module while it is itself being imported
 from . import world as _world
 
@@ -158,7 +158,7 @@ def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count
     hit_t = np.empty(m)
     hit_p = np.empty((m, 2))
     hit_n = np.empty((m, 2))
-    k = 0
+    k = np.int64(0)
     best_t = np.inf
     for a in range(m):
         p = proxies[a]
@@ -180,7 +180,7 @@ def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count
         if first_only and k > 0:
             if t > hit_t[0] or (t == hit_t[0] and s > hit_shape[0]):
                 continue
-            k = 0
+            k = np.int64(0)
         hit_shape[k] = s
         hit_t[k] = t
         hit_p[k, 0] = px
@@ -191,7 +191,7 @@ def _raycast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count
         if t < best_t:
             best_t = t
     # fraction first, ties by shape index
-    order = order_by_fraction(hit_t, hit_shape, k)
+    order = order_by_key_then_id(hit_t, hit_shape, k)
     return hit_shape[order], hit_t[order], hit_p[order], hit_n[order]
 
 
