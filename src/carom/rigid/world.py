@@ -45,6 +45,17 @@ def _number(value, name, low=None, high=None, low_open=False):
 
 
 def _vector(value, name, limit=None):
+    # two Python numbers, finite and within the limit, skip NumPy's conversion and checks (they were a third of
+    # a point query's 14 us); anything else takes the general path, which also words the errors
+    if type(value) in (tuple, list) and len(value) == 2 and type(value[0]) in (float, int) \
+            and type(value[1]) in (float, int):
+        try:
+            x, y = float(value[0]), float(value[1])
+        except OverflowError:
+            pass
+        else:
+            if math.isfinite(x) and math.isfinite(y) and (limit is None or (abs(x) <= limit and abs(y) <= limit)):
+                return np.array((x, y))
     try:
         arr = np.asarray(value, dtype=np.float64).reshape(-1)
     except OverflowError as exc:           # (an integer beyond the floats)
