@@ -23,7 +23,8 @@ SPECULATIVE_DISTANCE = 4.0 * LINEAR_SLOP
 #: Fat AABB margin of the broad phase: a proxy moves inside its enlarged box without touching the tree.
 AABB_MARGIN = 0.1
 
-#: Largest rotation in one substep (radians); bounds the angular velocity so rotation stays resolvable.
+#: Largest rotation in one step (radians), as Box2D's: |ω| ≤ MAX_ROTATION / dt. A speculative contact made at the
+#: start of a step holds only while its bodies turn little in the step; faster spin is left to none.
 MAX_ROTATION = 0.25 * 3.141592653589793
 
 #: Largest speed (m/s). Bodies faster than this are clamped (documented, not rejected). 4 m per step at 60 Hz
@@ -56,8 +57,12 @@ HIT_EVENT_THRESHOLD = 1.0
 SLEEP_LINEAR_TOLERANCE = 0.05
 SLEEP_TIME = 0.5
 
-#: Contact softness of the soft-step solver (Box2D v3): stiffness as a frequency and a damping ratio.
-CONTACT_HERTZ = 30.0
+#: Contact softness of the soft-step solver (Box2D v3): stiffness as a frequency and a damping ratio (capped
+#: at a quarter of the substep rate; contacts with a static body get twice the frequency). 60 Hz, where
+#: Box2D has 30: a column of boxes is a stack of soft joints that its own weight bends (each contact gives
+#: a little more under load), and at 30 Hz a 20-box stack's lean grew twofold every second until it fell;
+#: at 60 Hz the lean it takes while settling stays (tests/test_trust_physics.py), and resting overlap halves.
+CONTACT_HERTZ = 60.0
 CONTACT_DAMPING_RATIO = 10.0
 #: Largest speed at which overlap is pushed apart (m/s), so deep overlaps resolve without explosions.
 CONTACT_PUSH_MAX_VELOCITY = 3.0
@@ -91,3 +96,19 @@ UNCACHED_MOTION = 2.0 * RECYCLE_DISTANCE
 #: reach) provably has no contact points, and skips its collision test. Room for rounding only (float64
 #: separations are good to ~1e-15 of the shape size), so no skipped pair is one a fresh test would keep.
 APART_ROUNDING = 1.0e-9
+
+#: Largest size of a velocity component, angular velocity, gravity, force, torque, friction, mass or inertia a
+#: world accepts (and the smallest nonzero mass or inertia is its inverse): the contact solver works in single
+#: precision (float32 overflows at 3.4e38), and 1e30 leaves room for the products it forms.
+FLOAT32_LIMIT = 1.0e30
+
+#: Largest size of a body's angle (radians): a float64 angle's resolution (its ulp, 1.2e-7 rad at 1e9) is
+#: still sub-micrometre at the rim of a metre-sized body; beyond it rotations turn into rounding noise.
+ANGLE_LIMIT = 1.0e9
+
+#: Most substeps per step: the step's cost grows with them, and 64 is already finer than any scene needs.
+MAX_SUBSTEPS = 64
+
+#: Longest step (s) a world takes: a body moves at most MAX_TRANSLATION_SPEED·dt in a step, and with any dt a
+#: step of years put bodies at 1e80 m (and a larger one at infinity). A step is a fraction of a second.
+MAX_TIME_STEP = 1.0

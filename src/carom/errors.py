@@ -26,3 +26,11 @@ class StaleHandleError(CaromError, LookupError):
 
 class SimulationError(CaromError, ValueError):
     """A world or body argument is invalid (bad dt, NaN velocity, negative damping, zero-mass dynamic body)."""
+
+
+class SnapshotError(CaromError, ValueError):
+    """Bytes handed to ``World.restore`` (or unpickled as a world) are not a valid snapshot: wrong header or
+    version, damaged, truncated, or holding a state no world can be in (an index out of range, a NaN, ...).
+
+    The message names the first problem found; nothing is built from a snapshot until all of it is checked.
+    """

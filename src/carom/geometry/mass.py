@@ -8,22 +8,26 @@ A shape is its core polygon ⊕ a disk of radius r. That set splits exactly into
   edges that meet there (the sectors' angles add up to 2π, so together they make one full disk).
 
 A circle is the 1-vertex case (one sector of angle 2π), a capsule the 2-vertex case (two rectangles on the
-two sides of its segment, two half disks). Area, first moment and polar second moment about the origin
-are summed over the pieces, then moved to the centroid by the parallel-axis theorem:
+two sides of its segment, two half disks). Area, first moment and polar second moment about the shape's
+first core vertex (its reference point o) are summed over the pieces, then moved to the centroid by the
+parallel-axis theorem. Relative to o every term is of the shape's own size, so nothing cancels however far
+the shape is from its body's origin (about the origin, J − A|c|² lost every digit for a small shape far away):
 
-- polygon (triangle fan from the origin, triangles (0, p, q)): A = ½ p×q, S = A (p + q)/3,
+- polygon (triangle fan from o, triangles (o, p, q) with p, q relative to o): A = ½ p×q, S = A (p + q)/3,
   J = (p×q)/12 · (p·p + p·q + q·q);
 - sector at apex v spanning angles α1..α2 = α1 + θ: A = θ r²/2, first moment about the apex
-  r³/3 · (sin α2 − sin α1, cos α1 − cos α2), polar moment about the apex θ r⁴/4, and about the origin
+  r³/3 · (sin α2 − sin α1, cos α1 − cos α2), polar moment about the apex θ r⁴/4, and about o
   J_o = J_v + 2 v·S_v + A |v|².
 
-Mass = density · A, inertia about the centroid = density · (J_o − A |c|²).
+Mass = density · A, centroid o + c, inertia about it = density · (J_o − A |c|²). A body combines its shapes
+about their own centroids with the parallel-axis theorem on the differences c_shape − c_body.
 """
 import math
 from collections import namedtuple
 
 import numpy as np
 
+from .. import _validate
 from .._jit import njit
 from ..errors import GeometryError
 
@@ -52,77 +56,81 @@ def _polygon_moments(px, py, count):
 
 @njit
 def shape_moments(verts, normals, radius):
-    """(area, Sx, Sy, J): area, first moment and polar second moment about the local origin."""
+    """(area, cx, cy, J): area, centroid and polar second moment about that centroid (local frame).
+
+    Every piece is summed relative to the first core vertex, not the local origin: about the origin the polar
+    moment of a small shape far away is A|c|² plus a tiny remainder, and moving it to the centroid
+    cancelled almost every digit (a 10 cm box at (1000, 1000) came out with a negative inertia)."""
     n = verts.shape[0]
+    ox = verts[0, 0]
+    oy = verts[0, 1]
+    rx = np.empty(n)
+    ry = np.empty(n)
+    for i in range(n):
+        rx[i] = verts[i, 0] - ox
+        ry[i] = verts[i, 1] - oy
     area = 0.0
     sx = 0.0
     sy = 0.0
     j = 0.0
     if n >= 3:
-        a, x, y, jj = _polygon_moments(verts[:, 0].copy(), verts[:, 1].copy(), n)
+        a, x, y, jj = _polygon_moments(rx, ry, n)
         area += a
         sx += x
         sy += y
         j += jj
-    if radius <= 0.0:
-        return area, sx, sy, j
-    r = radius
-    px = np.empty(4)
-    py = np.empty(4)
-    if n >= 2:
+    if radius > 0.0:
+        r = radius
+        px = np.empty(4)
+        py = np.empty(4)
+        if n >= 2:
+            for i in range(n):
+                k = (i + 1) % n
+                nx = normals[i, 0]
+                ny = normals[i, 1]
+                # counter-clockwise: the outward normal is on the right of the edge direction
+                px[0] = rx[i]
+                py[0] = ry[i]
+                px[1] = rx[i] + r * nx
+                py[1] = ry[i] + r * ny
+                px[2] = rx[k] + r * nx
+                py[2] = ry[k] + r * ny
+                px[3] = rx[k]
+                py[3] = ry[k]
+                a, x, y, jj = _polygon_moments(px, py, np.int64(4))   # not a literal: one compile
+                area += a
+                sx += x
+                sy += y
+                j += jj
         for i in range(n):
-            k = (i + 1) % n
-            nx = normals[i, 0]
-            ny = normals[i, 1]
-            # counter-clockwise: the outward normal is on the right of the edge direction
-            px[0] = verts[i, 0]
-            py[0] = verts[i, 1]
-            px[1] = verts[i, 0] + r * nx
-            py[1] = verts[i, 1] + r * ny
-            px[2] = verts[k, 0] + r * nx
-            py[2] = verts[k, 1] + r * ny
-            px[3] = verts[k, 0]
-            py[3] = verts[k, 1]
-            a, x, y, jj = _polygon_moments(px, py, np.int64(4))   # not a literal: one compile
+            if n == 1:
+                a1 = 0.0
+                theta = 2.0 * math.pi
+            else:
+                prev = (i - 1) % n
+                a1 = math.atan2(normals[prev, 1], normals[prev, 0])
+                a2 = math.atan2(normals[i, 1], normals[i, 0])
+                theta = a2 - a1
+                while theta <= 0.0:
+                    theta += 2.0 * math.pi
+                while theta > 2.0 * math.pi:
+                    theta -= 2.0 * math.pi
+            a2 = a1 + theta
+            vx = rx[i]
+            vy = ry[i]
+            a = 0.5 * theta * r * r
+            svx = r * r * r / 3.0 * (math.sin(a2) - math.sin(a1))
+            svy = r * r * r / 3.0 * (math.cos(a1) - math.cos(a2))
+            jv = 0.25 * theta * r * r * r * r
             area += a
-            sx += x
-            sy += y
-            j += jj
-    for i in range(n):
-        if n == 1:
-            a1 = 0.0
-            theta = 2.0 * math.pi
-        else:
-            prev = (i - 1) % n
-            a1 = math.atan2(normals[prev, 1], normals[prev, 0])
-            a2 = math.atan2(normals[i, 1], normals[i, 0])
-            theta = a2 - a1
-            while theta <= 0.0:
-                theta += 2.0 * math.pi
-            while theta > 2.0 * math.pi:
-                theta -= 2.0 * math.pi
-        a2 = a1 + theta
-        vx = verts[i, 0]
-        vy = verts[i, 1]
-        a = 0.5 * theta * r * r
-        svx = r * r * r / 3.0 * (math.sin(a2) - math.sin(a1))
-        svy = r * r * r / 3.0 * (math.cos(a1) - math.cos(a2))
-        jv = 0.25 * theta * r * r * r * r
-        area += a
-        sx += svx + a * vx
-        sy += svy + a * vy
-        j += jv + 2.0 * (vx * svx + vy * svy) + a * (vx * vx + vy * vy)
-    return area, sx, sy, j
-
-
-@njit
-def mass_from_moments(area, sx, sy, j, density):
-    """(mass, cx, cy, inertia about the centroid) from the moments about the origin."""
+            sx += svx + a * vx
+            sy += svy + a * vy
+            j += jv + 2.0 * (vx * svx + vy * svy) + a * (vx * vx + vy * vy)
     if area <= 0.0:
-        return 0.0, 0.0, 0.0, 0.0
+        return 0.0, ox, oy, 0.0
     cx = sx / area
     cy = sy / area
-    return density * area, cx, cy, density * (j - area * (cx * cx + cy * cy))
+    return area, ox + cx, oy + cy, j - area * (cx * cx + cy * cy)
 
 
 def mass_properties(shape, density=1.0) -> MassProperties:
@@ -130,14 +138,8 @@ def mass_properties(shape, density=1.0) -> MassProperties:
 
     ``density`` is per unit area (kg/m²). A segment has no area, hence zero mass.
     """
-    try:
-        d = float(density)
-    except (TypeError, ValueError) as exc:
-        raise GeometryError(f"density must be a number, got {density!r}") from exc
-    if not math.isfinite(d) or d < 0.0:
-        raise GeometryError(f"density must be finite and >= 0, got {density!r}")
-    area, sx, sy, j = shape_moments(shape._kernel_vertices, shape._kernel_normals, shape.radius)
-    m, cx, cy, inertia = mass_from_moments(area, sx, sy, j, d)
+    d = _validate.number(density, "density", low=0.0, error=GeometryError)
+    area, cx, cy, inertia = shape_moments(shape._kernel_vertices, shape._kernel_normals, shape.radius)
     if area <= 0.0:
         cx, cy = (float(v) for v in shape.vertices.mean(axis=0))
-    return MassProperties(float(m), np.array([cx, cy]), float(inertia))
+    return MassProperties(float(d * area), np.array([cx, cy]), float(d * inertia))

@@ -20,36 +20,22 @@ import math
 
 import numpy as np
 
-from ..constants import WELDING_TOLERANCE, COLLINEAR_TOLERANCE, WORLD_LIMIT
+from .. import _validate
+from ..constants import WELDING_TOLERANCE, COLLINEAR_TOLERANCE, WORLD_LIMIT, ANGLE_LIMIT
 from ..errors import GeometryError
-from .hull import convex_hull, as_points
+from .hull import convex_hull
 
 CIRCLE, CAPSULE, SEGMENT, POLYGON = 0, 1, 2, 3
 KIND_NAMES = ("circle", "capsule", "segment", "polygon")
 
 
-def _finite(value, name) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise GeometryError(f"{name} must be a number, got {value!r}") from exc
-    if not math.isfinite(v):
-        raise GeometryError(f"{name} = {v} is not finite")
-    return v
+def _finite(value, name, low=None, low_open=False, limit=WORLD_LIMIT) -> float:
+    """A size or angle of a shape: the world's number rules (``carom._validate``), a GeometryError if broken."""
+    return _validate.number(value, name, low=low, low_open=low_open, magnitude=limit, error=GeometryError)
 
 
 def _point(value, name) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise GeometryError(f"{name} must be a point (x, y), got {value!r}") from exc
-    if arr.shape != (2,):
-        raise GeometryError(f"{name} must be a point (x, y), got {value!r}")
-    if not np.isfinite(arr).all():
-        raise GeometryError(f"{name} = {tuple(float(v) for v in arr)} is not finite")
-    if np.abs(arr).max() > WORLD_LIMIT:
-        raise GeometryError(f"{name} = {tuple(float(v) for v in arr)} is beyond the world limit {WORLD_LIMIT:g} m")
-    return arr
+    return _validate.vector(value, name, WORLD_LIMIT, error=GeometryError)
 
 
 def edge_normals(vertices: np.ndarray) -> np.ndarray:
@@ -66,7 +52,7 @@ class Transform:
 
     def __init__(self, position=(0.0, 0.0), angle=0.0):
         self.position = _point(position, "Transform position")
-        self.angle = _finite(angle, "Transform angle")
+        self.angle = _finite(angle, "Transform angle", limit=ANGLE_LIMIT)
 
     @property
     def cos(self):
@@ -179,9 +165,7 @@ class Circle(Shape):
     __slots__ = ()
 
     def __init__(self, radius, center=(0.0, 0.0)):
-        r = _finite(radius, "Circle radius")
-        if r <= 0.0:
-            raise GeometryError(f"Circle radius must be > 0, got {r}")
+        r = _finite(radius, "Circle radius", 0.0, low_open=True)
         super().__init__(_point(center, "Circle center").reshape(1, 2), r)
 
     @property
@@ -224,9 +208,7 @@ class Capsule(_TwoPointShape):
     __slots__ = ()
 
     def __init__(self, p1, p2, radius):
-        r = _finite(radius, "Capsule radius")
-        if r <= 0.0:
-            raise GeometryError(f"Capsule radius must be > 0, got {r}")
+        r = _finite(radius, "Capsule radius", 0.0, low_open=True)
         super().__init__(_two_points(p1, p2, "Capsule"), r)
 
     def __repr__(self):
@@ -260,12 +242,8 @@ class Polygon(Shape):
     __slots__ = ()
 
     def __init__(self, points, radius=0.0):
-        r = _finite(radius, "Polygon radius")
-        if r < 0.0:
-            raise GeometryError(f"Polygon radius must be >= 0, got {r}")
-        arr = as_points(points, "Polygon points")
-        if arr.shape[0] > 0 and np.abs(arr).max() > WORLD_LIMIT:
-            raise GeometryError(f"Polygon points beyond the world limit {WORLD_LIMIT:g} m")
+        r = _finite(radius, "Polygon radius", 0.0)
+        arr = _validate.points(points, "Polygon points", WORLD_LIMIT, error=GeometryError)
         if arr.shape[0] < 3:
             raise GeometryError(f"Polygon needs at least 3 points, got {arr.shape[0]}: {arr.tolist()}")
         hull = convex_hull(arr)
@@ -291,14 +269,10 @@ class Polygon(Shape):
 
 def box(half_width, half_height, center=(0.0, 0.0), angle=0.0, radius=0.0) -> Polygon:
     """A rectangle of the given half extents, centred at ``center`` and rotated by ``angle``."""
-    hw = _finite(half_width, "box half_width")
-    hh = _finite(half_height, "box half_height")
-    if hw <= 0.0:
-        raise GeometryError(f"box half_width must be > 0, got {hw}")
-    if hh <= 0.0:
-        raise GeometryError(f"box half_height must be > 0, got {hh}")
+    hw = _finite(half_width, "box half_width", 0.0, low_open=True)
+    hh = _finite(half_height, "box half_height", 0.0, low_open=True)
     c = _point(center, "box center")
-    a = _finite(angle, "box angle")
+    a = _finite(angle, "box angle", limit=ANGLE_LIMIT)
     local = np.array([[-hw, -hh], [hw, -hh], [hw, hh], [-hw, hh]])
     cs, sn = math.cos(a), math.sin(a)
     pts = local @ np.array([[cs, -sn], [sn, cs]]).T + c

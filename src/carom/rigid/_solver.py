@@ -65,7 +65,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, sin_cos, borrowed, atomic_add,
-                    atomic_load, atomic_store, spin_pause)
+                    atomic_store, wait_for_change, wake_waiters)
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
@@ -283,7 +283,7 @@ def same_colouring(pairs_same, c_count, c_sensor, flags, old):
 
 
 @njit
-def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads):
+def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads, fall):
     """The contacts to solve, coloured, in bundles of ``LANES`` (the solver's layout, module docstring).
 
     Solved are the non-sensor contacts with points and at least one awake dynamic body. Each lane holds the
@@ -326,6 +326,7 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     # the bodies' data the rows need, one cache line per body (gathered whole by ``gather_rows``), and the
     # dummy body of empty lanes (row NB: all zeros)
     com, vel, angvel, inv_mass, inv_inertia = bodies[0], bodies[2], bodies[3], bodies[4], bodies[5]
+    kind, gravity_scale = bodies[7], bodies[14]
     # (not zeroed: every column of every row is written here, which spares a memset of the whole table)
     table = np.empty((NB + 1, ROW))
     for b in range(NB):
@@ -336,7 +337,7 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
         table[b, TW] = angvel[b]
         table[b, TM] = inv_mass[b]
         table[b, TI] = inv_inertia[b]
-        table[b, ROW - 1] = 0.0
+        table[b, TG] = gravity_scale[b] if kind[b] == DYNAMIC else 0.0
     for f in range(ROW):
         table[NB, f] = 0.0
     # every lane of every bundle, empty ones included, is written by _prepare_bundle (in parallel, which also
@@ -348,17 +349,17 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     shape_data = (shapes[4], shapes[5], shapes[6])
     contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
-                      friction_rule, restitution_rule, threads)
+                      friction_rule, restitution_rule, threads, fall)
     return perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags
 
 
 # columns of prepare_stage's body table
-TCX, TCY, TVX, TVY, TW, TM, TI = range(7)
+TCX, TCY, TVX, TVY, TW, TM, TI, TG = range(8)
 
 
 @pnjit
 def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move, friction_rule,
-                      restitution_rule, threads):
+                      restitution_rule, threads, fall):
     """Every bundle, one share per thread (the parallel loop alone in its function: Numba analyses every
     statement of a function with a parallel loop, so keeping the rest outside saves compile time).
 
@@ -373,18 +374,18 @@ def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contact
     if chunk_count(perm.shape[0], threads) == 1:
         # (in this thread: launching a parallel loop for little work costs about 15 µs)
         _prepare_bundles(np.int64(0), np.int64(1), bstart, bfirst, bcount, perm, pair, table, shapes, contacts,
-                         rows, body, move, friction_rule, restitution_rule)
+                         rows, body, move, friction_rule, restitution_rule, fall)
         return
     # (w as int64 here and literals nowhere: the loop index is typed int64, then uint64 in the parallel
     # function, and each type, like each literal, compiles the callee once more)
     for w in prange(threads):
         _prepare_bundles(np.int64(w), threads, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows,
-                         body, move, friction_rule, restitution_rule)
+                         body, move, friction_rule, restitution_rule, fall)
 
 
 @njit
 def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move,
-                     friction_rule, restitution_rule):
+                     friction_rule, restitution_rule, fall):
     """Part w of ``parts`` of every colour's bundles, the overflow colour's included (one call per thread:
     kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
@@ -398,13 +399,13 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
         for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
                             shape_restitution, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body,
-                            move, friction_rule, restitution_rule, NB)
+                            move, friction_rule, restitution_rule, NB, fall)
 
 
 @llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, keys, c_count,
                     c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, move, friction_rule, restitution_rule,
-                    NB):
+                    NB, fall):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
 
@@ -437,12 +438,12 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     for h in range(PARTS):
         _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, keys,
                       c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule,
-                      restitution_rule)
+                      restitution_rule, fall)
 
 
 @inline_njit
 def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, keys, c_count,
-                  c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule, restitution_rule):
+                  c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule, restitution_rule, fall):
     """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``)."""
     zero = splat64(0.0)
     one = splat64(1.0)
@@ -503,17 +504,17 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     store_part(rows, j, E, h, e)
     store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
     store_part(rows, j, COUNT, h, count)
-    _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero)
+    _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero, fall)
     if two:
         _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, sep1, px1, py1, nimp1, timp1, nx, ny, ra, rb,
-                       sa, sb, zero)
+                       sa, sb, zero, fall)
     else:
         for f in range(POINT_WIDTH):
             store_part(rows, j, P0 + POINT_WIDTH + f, h, zero)
 
 
 @inline_njit
-def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero):
+def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero, fall):
     """The point whose fields start at o, for the lanes of ``has`` (the others: all zeros)."""
     hs = 0.5 * sep
     rax = px - hs * nx - sa[TCX]
@@ -557,7 +558,36 @@ def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, 
     store_part(rows, j, o + NIMP, h, select(has, nimp, zero))
     store_part(rows, j, o + TIMP, h, select(has, timp, zero))
     store_part(rows, j, o + MAXIMP, h, zero)
-    store_part(rows, j, o + RELV, h, select(has, dvx * nx + dvy * ny, zero))
+    store_part(rows, j, o + RELV, h, select(has, _impact_speed(dvx * nx + dvy * ny, sep, sa, sb, nx, ny, fall), zero))
+
+
+@inline_njit
+def _sqrt64(v):
+    """√ of each lane of a prepare vector (``LANES64`` doubles), one lane at a time."""
+    out = v
+    for q in range(LANES64):
+        out = insert(out, q, math.sqrt(lane(v, q)))
+    return out
+
+
+@inline_njit
+def _impact_speed(vn, sep, sa, sb, nx, ny, fall):
+    """The normal speed at which a point approaching at vn across a gap sep ≥ 0 will meet, gravity acting:
+    the restitution of the step answers it (``_restitute``).
+
+    Measured at the start of the step (as Box2D does), a falling ball's approach missed what gravity adds
+    before it meets the ground within the step, up to g·dt: with e = 0.8 it rebounded 4-15 % below e² of its
+    height. With a = (g_B − g_A)·n the change of the normal speed under the bodies' gravity (each scaled,
+    none for a static or kinematic body), the gap closes ballistically and the speed at the meeting is
+    −√(vn² − 2·a·sep), no faster than vn + a·dt (the meeting is within the step or the point is not
+    solved). Points that touch already (sep ≤ 0) or do not approach keep vn."""
+    gx, gy, dt = fall
+    zero = splat64(0.0)
+    a = (sb[TG] - sa[TG]) * (gx * nx + gy * ny)
+    closing = (vn < zero) & (sep > zero)
+    v2 = vn * vn - 2.0 * a * select(closing, sep, zero)
+    impact = -vmin(_sqrt64(vmax(v2, zero)), -(vn + a * splat64(dt)))
+    return select(closing & (impact < vn), impact, vn)
 
 
 @inline_njit
@@ -882,7 +912,7 @@ FIRST_PASS, VELOCITY_PASS, POSITION_PASS = 0, 1, 2
 
 
 @njit
-def _integrate_range(task, lo, hi, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h):
+def _integrate_range(task, lo, hi, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w):
     """One pass of the integrators over bodies lo … hi − 1 (``state`` has a row more than there are bodies:
     the dummy body of empty bundle lanes).
 
@@ -899,13 +929,13 @@ def _integrate_range(task, lo, hi, state, fstate, kick, flags, solved, motion, d
     if task == POSITION_PASS:
         for b in range(lo, hi):
             if flags[b] & MOVE_POSITION:
-                _integrate_position(b, state, fstate, flags, dangle, h)
+                _integrate_position(b, state, fstate, kick, flags, dangle, h, max_w)
         _rotations(lo, hi, dangle, fstate, rot)
     else:
         carry = task == VELOCITY_PASS
         for b in range(lo, hi):
             if flags[b] & MOVE_VELOCITY:
-                _integrate_velocity(b, state, fstate, kick, flags, h, carry)
+                _integrate_velocity(b, state, fstate, kick, flags, h, max_w, carry)
 
 
 @njit
@@ -934,7 +964,7 @@ def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
 
 
 @inline_njit
-def _integrate_velocity(b, state, fstate, kick, flags, h, carry):
+def _integrate_velocity(b, state, fstate, kick, flags, h, max_w, carry):
     """Body b's velocity integrated over a substep (gravity, force, damping, the speed limits); for a body the
     solver holds, then the warm start of the substep's contacts: with ``carry`` (every substep but the first)
     the contacts' whole velocity change over the substep before.
@@ -971,8 +1001,11 @@ def _integrate_velocity(b, state, fstate, kick, flags, h, carry):
         if sp > MAX_TRANSLATION_SPEED:
             vx *= MAX_TRANSLATION_SPEED / sp
             vy *= MAX_TRANSLATION_SPEED / sp
-    if abs(w) * h > MAX_ROTATION:
-        w *= MAX_ROTATION / (abs(w) * h)
+    # the rotation cap holds for the whole step (MAX_ROTATION per step, as Box2D's): a contact found at the
+    # start of the step stays valid only while its bodies turn little, and a cap per substep let a thin box
+    # spin a quarter turn per substep and cross a wall between two steps without any contact
+    if abs(w) > max_w:
+        w = max_w if w > 0.0 else -max_w
     # each body's velocity is written in the one row ``_velocity`` reads, so a body the solver holds (most
     # bodies of a pile) reads and writes only its ``fstate`` row and its step-table row here
     if not solved:
@@ -1030,13 +1063,44 @@ def _velocity(b, state, fstate, flags):
 
 
 @inline_njit
-def _integrate_position(b, state, fstate, flags, dangle, h):
+def _integrate_position(b, state, fstate, kick, flags, dangle, h, max_w):
     """Body b's position and angle changes so far in the step, advanced over a substep. The body's centre and
     angle themselves change once, by the sums, after the last substep (``solve_stage``): the sweeps read only
-    the changes, and a pass that wrote the centre and the angle too read and wrote 24 bytes more per body."""
+    the changes, and a pass that wrote the centre and the angle too read and wrote 24 bytes more per body.
+
+    The speed caps apply here too, to the velocity the substep moves with, after the contacts changed it (as
+    in Box2D): capped only before the solve, a thin box that hit a wall's corner at 100 m/s turned 1.3 rad in
+    a step and swung through the wall. A capped velocity is written back; for a body the solver holds, the
+    start of its contacts' velocity change (KV0X …) moves by the same amount, so that the cap is not taken
+    for a contact impulse and applied again by the next substep's warm start (``_integrate_velocity``)."""
     vx, vy, w = _velocity(b, state, fstate, flags)
+    if abs(w) > max_w or vx * vx + vy * vy > MAX_TRANSLATION_SPEED * MAX_TRANSLATION_SPEED:
+        cx, cy, cw = capped_velocity(vx, vy, w, max_w)
+        if flags[b] & MOVE_SOLVED:
+            cx = np.float64(np.float32(cx))
+            cy = np.float64(np.float32(cy))
+            cw = np.float64(np.float32(cw))
+            kick[b, KV0X] += cx - vx
+            kick[b, KV0Y] += cy - vy
+            kick[b, KW0] += cw - w
+            fstate[b, VX] = cx
+            fstate[b, VY] = cy
+            fstate[b, W] = cw
+        else:
+            state[b, VX] = cx
+            state[b, VY] = cy
+            state[b, W] = cw
+        vx, vy, w = cx, cy, cw
     dx = h * vx
     dy = h * vy
+    if flags[b] & (MOVE_VELOCITY | MOVE_SOLVED) == MOVE_VELOCITY:
+        # a dynamic body no contact holds: it moves on the exact arc of its constant acceleration a over the
+        # substep, p += h·v − ½h·(h·a) (v the velocity at the end of the substep), where the plain
+        # p += h·v of semi-implicit Euler loses ½|a|²h² of energy per unit mass every substep (a ball
+        # thrown up with e·v stopped ~2 % of its height short of (e·v)²/2g, and every bounce's apex ratio
+        # fell short of e²). Bodies in contact keep h·v, which is what their contacts were solved for.
+        dx -= 0.5 * h * kick[b, KDVX]
+        dy -= 0.5 * h * kick[b, KDVY]
     da = h * w
     state[b, DPX] = state[b, DPX] + dx
     state[b, DPY] = state[b, DPY] + dy
@@ -1106,22 +1170,26 @@ SYNC_STRIDE = 8
 def _barrier(sync, threads, generation):
     """Wait until all ``threads`` threads of the parallel loop have arrived here (the generation-th time);
     returns the next generation. The last to arrive resets the count and opens the barrier by advancing the
-    generation; the others spin on it. The atomics are sequentially consistent, so every write a thread made
-    before arriving is visible to all threads after they leave."""
+    generation, then wakes the threads that went to sleep; the others spin on it for some microseconds, then
+    sleep until it changes (``carom._jit.wait_for_change``, a futex wait on Linux; ``sync[SYNC_STRIDE + 1]``
+    counts the sleepers). Why not spin throughout: a thread spinning for one that is not running (another
+    process has its core) keeps that very core from it; large_pyramid took 51x as long with two threads as
+    with one beside a busy core. The atomics are sequentially consistent, so every write a thread made before
+    arriving is visible to all threads after they leave."""
     if threads == 1:
         return generation + 1
     if atomic_add(sync, 0, 1) == threads - 1:
         atomic_store(sync, 0, 0)
         atomic_store(sync, SYNC_STRIDE, generation + 1)
+        wake_waiters(sync, SYNC_STRIDE, SYNC_STRIDE + 1)
     else:
-        while atomic_load(sync, SYNC_STRIDE) == generation:
-            spin_pause()
+        wait_for_change(sync, SYNC_STRIDE, generation, SYNC_STRIDE + 1)
     return generation + 1
 
 
 @pnjit
 def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                    rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync):
+                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync):
     """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread
     (Numba's static schedule gives each thread one item, and all of them run at once).
 
@@ -1132,12 +1200,12 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
     for w in prange(threads):
         # (np.int64: see _prepare_all_rows)
         _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
-                     motion, dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+                     motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync)
 
 
 @njit
 def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                 rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync):
+                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync):
     """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread): its share of
     the bodies in each integration pass and of the bundles of each parallel colour, the overflow colour in
     thread 0, and a barrier after each of these (the next one reads what the others wrote). The shares do not
@@ -1148,7 +1216,7 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     gen = np.int64(0)
     for sub in range(substeps):
         _integrate_range(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], lo, hi, state, fstate, kick,
-                         flags, solved, motion, dangle, rot, gx, gy, h)
+                         flags, solved, motion, dangle, rot, gx, gy, h, max_w)
         gen = _barrier(sync, threads, gen)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
@@ -1157,7 +1225,7 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
         gen = _sweep_share(tasks[BIASED], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                            sync, gen)
         _integrate_range(passes[POSITION_PASS], lo, hi, state, fstate, kick, flags, solved, motion, dangle, rot, gx,
-                         gy, h)
+                         gy, h, max_w)
         gen = _barrier(sync, threads, gen)
         gen = _sweep_share(tasks[RELAX], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                            sync, gen)
@@ -1188,6 +1256,31 @@ def _sweep_share(task, w, threads, bstart, rows, body, move, state, inv_h, soft,
 
 
 @njit
+def max_angular_speed(dt):
+    """The largest angular speed (rad/s) a body may have over a step of dt: MAX_ROTATION per step."""
+    return MAX_ROTATION / dt
+
+
+#: the speed a body above the cap is brought to (``capped_velocity``)
+_CAPPED_SPEED = MAX_TRANSLATION_SPEED * (1.0 - 1e-12)
+
+
+@njit
+def capped_velocity(vx, vy, w, max_w):
+    """(v, ω) within the documented caps: |v| ≤ MAX_TRANSLATION_SPEED (direction kept), |ω| ≤ max_w."""
+    sp2 = vx * vx + vy * vy
+    if sp2 > _CAPPED_SPEED * _CAPPED_SPEED:
+        # (to a hair below the cap, and from there: a speed whose square rounds to the cap's may still be
+        # above it by an ulp, as np.hypot shows)
+        f = _CAPPED_SPEED / math.sqrt(sp2)
+        vx *= f
+        vy *= f
+    if abs(w) > max_w:
+        w = max_w if w > 0.0 else -max_w
+    return vx, vy, w
+
+
+@njit
 def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     """The soft step (module docstring) over the coloured bundles: substeps of integrate, warm start, biased
     solve, integrate positions, relax; then restitution. The impulses go back to the contact table.
@@ -1201,6 +1294,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     inv_dt = 1.0 / dt
     h = dt / substeps
     inv_h = 1.0 / h
+    max_w = max_angular_speed(dt)
     contact_hertz = min(CONTACT_HERTZ, 0.25 * substeps * inv_dt)
     soft = soft_params(contact_hertz, CONTACT_DAMPING_RATIO, h)
     # contacts with a static (or kinematic) body are twice as stiff: nothing on the other side gives way
@@ -1233,10 +1327,10 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
         # the whole solve in one parallel loop, one item per thread, the threads meeting at a barrier after
         # each colour and each integration pass
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
-                        dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync)
     else:
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
-                     solved, motion, dangle, rot, gx, gy, h, inv_h, soft, stiff, out, tasks, passes, sync)
+                     solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync)
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, flags)
@@ -1244,6 +1338,10 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
             com[b, 0] = com[b, 0] + state[b, DPX]
             com[b, 1] = com[b, 1] + state[b, DPY]
             angle[b] = angle[b] + dangle[b]
+        # the speed caps hold for the velocity a body leaves the step with, whatever its contacts and its
+        # restitution did after the last substep's integration (a box bouncing with restitution 1 off the
+        # ground at 1,000 m/s left at 882 m/s)
+        vx, vy, w = capped_velocity(vx, vy, w, max_w)
         vel[b, 0] = vx
         vel[b, 1] = vy
         angvel[b] = w

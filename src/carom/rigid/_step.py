@@ -22,7 +22,8 @@ from ..geometry.aabb import core_box
 from ..geometry.manifold import collide_sat, collide_circles_local, collide_quadrilaterals
 from ..geometry.toi import conservative_advancement
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys
-from ._solver import prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING
+from ._solver import (prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING, capped_velocity,
+                      max_angular_speed)
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -885,6 +886,18 @@ def first_bad_body(bodies):
     return BODY_OK, np.int64(-1)
 
 
+@njit
+def cap_velocities(dt, bodies):
+    """Every live body's velocity within the documented caps before the step uses it (``capped_velocity``):
+    a velocity set far beyond them (1e6 m/s) otherwise reached the contacts' restitution, whose bounce answers
+    the approach speed, and left the step just as fast."""
+    vel, angvel, body_alive = bodies[2], bodies[3], bodies[9]
+    max_w = max_angular_speed(dt)
+    for b in range(vel.shape[0]):
+        if body_alive[b]:
+            vel[b, 0], vel[b, 1], angvel[b] = capped_velocity(vel[b, 0], vel[b, 1], angvel[b], max_w)
+
+
 @linking_entry_njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled,
                 bodies, shapes, tree, shape_proxy, proxy_shape, old, threads, clock):
@@ -901,6 +914,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         for i in range(1, clock.shape[0]):
             clock[i] = clock[0]
         return old, tree[9], no_hits(), bad
+    cap_velocities(dt, bodies)
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes, threads)
     clock[1] = cycle_counter()
     if not awake.any():
@@ -914,7 +928,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     same = same_pairs(keys, old[0])
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, same, threads)
     clock[3] = cycle_counter()
-    solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads)
+    solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads,
+                           (gx, gy, dt))
     clock[4] = cycle_counter()
     com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads)
     clock[5] = cycle_counter()
@@ -928,42 +943,50 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
 
 @njit
 def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
-    """Conservative advancement of fast bodies against static shapes; stop them at the first contact.
+    """Continuous collision (after Box2D v3's): fast bodies are put back at their first time of impact in the
+    step, so that no contact the step could not see is crossed.
 
-    A body is fast when it is a bullet or moved more than half its smallest extent this step. Its swept
-    motion is interpolated linearly in its centre of mass and angle; for each static shape whose box meets
-    the swept box, ``carom.geometry.toi.conservative_advancement`` finds the first contact, advancing t by
-    (d − target/2)/μ with μ the approach speed along the closest-point direction plus the rotation sweep of
-    the core about the centre of mass, so t never passes the first contact. The body is put back at the
-    earliest t. (With the plain bound |Δc| + |Δθ|·reach, a circle falling beside a wall crept along it, a
-    dozen distance tests a step for each such circle of the 5,000-circle pile; along the direction it finds
-    none approaches, and one test settles it.) A pair already within LINEAR_SLOP at the start is left to the
-    contact solver.
-    With no static shape in the world (the static tree is empty) there is nothing to stop at, and the stage
-    returns at once (the tumbler and the smash had 0.3–0.5 ms a step of swept-box work that found nothing).
+    A body is fast when it is a bullet, or when any of its points may have moved more than half its smallest
+    extent this step: |Δc| + |Δθ|·reach ≥ min_extent / 2, with reach the farthest point of its shapes from the
+    centre of mass. (The rotation term is new: a thin box set spinning by a corner hit crossed a wall in the
+    next step without a contact, as only its centre's travel was looked at.) The motion is interpolated
+    linearly in centre and angle; ``carom.geometry.toi.conservative_advancement`` finds the first contact of
+    each shape with each shape its swept box meets, and the body is put at the earliest, its velocity kept.
+
+    Fast bodies that are not bullets meet static shapes; bullets then meet static shapes and the shapes of
+    every other body that is not a bullet, at their final poses (a bullet stopped a 0.1 m dynamic plate no
+    better than any body before). Sensors and filtered pairs are skipped.
+
+    A pair that already touches at the start (within LINEAR_SLOP: a body resting against the wall it is
+    pushed into, or a thin shape that has just hit a corner) would have time of impact 0 and is left to the
+    contact solver; but a thin shape that already touches a wall can still cross it in the step. For such a
+    pair the sweep is tried again with the shape's inner core (``inner_core``: a quarter of its thickness,
+    its length kept), which stops the body before that core reaches the other shape (after Box2D's fallback
+    to a small circle at the centroid): it can then slide along the wall but not pass through it.
     """
-    if tree[1].meta[2] == 0:
+    com, angle, kind, bullet, body_min_extent = bodies[0], bodies[1], bodies[7], bodies[8], bodies[15]
+    shape_body, shape_alive, shape_reach = shapes[0], shapes[1], shapes[7]
+    if tree[1].meta[2] == 0 and tree[0].meta[2] == 0:
         return
-    com, angle, local_center, kind, bullet, body_min_extent = (
-        bodies[0], bodies[1], bodies[6], bodies[7], bodies[8], bodies[15])
-    shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_reach, verts = (
-        shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[7], shapes[12])
     NB = com.shape[0]
     S = shape_body.shape[0]
-    # the fast bodies, and how far each moved
+    body_reach = np.zeros(NB)
+    for s in range(S):
+        if shape_alive[s] and shape_reach[s] > body_reach[shape_body[s]]:
+            body_reach[shape_body[s]] = shape_reach[s]
     fast = np.empty(NB, np.int64)
-    fast_dist = np.empty(NB)
     n_fast = 0
+    any_bullet = False
     for b in range(NB):
         if not awake[b] or kind[b] != DYNAMIC:
             continue
         dx = com[b, 0] - com0[b, 0]
         dy = com[b, 1] - com0[b, 1]
-        dist = math.sqrt(dx * dx + dy * dy)
-        if bullet[b] or dist >= 0.5 * body_min_extent[b]:
+        travel = math.sqrt(dx * dx + dy * dy) + abs(angle[b] - angle0[b]) * body_reach[b]
+        if bullet[b] or travel >= 0.5 * body_min_extent[b]:
             fast[n_fast] = b
-            fast_dist[n_fast] = dist
             n_fast += 1
+            any_bullet = any_bullet or bullet[b]
     if n_fast == 0:
         return
     # each body's shapes as a linked list (so a fast body visits its own shapes, not the whole table)
@@ -973,6 +996,37 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
         if shape_alive[s]:
             next_shape[s] = first_shape[shape_body[s]]
             first_shape[shape_body[s]] = s
+    lists = (first_shape, next_shape)
+    # non-bullets first, against static shapes; then bullets, which also meet the others at their final poses
+    if tree[1].meta[2] > 0:
+        _continuous_pass(np.bool_(False), fast, n_fast, lists, bodies, shapes, com0, angle0, tree, proxy_shape)
+    if any_bullet:
+        _continuous_pass(np.bool_(True), fast, n_fast, lists, bodies, shapes, com0, angle0, tree, proxy_shape)
+
+
+#: The continuous stage stops a body when it is within CCD_TARGET of the other shape (somewhere between half
+#: that and all of it), and leaves to the contact solver a pair closer than CCD_TOUCHING at the start. The
+#: gap left is as large as the one Box2D leaves (a linear slop), so that the next step does not start with
+#: the pair touching: a thin box stopped at a wall 1.25 mm short of it (TOI_TARGET) was then "touching" and
+#: only its core was swept in the next step, in which its spin swung its far end through the wall.
+CCD_TARGET = LINEAR_SLOP
+CCD_TOUCHING = 0.5 * LINEAR_SLOP
+
+#: The fallback sweep of ``continuous_stage`` keeps this fraction of a shape's thickness (``inner_core``; Box2D's
+#: core fraction)
+CORE_FRACTION = 0.25
+
+
+@njit
+def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, com0, angle0, tree, proxy_shape):
+    """The fast bodies that are bullets (``bullets``) or not, swept and put back at their first contact
+    (``continuous_stage``)."""
+    com, angle, local_center, kind, bullet = bodies[0], bodies[1], bodies[6], bodies[7], bodies[8]
+    (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, shape_category, shape_mask,
+     shape_group, verts, normals) = (shapes[0], shapes[2], shapes[3], shapes[4], shapes[7], shapes[8], shapes[9],
+                                     shapes[10], shapes[11], shapes[12], shapes[13])
+    first_shape, next_shape = lists
+    S = shape_body.shape[0]
     # the swept box of each shape of a fast body (which fast body, which shape), all queried at once
     item_fast = np.empty(S, np.int64)
     item_shape = np.empty(S, np.int64)
@@ -980,43 +1034,123 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
     n = 0
     for i in range(n_fast):
         b = fast[i]
+        if bullet[b] != bullets:
+            continue
         s = first_shape[b]
         while s != -1:
             # the shape swept by the body's motion: no point of it is farther than its reach from the centre
             reach = shape_reach[s]
-            if fast_dist[i] + abs(angle[b] - angle0[b]) * reach > 0.0:
-                item_fast[n] = i
-                item_shape[n] = s
-                boxes[n, 0] = min(com0[b, 0], com[b, 0]) - reach
-                boxes[n, 1] = min(com0[b, 1], com[b, 1]) - reach
-                boxes[n, 2] = max(com0[b, 0], com[b, 0]) + reach
-                boxes[n, 3] = max(com0[b, 1], com[b, 1]) + reach
-                n += 1
+            item_fast[n] = i
+            item_shape[n] = s
+            boxes[n, 0] = min(com0[b, 0], com[b, 0]) - reach
+            boxes[n, 1] = min(com0[b, 1], com[b, 1]) - reach
+            boxes[n, 2] = max(com0[b, 0], com[b, 0]) + reach
+            boxes[n, 3] = max(com0[b, 1], com[b, 1]) + reach
+            n += 1
             s = next_shape[s]
-    first, hits = tree_query_boxes(tree[1], tree[2], tree[3], boxes, np.int64(n))
+    if n == 0:
+        return
     t_min = np.ones(n_fast)
+    maxc = np.int64(1)
     for it in range(n):
-        i = item_fast[it]
-        b = fast[i]
-        s = item_shape[it]
-        vs = borrowed_rows(verts, shape_offset[s], shape_count[s])
-        for hq in range(first[it], first[it + 1]):
-            q = proxy_shape[hits[hq]]
-            bq = shape_body[q]
-            vq = borrowed_rows(verts, shape_offset[q], shape_count[q])
-            t, _ = conservative_advancement(vs, shape_radius[s], local_center[b, 0], local_center[b, 1],
-                                            com0[b, 0], com0[b, 1], angle0[b], com[b, 0], com[b, 1], angle[b],
-                                            vq, shape_radius[q], local_center[bq, 0], local_center[bq, 1],
-                                            com[bq, 0], com[bq, 1], angle[bq], com[bq, 0], com[bq, 1],
-                                            angle[bq], TOI_TARGET, TOI_MAX_ITERATIONS, LINEAR_SLOP)
-            if 0.0 <= t < t_min[i]:
-                t_min[i] = t
+        maxc = max(maxc, shape_count[item_shape[it]])
+    inner = np.empty((maxc, 2))
+    # the static tree, then (bullets) the tree of the moving shapes
+    for which in range(2 if bullets else 1):
+        # (two calls, not one on a conditional expression of the two trees: with that, queries of other worlds
+        # went wrong after a step, as if the chosen tree's arrays had lost a reference and been freed)
+        if which == 0:
+            first, hits = tree_query_boxes(tree[1], tree[2], tree[3], boxes, np.int64(n))
+        else:
+            first, hits = tree_query_boxes(tree[0], tree[2], tree[3], boxes, np.int64(n))
+        for it in range(n):
+            i = item_fast[it]
+            b = fast[i]
+            s = item_shape[it]
+            for hq in range(first[it], first[it + 1]):
+                q = proxy_shape[hits[hq]]
+                bq = shape_body[q]
+                if bq == b or shape_sensor[s] or shape_sensor[q] or (kind[bq] == DYNAMIC and bullet[bq]):
+                    continue
+                if not should_collide(shape_category[s], shape_mask[s], shape_group[s], shape_category[q],
+                                      shape_mask[q], shape_group[q]):
+                    continue
+                t = _shape_toi(borrowed_rows(verts, shape_offset[s], shape_count[s]), shape_radius[s], b,
+                               borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
+                               com, angle, local_center, com0, angle0)
+                if t == -2.0:
+                    # touching at the start: sweep the shape's inner core instead (``inner_core``)
+                    count = shape_count[s]
+                    r_inner = inner_core(borrowed_rows(verts, shape_offset[s], count),
+                                         borrowed_rows(normals, shape_offset[s], count), shape_radius[s], inner)
+                    t = _shape_toi(borrowed_rows(inner, 0, count), r_inner, b,
+                                   borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
+                                   com, angle, local_center, com0, angle0)
+                if 0.0 <= t < t_min[i]:
+                    t_min[i] = t
     for i in range(n_fast):
         if t_min[i] < 1.0:
             b = fast[i]
             com[b, 0] = com0[b, 0] + t_min[i] * (com[b, 0] - com0[b, 0])
             com[b, 1] = com0[b, 1] + t_min[i] * (com[b, 1] - com0[b, 1])
             angle[b] = angle0[b] + t_min[i] * (angle[b] - angle0[b])
+
+
+@njit
+def _shape_toi(vs, rs, b, vq, rq, bq, com, angle, local_center, com0, angle0):
+    """First time of impact of a core (vs, rs) of fast body b, swept from its start to its end pose, against
+    a core (vq, rq) of body bq at its final pose: t in [0, 1), −1 for none, −2 when the two already touch
+    (within LINEAR_SLOP) at the start."""
+    t, iterations = conservative_advancement(vs, rs, local_center[b, 0], local_center[b, 1], com0[b, 0], com0[b, 1],
+                                             angle0[b], com[b, 0], com[b, 1], angle[b], vq, rq,
+                                             local_center[bq, 0], local_center[bq, 1], com[bq, 0], com[bq, 1],
+                                             angle[bq], com[bq, 0], com[bq, 1], angle[bq], CCD_TARGET,
+                                             TOI_MAX_ITERATIONS, CCD_TOUCHING)
+    if t < 0.0 and iterations == 0:
+        return -2.0
+    return t
+
+
+@njit
+def inner_core(v, n, radius, out):
+    """The core of a shape (vertices v, edge normals n, rounding radius) shrunk to a quarter of its thickness,
+    into out[:len(v)]; returns its rounding radius. The continuous stage sweeps it for a pair that already
+    touches at the start of the step (``continuous_stage``).
+
+    Its thickness is e = the distance from the centroid c of the core's vertices to the nearest face of the
+    shape: r for a circle or a capsule, min_i n_i·(v_i − c) + r for a polygon. A circle or a capsule keeps
+    its core with radius e/4. A polygon's edges move inward by δ = 3e/4 − r (when positive; the rounding
+    radius already gives part of it): each vertex moves to where its two shifted edges meet,
+    v_i − δ (n_{i−1} + n_i) / (1 + n_{i−1}·n_i), which for δ below the inradius keeps the polygon convex and
+    its edges parallel to the shape's; the radius is then min(r, e/4). Box2D sweeps a circle of radius e/4
+    about the centroid instead, which lets a long thin box swing its ends through a wall while its centre is
+    stopped; the inner core keeps the shape's length."""
+    count = v.shape[0]
+    cx = 0.0
+    cy = 0.0
+    for i in range(count):
+        cx += v[i, 0]
+        cy += v[i, 1]
+    cx /= count
+    cy /= count
+    if count <= 2:
+        for i in range(count):
+            out[i, 0] = v[i, 0]
+            out[i, 1] = v[i, 1]
+        return CORE_FRACTION * radius
+    inradius = math.inf
+    for i in range(count):
+        inradius = min(inradius, n[i, 0] * (v[i, 0] - cx) + n[i, 1] * (v[i, 1] - cy))
+    e = inradius + radius
+    delta = max(0.0, (1.0 - CORE_FRACTION) * e - radius)
+    for i in range(count):
+        k = i - 1 if i > 0 else count - 1
+        sx = n[k, 0] + n[i, 0]
+        sy = n[k, 1] + n[i, 1]
+        f = delta / (1.0 + n[k, 0] * n[i, 0] + n[k, 1] * n[i, 1])
+        out[i, 0] = v[i, 0] - f * sx
+        out[i, 1] = v[i, 1] - f * sy
+    return min(radius, CORE_FRACTION * e)
 
 
 def compile_late_stages(step_types):
@@ -1040,7 +1174,7 @@ def compile_late_stages(step_types):
     # the narrow phase's table: last step's without the colouring (``colouring_of``)
     contacts = numba.types.Tuple(old.types[:COLOURING])
     solver = returned(prepare_stage, (bodies, shapes, contacts, old, numba.types.boolean, friction_rule,
-                                      restitution_rule, threads))
+                                      restitution_rule, threads, numba.types.UniTuple(dt, 3)))
     solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads))
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))

@@ -5,22 +5,26 @@ Arrays grow by doubling. A handle is (world, index, generation): a removed body'
 the old handle then raises :class:`StaleHandleError` instead of aliasing the new body.
 """
 import math
-import pickle
 from collections import namedtuple
 
 import numpy as np
 
+from .. import _validate
 from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads
-from ..constants import WORLD_LIMIT, HIT_EVENT_THRESHOLD
+from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT32_LIMIT, ANGLE_LIMIT, MAX_SUBSTEPS,
+                         SPECULATIVE_DISTANCE)
 
 #: Every collision category bit set: the default mask (a shape collides with all categories).
 ALL_CATEGORIES = np.uint64(0xFFFFFFFFFFFFFFFF)
-from ..errors import SimulationError, StaleHandleError, WorldLockedError, GeometryError, CaromError
+from ..errors import SimulationError, StaleHandleError, WorldLockedError, GeometryError, CaromError, \
+    SnapshotError
 from ..geometry.shapes import Shape
 from ..geometry.mass import shape_moments
 from ..geometry.aabb import core_aabb
 from ..geometry.broadphase import DynamicTree
 from . import _step, _solver, queries
+from . import snapshot as _snapshot
+from .snapshot import Snapshot
 
 KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
 KIND_NAMES = {v: k for k, v in KINDS.items()}
@@ -28,66 +32,16 @@ MIX_RULES = {"sqrt": _solver.MIX_SQRT, "min": _solver.MIX_MIN, "max": _solver.MI
              "mean": _solver.MIX_MEAN, "multiply": _solver.MIX_MULTIPLY}
 
 
-def _number(value, name, low=None, high=None, low_open=False):
-    try:
-        v = float(value)
-    except OverflowError as exc:           # (an integer beyond the floats)
-        raise SimulationError(f"{name} = {value!r} is not finite as a float") from exc
-    except (TypeError, ValueError) as exc:
-        raise SimulationError(f"{name} must be a number, got {value!r}") from exc
-    if not math.isfinite(v):
-        raise SimulationError(f"{name} = {v} is not finite")
-    if low is not None and (v < low or (low_open and v <= low)):
-        raise SimulationError(f"{name} must be {'>' if low_open else '>='} {low}, got {v}")
-    if high is not None and v > high:
-        raise SimulationError(f"{name} must be <= {high}, got {v}")
-    return v
-
-
-def _vector(value, name, limit=None):
-    # two Python numbers, finite and within the limit, skip NumPy's conversion and checks (they were a third of
-    # a point query's 14 us); anything else takes the general path, which also words the errors
-    if type(value) in (tuple, list) and len(value) == 2 and type(value[0]) in (float, int) \
-            and type(value[1]) in (float, int):
-        try:
-            x, y = float(value[0]), float(value[1])
-        except OverflowError:
-            pass
-        else:
-            if math.isfinite(x) and math.isfinite(y) and (limit is None or (abs(x) <= limit and abs(y) <= limit)):
-                return np.array((x, y))
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except OverflowError as exc:           # (an integer beyond the floats)
-        raise SimulationError(f"{name} = {value!r} is not finite as floats") from exc
-    except (TypeError, ValueError) as exc:
-        raise SimulationError(f"{name} must be a vector (x, y), got {value!r}") from exc
-    if arr.shape != (2,):
-        raise SimulationError(f"{name} must be a vector (x, y), got {value!r}")
-    if not np.isfinite(arr).all():
-        raise SimulationError(f"{name} = {tuple(float(v) for v in arr)} is not finite")
-    if limit is not None and np.abs(arr).max() > limit:
-        raise SimulationError(f"{name} = {tuple(float(v) for v in arr)} is beyond the world limit {limit:g} m")
-    return arr
-
-
-def _bits(value, name):
-    """A 64-bit category or mask: a Python or NumPy integer in [0, 2**64)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SimulationError(f"{name} must be an integer bit set, got {value!r}")
-    v = int(value)
-    if not 0 <= v < 2 ** 64:
-        raise SimulationError(f"{name} = {v} is not a 64-bit bit set (0 <= {name} < 2**64)")
-    return np.uint64(v)
+# every number entering the world passes carom._validate (the shapes' constructors use it too); the names are
+# kept for carom.rigid.queries
+_number = _validate.number
+_vector = _validate.vector
+_bits = _validate.bits
+_flag = _validate.flag
 
 
 def _group(value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SimulationError(f"group must be an integer, got {value!r}")
-    v = int(value)
-    if not -2 ** 63 <= v < 2 ** 63:
-        raise SimulationError(f"group = {v} does not fit in 64 bits")
-    return v
+    return _validate.integer(value, "group", -2 ** 63, 2 ** 63 - 1)
 
 
 def _grow(arr, size):
@@ -128,15 +82,6 @@ class ContactEvent:
 
     def __repr__(self):
         return f"<ContactEvent {self.kind} {self.shape_a!r} {self.shape_b!r}>"
-
-
-class Snapshot:
-    """A frozen copy of a world's whole state (bytes); ``carom.World.restore(snapshot)`` rebuilds it."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data):
-        self.data = data
 
 
 class Body:
@@ -210,11 +155,16 @@ class Body:
     @angle.setter
     def angle(self, value):
         i = self._i()
-        self.world._check_unlocked()
-        a = _number(value, "angle")
+        w = self.world
+        w._check_unlocked()
+        a = _number(value, "angle", magnitude=ANGLE_LIMIT)
         p = self.position
-        self.world._angle[i] = a
-        self.position = p
+        c, s = math.cos(a), math.sin(a)
+        lc = w._local_center[i]
+        w._angle[i] = a
+        w._com[i] = p + np.array([c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]])
+        w._query_boxes = None
+        w._wake(i, partners=True)
 
     @property
     def velocity(self) -> np.ndarray:
@@ -225,7 +175,7 @@ class Body:
     def velocity(self, value):
         i = self._i()
         self.world._check_unlocked()
-        self.world._vel[i] = _vector(value, "velocity")
+        self.world._vel[i] = _vector(value, "velocity", FLOAT32_LIMIT)
         self.world._wake(i)
 
     @property
@@ -236,7 +186,7 @@ class Body:
     def angular_velocity(self, value):
         i = self._i()
         self.world._check_unlocked()
-        self.world._angvel[i] = _number(value, "angular_velocity")
+        self.world._angvel[i] = _number(value, "angular_velocity", magnitude=FLOAT32_LIMIT)
         self.world._wake(i)
 
     @property
@@ -256,7 +206,8 @@ class Body:
 
     @bullet.setter
     def bullet(self, value):
-        self.world._bullet[self._i()] = bool(value)
+        i = self._i()
+        self.world._bullet[i] = _flag(value, "bullet")
 
     @property
     def linear_damping(self) -> float:
@@ -283,7 +234,7 @@ class Body:
     @gravity_scale.setter
     def gravity_scale(self, value):
         i = self._i()
-        self.world._gravity_scale[i] = _number(value, "gravity_scale")
+        self.world._gravity_scale[i] = _number(value, "gravity_scale", magnitude=FLOAT32_LIMIT)
 
     @property
     def shapes(self):
@@ -315,38 +266,59 @@ class Body:
             w._island[i] = i
             w._vel[i] = 0.0
             w._angvel[i] = 0.0
+            # it joins the sleeping islands it touches: the step wakes an island when an awake body touches it,
+            # in one pass over the contacts, so a sleeping body touching another island under a label of its
+            # own could stay asleep while that island woke and was solved against it
+            n = w._n_bodies
+            partners = w._touching(i)
+            labels = w._island[partners[w._asleep[partners] & (w._kind[partners] == _step.DYNAMIC)]]
+            if labels.size:
+                w._island[:n][w._asleep[:n] & np.isin(w._island[:n], labels)] = i
 
     # --- forces ----------------------------------------------------------------------------------------
     def apply_force(self, force, point=None):
         """Add a force (N) for the next step, at ``point`` (world) or at the centre of mass."""
         i = self._i()
-        f = _vector(force, "force")
         w = self.world
-        w._force[i] += f
+        f = _vector(force, "force")
+        torque = w._torque[i]
         if point is not None:
-            p = _vector(point, "point", WORLD_LIMIT)
-            r = p - w._com[i]
-            w._torque[i] += r[0] * f[1] - r[1] * f[0]
+            r = _vector(point, "point", WORLD_LIMIT) - w._com[i]
+            torque = torque + (r[0] * f[1] - r[1] * f[0])
+        total = w._force[i] + f
+        w._check_load(i, "force", force, total, torque)
+        w._force[i] = total
+        w._torque[i] = torque
         w._wake(i)
 
     def apply_torque(self, torque):
+        """Add a torque (N·m) for the next step."""
         i = self._i()
-        self.world._torque[i] += _number(torque, "torque")
-        self.world._wake(i)
+        w = self.world
+        total = w._torque[i] + _number(torque, "torque")
+        w._check_load(i, "torque", torque, w._force[i], total)
+        w._torque[i] = total
+        w._wake(i)
 
     def apply_impulse(self, impulse, point=None):
         """Change the momentum at once by ``impulse`` (N·s), at ``point`` (world) or the centre of mass."""
         i = self._i()
-        self.world._check_unlocked()
-        j = _vector(impulse, "impulse")
         w = self.world
+        w._check_unlocked()
+        j = _vector(impulse, "impulse")
+        p = None if point is None else _vector(point, "point", WORLD_LIMIT)
         if w._kind[i] != _step.DYNAMIC:
             return
-        w._vel[i] += w._inv_mass[i] * j
-        if point is not None:
-            p = _vector(point, "point", WORLD_LIMIT)
+        v = w._vel[i] + w._inv_mass[i] * j
+        av = w._angvel[i]
+        if p is not None:
             r = p - w._com[i]
-            w._angvel[i] += w._inv_inertia[i] * (r[0] * j[1] - r[1] * j[0])
+            av = av + w._inv_inertia[i] * (r[0] * j[1] - r[1] * j[0])
+        if not (np.abs(v).max() <= FLOAT32_LIMIT and abs(av) <= FLOAT32_LIMIT):
+            raise SimulationError(f"impulse = {impulse!r} would give body {i} the velocity {tuple(v.tolist())} and "
+                                  f"angular velocity {float(av)}, beyond the solver's limit {FLOAT32_LIMIT:g}")
+        w._vel[i] = v
+        w._angvel[i] = av
         w._wake(i)
 
     # --- shapes ----------------------------------------------------------------------------------------
@@ -402,7 +374,7 @@ class ShapeHandle:
 
     @friction.setter
     def friction(self, value):
-        self.world._s_friction[self._i()] = _number(value, "friction", 0.0)
+        self.world._s_friction[self._i()] = _number(value, "friction", 0.0, FLOAT32_LIMIT)
 
     @property
     def restitution(self):
@@ -533,9 +505,7 @@ class World:
         self._shape_arrays += ("_s_proxy",)
         self._proxy_shape = np.zeros(16, np.int64)
         self.step_count = 0
-        #: sleeping on/off for the whole world
         self.sleep_enabled = True
-        #: approach speed (m/s) above which a contact reports a hit event
         self.hit_event_threshold = HIT_EVENT_THRESHOLD
         #: time each stage of the step (``profile_times``, ms); costs nothing measurable
         self.profile = False
@@ -554,7 +524,7 @@ class World:
 
     @gravity.setter
     def gravity(self, value):
-        self._gravity = _vector(value, "gravity")
+        self._gravity = _vector(value, "gravity", FLOAT32_LIMIT)
 
     @property
     def substeps(self):
@@ -562,9 +532,25 @@ class World:
 
     @substeps.setter
     def substeps(self, value):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise SimulationError(f"substeps must be an integer >= 1, got {value!r}")
-        self._substeps = int(value)
+        self._substeps = _validate.integer(value, "substeps", 1, MAX_SUBSTEPS)
+
+    @property
+    def sleep_enabled(self) -> bool:
+        """Sleeping on/off for the whole world."""
+        return self._sleep_enabled
+
+    @sleep_enabled.setter
+    def sleep_enabled(self, value):
+        self._sleep_enabled = _flag(value, "sleep_enabled")
+
+    @property
+    def hit_event_threshold(self) -> float:
+        """Approach speed (m/s) above which a contact reports a hit event."""
+        return self._hit_event_threshold
+
+    @hit_event_threshold.setter
+    def hit_event_threshold(self, value):
+        self._hit_event_threshold = _number(value, "hit_event_threshold", 0.0)
 
     @property
     def friction_mixing(self):
@@ -572,7 +558,7 @@ class World:
 
     @friction_mixing.setter
     def friction_mixing(self, value):
-        if value not in MIX_RULES:
+        if not isinstance(value, str) or value not in MIX_RULES:
             raise SimulationError(f"friction_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
         self._friction_mixing = value
 
@@ -582,9 +568,20 @@ class World:
 
     @restitution_mixing.setter
     def restitution_mixing(self, value):
-        if value not in MIX_RULES:
+        if not isinstance(value, str) or value not in MIX_RULES:
             raise SimulationError(f"restitution_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
         self._restitution_mixing = value
+
+    def _check_load(self, i, name, value, force, torque):
+        """Refuse ``value`` (a force or torque) if it would leave body i with a total force or torque, or the
+        acceleration they give it, beyond what the solver's single precision holds (or not finite)."""
+        f = float(np.abs(force).max())
+        t = abs(float(torque))
+        if not (f <= FLOAT32_LIMIT and t <= FLOAT32_LIMIT and self._inv_mass[i] * f <= FLOAT32_LIMIT
+                and self._inv_inertia[i] * t <= FLOAT32_LIMIT):
+            raise SimulationError(f"{name} = {value!r} would give body {i} the force {tuple(force.tolist())} and "
+                                  f"torque {float(torque)}, beyond the solver's limit {FLOAT32_LIMIT:g} (or its "
+                                  "accelerations would be)")
 
     def _check_unlocked(self):
         if self._locked:
@@ -617,15 +614,16 @@ class World:
                  gravity_scale=1.0) -> Body:
         """Create a body. It has no mass until shapes with density are added."""
         self._check_unlocked()
-        if kind not in KINDS:
+        if not isinstance(kind, str) or kind not in KINDS:
             raise SimulationError(f"kind must be 'dynamic', 'static' or 'kinematic', got {kind!r}")
         p = _vector(position, "position", WORLD_LIMIT)
-        a = _number(angle, "angle")
-        v = _vector(velocity, "velocity")
-        w = _number(angular_velocity, "angular_velocity")
+        a = _number(angle, "angle", magnitude=ANGLE_LIMIT)
+        v = _vector(velocity, "velocity", FLOAT32_LIMIT)
+        w = _number(angular_velocity, "angular_velocity", magnitude=FLOAT32_LIMIT)
+        fast = _flag(bullet, "bullet")
         ld = _number(linear_damping, "linear_damping", 0.0)
         ad = _number(angular_damping, "angular_damping", 0.0)
-        gs = _number(gravity_scale, "gravity_scale")
+        gs = _number(gravity_scale, "gravity_scale", magnitude=FLOAT32_LIMIT)
         if self._free_bodies:
             i = self._free_bodies.pop()
         else:
@@ -648,7 +646,7 @@ class World:
         self._inertia[i] = 0.0
         self._local_center[i] = 0.0
         self._kind[i] = k
-        self._bullet[i] = bool(bullet)
+        self._bullet[i] = fast
         self._alive[i] = True
         self._force[i] = 0.0
         self._torque[i] = 0.0
@@ -663,9 +661,11 @@ class World:
         """Remove a body (and its shapes) or a shape handle. The handle goes stale."""
         self._check_unlocked()
         if isinstance(body, ShapeHandle):
+            if body.world is not self:
+                raise CaromError(f"{body!r} is a shape of another world")
             return self._remove_shape(body)
         if not isinstance(body, Body) or body.world is not self:
-            raise CaromError(f"expected a Body of this world, got {body!r}")
+            raise CaromError(f"expected a Body or ShapeHandle of this world, got {body!r}")
         i = body._i()
         if body == self._static_body:
             raise CaromError("the world's static_body cannot be removed")
@@ -720,14 +720,24 @@ class World:
             raise CaromError(f"{shape!r} is already attached to a body; add its geometry to attach a copy")
         if not isinstance(shape, Shape):
             raise GeometryError(f"expected a carom shape (Circle, Capsule, Segment, Polygon), got {shape!r}")
-        d = _number(density, "density", 0.0)
-        f = _number(friction, "friction", 0.0)
+        d = _number(density, "density", 0.0, FLOAT32_LIMIT)
+        if 0.0 < d < 1.0 / FLOAT32_LIMIT:
+            raise SimulationError(f"density = {d!r} is below {1.0 / FLOAT32_LIMIT:g} (the solver's single precision "
+                                  "would make the mass zero); use 0 for a massless shape")
+        f = _number(friction, "friction", 0.0, FLOAT32_LIMIT)
         e = _number(restitution, "restitution", 0.0, 1.0)
+        is_sensor = _flag(sensor, "sensor")
         cat = _bits(category, "category")
         msk = _bits(mask, "mask")
         grp = _group(group)
         if np.abs(shape.vertices).max() + shape.radius > WORLD_LIMIT:
             raise GeometryError(f"{shape!r} reaches beyond the world limit {WORLD_LIMIT:g} m")
+        mass = self._body_mass(b, ((shape, d),))
+        if self._kind[b] == _step.DYNAMIC and mass[0] > 0.0 and not (
+                1.0 / FLOAT32_LIMIT <= mass[0] <= FLOAT32_LIMIT and 1.0 / FLOAT32_LIMIT <= mass[3] <= FLOAT32_LIMIT):
+            raise SimulationError(f"density = {d!r} would give body {b} the mass {mass[0]:g} kg and inertia "
+                                  f"{mass[3]:g} kg·m², beyond the solver's single precision (both must be within "
+                                  f"[{1.0 / FLOAT32_LIMIT:g}, {FLOAT32_LIMIT:g}])")
         n = shape.vertices.shape[0]
         self._settle_events()     # the last step's events name shapes by slot, and this may reuse one
         if self._free_shapes:
@@ -739,14 +749,9 @@ class World:
                     setattr(self, name, _grow(getattr(self, name), 2 * s))
             self._n_shapes += 1
             self._s_geometry.append(None)
-        if self._n_verts + n > self._verts.shape[0]:
-            cap = max(2 * self._verts.shape[0], self._n_verts + n)
-            self._verts = _grow(self._verts, cap)
-            self._normals = _grow(self._normals, cap)
-        o = self._n_verts
+        o = self._vertex_rows(n)
         self._verts[o:o + n] = shape.vertices
         self._normals[o:o + n] = shape.normals
-        self._n_verts += n
         self._s_body[s] = b
         self._s_alive[s] = True
         self._s_offset[s] = o
@@ -755,7 +760,7 @@ class World:
         self._s_friction[s] = f
         self._s_restitution[s] = e
         self._s_density[s] = d
-        self._s_sensor[s] = bool(sensor)
+        self._s_sensor[s] = is_sensor
         self._s_category[s] = cat
         self._s_mask[s] = msk
         self._s_group[s] = grp
@@ -770,9 +775,57 @@ class World:
         self._query_boxes = None
         handle = ShapeHandle(self, s, int(self._s_gen[s]), shape)
         self._body_shapes[b].append(handle)
-        self._update_mass(b)
+        self._update_mass(b, mass)
         self._wake(b)
+        if self._asleep[:self._n_bodies].any():
+            self._wake_touching(lx, ly, ux, uy)
         return handle
+
+    def _wake_touching(self, lx, ly, ux, uy):
+        """Wake the sleeping bodies with a shape within the speculative distance of the box [lx, ux] × [ly, uy]
+        (a new shape's): a shape added onto a sleeping body, or to the static body, would otherwise push into
+        it unseen, as a sleeping body's contacts are not tested until something wakes it."""
+        m = SPECULATIVE_DISTANCE
+        lower = (max(lx - m, -WORLD_LIMIT), max(ly - m, -WORLD_LIMIT))
+        upper = (min(ux + m, WORLD_LIMIT), min(uy + m, WORLD_LIMIT))
+        for h in queries.query_aabb(self, lower, upper, ALL_CATEGORIES, None):
+            o = int(self._s_body[h.index])
+            if self._asleep[o]:
+                self._wake(o)
+
+    def _vertex_rows(self, n):
+        """The offset of n free rows at the end of the vertex table (``_verts``, ``_normals``).
+
+        Removed shapes leave their rows behind. When the table is full and at least half of it would be free
+        without them, the live rows are first moved down over the dead ones (:meth:`_compact_vertex_rows`);
+        otherwise it doubles. So adding and removing shapes forever keeps it under four times the live rows."""
+        if self._n_verts + n > self._verts.shape[0]:
+            live = np.flatnonzero(self._s_alive[:self._n_shapes])
+            used = int(self._s_count[live].sum())
+            if 2 * (used + n) <= self._verts.shape[0]:
+                self._compact_vertex_rows(live)
+            else:
+                cap = max(2 * self._verts.shape[0], self._n_verts + n)
+                self._verts = _grow(self._verts, cap)
+                self._normals = _grow(self._normals, cap)
+        o = self._n_verts
+        self._n_verts += n
+        return o
+
+    def _compact_vertex_rows(self, live):
+        """Move the rows of the live shapes down over the dead ones, in order, and point their offsets there.
+        In place: the step's kept views of the table and of the offsets (``_kernel_args``) stay valid. The
+        freed rows are zeroed, as rows never written are."""
+        order = live[np.argsort(self._s_offset[live], kind="stable")]
+        counts = self._s_count[order]
+        offsets = np.cumsum(counts) - counts
+        total = int(counts.sum())
+        rows = np.repeat(self._s_offset[order] - offsets, counts) + np.arange(total)
+        for table in (self._verts, self._normals):
+            table[:total] = table[rows]
+            table[total:self._n_verts] = 0.0
+        self._s_offset[order] = offsets
+        self._n_verts = total
 
     def _remove_shape(self, handle, update_mass=True):
         s = handle._i()
@@ -794,33 +847,42 @@ class World:
         return (float(self._com[b, 0] - (c * lc[0] - s * lc[1])), float(self._com[b, 1] - (s * lc[0] + c * lc[1])),
                 c, s)
 
-    def _update_mass(self, b):
-        """Combine the shapes' mass, centroid and inertia (parallel-axis theorem); keep the origin fixed."""
-        origin = Body(self, b, int(self._gen[b])).position
-        area_m = 0.0
-        sx = sy = j = 0.0
+    def _body_mass(self, b, extra=()):
+        """(mass, cx, cy, inertia, min_extent) of body b's shapes and the (geometry, density) pairs ``extra``:
+        the centroid in the body frame, the inertia about it. Each shape's area, centroid and inertia are
+        about its own centroid (``shape_moments``) and combine with the parallel-axis theorem on c_shape −
+        c_body, so nothing cancels for shapes far from the body's origin (J − m|c|² about the origin gave a
+        10 cm box at (1000, 1000) a negative inertia)."""
+        parts = [(self._s_geometry[h.index], float(self._s_density[h.index])) for h in self._body_shapes[b]]
+        parts.extend(extra)
+        pieces = []
+        mass = 0.0
         min_extent = math.inf
-        for h in self._body_shapes[b]:
-            s = h.index
-            geom = self._s_geometry[s]
-            a, mx, my, jj = shape_moments(geom._kernel_vertices, geom._kernel_normals, geom.radius)
-            d = self._s_density[s]
-            area_m += d * a
-            sx += d * mx
-            sy += d * my
-            j += d * jj
+        for geom, d in parts:
+            a, cx, cy, jc = shape_moments(geom._kernel_vertices, geom._kernel_normals, geom.radius)
+            if d * a > 0.0:
+                pieces.append((d * a, cx, cy, d * jc))
+                mass += d * a
             lo, hi = geom.vertices.min(axis=0) - geom.radius, geom.vertices.max(axis=0) + geom.radius
             ext = 0.5 * min(hi - lo)
             if geom.vertices.shape[0] == 2 and geom.radius > 0:
                 ext = geom.radius
             min_extent = min(min_extent, max(ext, geom.radius))
+        if mass <= 0.0:
+            return 0.0, 0.0, 0.0, 0.0, min_extent
+        # the centroid relative to the first piece's: exactly that one's for a single shape
+        x0, y0 = pieces[0][1], pieces[0][2]
+        cx = x0 + sum(m * (x - x0) for m, x, _, _ in pieces) / mass
+        cy = y0 + sum(m * (y - y0) for m, _, y, _ in pieces) / mass
+        inertia = sum(j + m * ((x - cx) ** 2 + (y - cy) ** 2) for m, x, y, j in pieces)
+        return mass, cx, cy, inertia, min_extent
+
+    def _update_mass(self, b, mass=None):
+        """Set body b's mass, centroid and inertia from its shapes (``mass``: :meth:`_body_mass`'s answer, if
+        already known); the body's origin stays where it is."""
+        x, y, c, s_ = self._origin_transform(b)
+        area_m, cx, cy, inertia, min_extent = self._body_mass(b) if mass is None else mass
         kind = self._kind[b]
-        if area_m > 0.0:
-            cx, cy = sx / area_m, sy / area_m
-            inertia = j - area_m * (cx * cx + cy * cy)
-        else:
-            cx = cy = 0.0
-            inertia = 0.0
         self._mass[b] = area_m
         self._inertia[b] = inertia
         if kind == _step.DYNAMIC and area_m > 0.0:
@@ -830,8 +892,7 @@ class World:
             self._inv_mass[b] = 0.0
             self._inv_inertia[b] = 0.0
         self._local_center[b] = (cx, cy)
-        c, s_ = math.cos(self._angle[b]), math.sin(self._angle[b])
-        self._com[b] = origin + np.array([c * cx - s_ * cy, s_ * cx + c * cy])
+        self._com[b] = (x + (c * cx - s_ * cy), y + (s_ * cx + c * cy))
         self._query_boxes = None
         self._min_extent[b] = min_extent if math.isfinite(min_extent) else 0.0
         for h in self._body_shapes[b]:
@@ -880,7 +941,7 @@ class World:
         events are found only when asked for (:meth:`contact_events`, or handlers registered with :meth:`on`).
         """
         self._check_unlocked()
-        dt = _number(dt, "dt", 0.0, low_open=True)
+        dt = _number(dt, "dt", 0.0, MAX_TIME_STEP, low_open=True)
         # a dynamic body without mass and non-finite velocities, forces or torques are found by the compiled
         # step before it changes anything (_step.first_bad_body); the error is raised below
         self._locked = True
@@ -989,15 +1050,18 @@ class World:
             self._asleep[:n][group] = False
             self._sleep_time[:n][group] = 0.0
         self._sleep_time[b] = 0.0
-        keys, count = self._contacts[0], self._contacts[1]
-        if partners and keys.size and self._asleep[:n].any():
-            ba = self._s_body[keys >> _step.KEY_SHIFT]
-            bb = self._s_body[keys & _step.KEY_MASK]
-            touching = count > 0
-            partners = np.concatenate([bb[touching & (ba == b)], ba[touching & (bb == b)]])
-            for o in np.unique(partners):
+        if partners and self._contacts[0].size and self._asleep[:n].any():
+            for o in self._touching(b):
                 if self._asleep[o]:
                     self._wake(int(o))
+
+    def _touching(self, b):
+        """The bodies with which body b has contacts with points in the last step's table (sorted, unique)."""
+        keys, count = self._contacts[0], self._contacts[1]
+        ba = self._s_body[keys >> _step.KEY_SHIFT]
+        bb = self._s_body[keys & _step.KEY_MASK]
+        touching = count > 0
+        return np.unique(np.concatenate([bb[touching & (ba == b)], ba[touching & (bb == b)]]))
 
     @property
     def awake_count(self) -> int:
@@ -1021,13 +1085,13 @@ class World:
             self._raw_events = None
 
     def shape_handle(self, index) -> "ShapeHandle":
-        s = int(index)
+        s = _validate.integer(index, "index")
         if not 0 <= s < self._n_shapes or not self._s_alive[s]:
             raise StaleHandleError(f"shape {s} does not exist (removed or never created)")
         return ShapeHandle(self, s, int(self._s_gen[s]), self._s_geometry[s])
 
     def body_handle(self, index) -> Body:
-        b = int(index)
+        b = _validate.integer(index, "index")
         if not 0 <= b < self._n_bodies or not self._alive[b]:
             raise StaleHandleError(f"body {b} does not exist (removed or never created)")
         return Body(self, b, int(self._gen[b]))
@@ -1158,25 +1222,29 @@ class World:
 
     # --- snapshots -----------------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        """The whole state (bodies, shapes, broad phase, contacts with their warm-start impulses, settings) as
-        a :class:`Snapshot`; :meth:`restore` continues from it bitwise identically. Handlers are not part of
-        the state (they are often closures over this world) and must be registered again."""
+        """The whole state (bodies, shapes, broad phase, contacts with their warm-start impulses, events,
+        settings) as a :class:`Snapshot`: data only, in the layout of :mod:`carom.rigid.snapshot`.
+        :meth:`restore` continues from it bitwise identically. Handlers are not part of the state (they are
+        often closures over this world) and must be registered again; nor is ``profile_times``."""
         self._check_unlocked()
-        return Snapshot(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+        return Snapshot(_snapshot.encode(self))
 
     @classmethod
     def restore(cls, snapshot) -> "World":
-        if not isinstance(snapshot, Snapshot):
-            raise CaromError(f"expected a carom Snapshot, got {snapshot!r}")
-        return pickle.loads(snapshot.data)
+        """The world a :class:`Snapshot` (or its ``.data`` bytes) holds. The bytes are parsed as data and the
+        whole state is checked before the world is built (nothing is unpickled, no code runs); anything that
+        is not a valid snapshot raises :class:`~carom.errors.SnapshotError` naming the problem."""
+        return _snapshot.decode(snapshot)
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_handlers"] = []
-        state["_arg_views"] = None      # (views: a pickle would copy their rows)
-        state["_query_boxes"] = None
-        state["_contacts"] = self._contacts_to_save()
-        return state
+    @classmethod
+    def _from_snapshot_bytes(cls, data):
+        """Unpickling a world (``__reduce__``): the snapshot decoder, never ``__setstate__`` with a dict."""
+        return _snapshot.decode(data)
+
+    def __reduce__(self):
+        # a pickle of a world is its snapshot bytes and this decoder, so unpickling one runs no code of the
+        # pickle's choosing beyond the decoder (and a damaged one is refused, not restored and then stepped)
+        return (World._from_snapshot_bytes, (_snapshot.encode(self),))
 
     def _contacts_to_save(self):
         """The contact table with the cache rows the narrow phase left unwritten zeroed: those of two-circle
@@ -1195,8 +1263,10 @@ class World:
         return c[:_step.CACHE] + (cache,) + c[_step.CACHE + 1:]
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._arg_views = None          # (a snapshot from before the views were kept has none)
+        # (only a pickle made before snapshots were data, which restored whatever attributes it held, calls
+        # this; __reduce__ never does)
+        raise SnapshotError("this pickle of a World predates carom's data-only snapshots and is not restored: "
+                            "unpickle it with the carom that made it and take a new snapshot")
 
     def __copy__(self):
         return World.restore(self.snapshot())

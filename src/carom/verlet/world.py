@@ -1,13 +1,15 @@
 """The Verlet world: particles, stick edges and vertex/edge bodies (seed 000), stepped by one compiled call.
 
 A body is a convex outline of particles joined by boundary edges and kept in shape by braces (every
-pair of non-adjacent vertices).  Nothing stores an angle or an angular velocity: when a collision moves
-one vertex and the two ends of an edge, the sticks drag the other vertices along and rotation emerges.
+pair of non-adjacent vertices for small bodies, O(n) of them for large ones: :func:`body_braces`).  Nothing
+stores an angle or an angular velocity: when a collision moves one vertex and the two ends of an edge, the
+sticks drag the other vertices along and rotation emerges.
 Velocities are implicit, ``(pos - prev) / dt``; friction and restitution edit ``prev``.
 
 Handles (:class:`Body`, :class:`Group`) are thin views over the world's arrays.
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -16,11 +18,36 @@ from ..errors import GeometryError, SimulationError
 from . import _kernels as K
 
 
+#: the most particles one call may add (a rope's segments + 1, a cloth's columns x rows, a polygon's vertices):
+#: a typo such as ``segments=10**9`` is refused instead of allocating gigabytes
+MAX_PARTICLES_PER_CALL = 1_000_000
+#: relaxation sweeps per step: beyond this a step takes seconds and adds no accuracy worth having
+MAX_ITERATIONS = 1000
+#: the largest damping rate (1/s): at 60 steps/s any rate above 60 already stops every particle each step
+MAX_DAMPING = 1.0e6
+#: the time step's range (s): below MIN_DT the next step's ratio dt / dt_prev would overflow
+MIN_DT, MAX_DT = 1.0e-9, 1.0
+
+#: types that Python or NumPy would turn into a number but that are never meant as one (True is not a length,
+#: "1e3" is not a coordinate)
+_NOT_NUMBERS = (bool, np.bool_, str, bytes, np.str_, np.bytes_)
+
+
+def _brief(value, limit=200):
+    """``repr(value)`` cut to about ``limit`` characters: an error naming a 10,000-point outline stays readable."""
+    r = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return r if len(r) <= limit else f"{r[:limit]}... ({len(r)} characters)"
+
+
 def _finite(value, name, error=SimulationError):
+    """A finite real number as a float: a Python or NumPy int or float, never a bool or a string (float()
+    would take both), nor an integer beyond the floats."""
+    if isinstance(value, _NOT_NUMBERS) or not isinstance(value, numbers.Real):
+        raise error(f"{name} must be a number, got {value!r}")
     try:
         v = float(value)
-    except (TypeError, ValueError):
-        raise error(f"{name} must be a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise error(f"{name} = {value!r} is not a finite number") from None
     if not math.isfinite(v):
         raise error(f"{name} must be finite, got {value!r}")
     return v
@@ -33,11 +60,56 @@ def _positive(value, name, error=SimulationError):
     return v
 
 
-def _point(value, name, error=GeometryError):
+def _integer(value, name, low, high, error=SimulationError):
+    """An int (Python or NumPy, not a bool, not a float even if whole) in [low, high]."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise error(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    if not low <= value <= high:
+        raise error(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    return int(value)
+
+
+def _flag(value, name):
+    """A bool (Python or NumPy): a flag given as 0/1 or "yes" is refused rather than guessed."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SimulationError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _mass(value, count, name="mass"):
+    """A body's (or particle's) mass, split over ``count`` particles: > 0 and finite, and so is the inverse mass
+    of each particle (a mass of 1e-320 would give an infinite one)."""
+    m = _positive(value, name)
+    inv = count / m
+    if not (math.isfinite(inv) and inv > 0.0):
+        raise SimulationError(f"{name} = {value!r} is out of range: its inverse per particle is {inv!r}")
+    return m
+
+
+def _float_array(value, name, error):
+    """``value`` as a float array, refusing bools and strings inside it: NumPy would turn both into numbers
+    (and a bool among floats leaves no trace in the result's dtype, hence the look at the elements)."""
+    if isinstance(value, np.ndarray):
+        bad = value.dtype.kind not in "iuf"
+    elif isinstance(value, _NOT_NUMBERS):
+        bad = True
+    else:
+        try:
+            flat = np.asarray(value, dtype=object).ravel()
+        except (TypeError, ValueError):
+            bad = False                    # (ragged: the conversion below says so)
+        else:
+            bad = any(issubclass(t, _NOT_NUMBERS) for t in set(map(type, flat)))
+    if bad:
+        raise error(f"{name} must hold numbers (no bools or strings), got {_brief(value)}")
     try:
-        p = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise error(f"{name} must be a 2D point, got {value!r}") from None
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise error(f"{name} must be numbers, got {_brief(value)}") from None
+
+
+def _point(value, name, error=GeometryError):
+    p = _float_array(value, name, error)
     if p.shape != (2,):
         raise error(f"{name} must be a 2D point, got {value!r}")
     if not np.all(np.isfinite(p)):
@@ -77,19 +149,16 @@ def convex_outline(points) -> np.ndarray:
     collinear consecutive points, zero area, and non-convex or self-intersecting outlines (every turn
     must have the same sign and the turns must add up to one full revolution).
     """
-    try:
-        p = np.array(points, dtype=float)
-    except (TypeError, ValueError):
-        raise GeometryError(f"outline must be a sequence of 2D points, got {points!r}") from None
+    p = _float_array(points, "outline", GeometryError)
     if p.ndim != 2 or p.shape[1] != 2:
         raise GeometryError(f"outline must be an (n, 2) array of points, got shape {p.shape}")
     n = len(p)
     if n < 3:
         raise GeometryError(f"outline needs at least 3 points, got {n}")
     if not np.all(np.isfinite(p)):
-        raise GeometryError(f"outline has non-finite coordinates: {p.tolist()!r}")
+        raise GeometryError(f"outline has non-finite coordinates: {_brief(p)}")
     if np.any(np.abs(p) > constants.WORLD_LIMIT):
-        raise GeometryError(f"outline is beyond the world limit {constants.WORLD_LIMIT}: {p.tolist()!r}")
+        raise GeometryError(f"outline is beyond the world limit {constants.WORLD_LIMIT}: {_brief(p)}")
     e = np.roll(p, -1, axis=0) - p
     lengths = np.hypot(e[:, 0], e[:, 1])
     if np.any(lengths <= constants.WELDING_TOLERANCE):
@@ -108,10 +177,10 @@ def convex_outline(points) -> np.ndarray:
         bad = int(np.argmin(height))
         raise GeometryError(
             f"outline is not strictly convex at point {(bad + 1) % n} {p[(bad + 1) % n].tolist()!r} "
-            f"(collinear, reflex or zero area): {p.tolist()!r}")
+            f"(collinear, reflex or zero area): {_brief(p)}")
     angles = np.arctan2(turn, np.sum(e * en, axis=1))
     if abs(float(np.sum(angles)) - 2.0 * math.pi) > 1e-6:
-        raise GeometryError(f"outline winds more than once (self-intersecting): {p.tolist()!r}")
+        raise GeometryError(f"outline winds more than once (self-intersecting): {_brief(p)}")
     return p
 
 
@@ -206,27 +275,65 @@ def _grow(arr, need):
     return out
 
 
+def body_braces(n, offsets=None):
+    """The braces of an n-vertex convex body: local vertex pairs (i, j) as two int64 arrays, O(n) of them.
+
+    Every pair of non-adjacent vertices (n (n - 3) / 2 braces) while that is no more than the sparse set,
+    that is up to 12 vertices (boxes and small polygons are braced as before); beyond, each vertex i is braced
+    to i + k for the offsets k of :func:`_brace_offsets` (2, and n/7 ... n/2 away), each pair once: at most 8n
+    braces. Why: all pairs made a 10,000-gon 50 million sticks, built in a Python loop and relaxed every
+    iteration (and a 200-gon's 19,700 braces blew up under Gauss-Seidel). The offset-2 braces make each run of
+    three vertices a rigid triangle (a chain of triangles sharing edges is already rigid, 2n - 3 sticks), but
+    nearly flat ones for large n; the long braces tie every vertex to the far side from several directions,
+    so the shape holds under load (tests/test_verlet.py drops 12- and 200-gons).
+
+    ``offsets`` replaces :func:`_brace_offsets` (for experiments)."""
+    k = np.arange(n, dtype=np.int64)
+    steps = sorted({s for s in (offsets if offsets is not None else _brace_offsets(n)) if 2 <= s <= n // 2})
+    count = sum(n // 2 if 2 * s == n else n for s in steps)
+    if n * (n - 3) // 2 <= count:
+        i, j = np.triu_indices(n, 2)
+        keep = ~((i == 0) & (j == n - 1))
+        return i[keep].astype(np.int64), j[keep].astype(np.int64)
+    ii, jj = [], []
+    for s in steps:                       # (a handful of offsets: one NumPy block each)
+        first = k[: n // 2] if 2 * s == n else k
+        ii.append(first)
+        jj.append((first + s) % n)
+    return np.concatenate(ii), np.concatenate(jj)
+
+
+def _brace_offsets(n):
+    """Offsets of a large body's braces: 2, and fractions of n with different denominators. Why these:
+    offsets sharing a factor (n/8, n/4, 3n/8) tie vertices only within residue classes and left a 200-gon
+    with a box dropped on it 30-40 % strained; fewer offsets (2, n/4, n/3, n/2) 8 %; these 0.15 %, where
+    all pairs (19,700 braces) blew up."""
+    return (2, n // 7, n // 5, 2 * n // 7, n // 3, 2 * n // 5, 3 * n // 7, n // 2)
+
+
 class World:
     """A position-based (Verlet) world.
 
-    ``gravity`` in m/s^2, ``iterations`` relaxation sweeps per step (each: sticks, then collisions),
-    ``damping`` a linear rate in 1/s (velocities are scaled by max(0, 1 - damping dt) each step).
+    Settings (properties, each validated when set; a refused value raises :class:`SimulationError` naming it
+    and changes nothing):
+
+    ``gravity``       (gx, gy) in m/s^2, finite, within the world limit.
+    ``iterations``    relaxation sweeps per step (each: sticks, then collisions), an int in [1, MAX_ITERATIONS].
+    ``damping``       a linear rate in 1/s in [0, MAX_DAMPING]: velocities are scaled by max(0, 1 - damping dt)
+                      each step.
+    ``shape_sweeps``  stick-only sweeps after the collision sweeps (shape recovery after hard impacts), an int
+                      in [0, MAX_ITERATIONS]; until set, max(1, iterations // 2), following ``iterations``.
     """
 
     def __init__(self, gravity=(0.0, -10.0), iterations=8, damping=0.0):
+        # (validated all three before anything is set: a refused argument leaves no half-made world)
         g = _point(gravity, "gravity", SimulationError)
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
-            raise SimulationError(f"iterations must be an integer >= 1, got {iterations!r}")
-        if iterations < 1:
-            raise SimulationError(f"iterations must be >= 1, got {iterations!r}")
-        d = _finite(damping, "damping")
-        if d < 0.0:
-            raise SimulationError(f"damping must be >= 0, got {damping!r}")
-        self.gravity = g
-        self.iterations = int(iterations)
-        self.damping = d
-        #: stick-only sweeps after the collision sweeps (shape recovery after hard impacts)
-        self.shape_sweeps = max(1, self.iterations // 2)
+        it = _integer(iterations, "iterations", 1, MAX_ITERATIONS)
+        d = self._check_damping(damping)
+        self._gravity = g
+        self._iterations = it
+        self._damping = d
+        self._shape_sweeps = None
         self._dt_prev = 1.0 / 60.0
         self.time = 0.0
         self.contact_count = 0
@@ -258,67 +365,135 @@ class World:
         self.bodies = []
         self.groups = []
 
-    # ----------------------------------------------------------------- storage
-    def _add_particles(self, points, inv_mass):
-        n = len(points)
-        a = self._np
-        for name in ("_pos", "_prev", "_vel0", "_pin_pos"):
-            setattr(self, name, _grow(getattr(self, name), a + n))
-        self._inv_mass = _grow(self._inv_mass, a + n)
-        self._pinned = _grow(self._pinned, a + n)
-        self._pos[a:a + n] = points
-        self._prev[a:a + n] = points
-        self._vel0[a:a + n] = 0.0
-        self._pin_pos[a:a + n] = points
-        self._inv_mass[a:a + n] = inv_mass
-        self._pinned[a:a + n] = False
-        self._np = a + n
-        return np.arange(a, a + n)
+    # ----------------------------------------------------------------- settings
+    @property
+    def gravity(self) -> np.ndarray:
+        """(gx, gy) in m/s^2 (a copy: write the property, not its elements, so the value is checked)."""
+        return self._gravity.copy()
 
-    def _add_edges(self, i, j, stiffness, break_length, boundary):
-        i = np.asarray(i, dtype=np.int64)
-        j = np.asarray(j, dtype=np.int64)
-        n = len(i)
-        a = self._ne
-        for name in ("_ei", "_ej", "_rest", "_stiff", "_brk", "_alive", "_boundary", "_kiter"):
-            setattr(self, name, _grow(getattr(self, name), a + n))
-        self._ei[a:a + n] = i
-        self._ej[a:a + n] = j
-        self._rest[a:a + n] = np.hypot(*(self._pos[j] - self._pos[i]).T)
-        self._stiff[a:a + n] = stiffness
-        self._brk[a:a + n] = break_length
-        self._alive[a:a + n] = True
-        self._boundary[a:a + n] = boundary
-        self._ne = a + n
-        return np.arange(a, a + n)
+    @gravity.setter
+    def gravity(self, value):
+        self._gravity = _point(value, "gravity", SimulationError)
+
+    @property
+    def iterations(self) -> int:
+        return self._iterations
+
+    @iterations.setter
+    def iterations(self, value):
+        self._iterations = _integer(value, "iterations", 1, MAX_ITERATIONS)
+
+    @property
+    def damping(self) -> float:
+        return self._damping
+
+    @damping.setter
+    def damping(self, value):
+        self._damping = self._check_damping(value)
+
+    @staticmethod
+    def _check_damping(value):
+        d = _finite(value, "damping")
+        if not 0.0 <= d <= MAX_DAMPING:
+            raise SimulationError(f"damping must be in [0, {MAX_DAMPING:g}] (1/s), got {value!r}")
+        return d
+
+    @property
+    def shape_sweeps(self) -> int:
+        return max(1, self._iterations // 2) if self._shape_sweeps is None else self._shape_sweeps
+
+    @shape_sweeps.setter
+    def shape_sweeps(self, value):
+        self._shape_sweeps = _integer(value, "shape_sweeps", 0, MAX_ITERATIONS)
+
+    # ----------------------------------------------------------------- storage
+    _PARTICLE_ARRAYS = ("_pos", "_prev", "_vel0", "_pin_pos", "_inv_mass", "_pinned")
+    _EDGE_ARRAYS = ("_ei", "_ej", "_rest", "_stiff", "_brk", "_alive", "_boundary", "_kiter")
+    _BODY_ARRAYS = ("_b_v0", "_b_n", "_b_e0", "_b_static", "_b_fric", "_b_rest", "_b_box", "_order")
+
+    def _append(self, points=None, inv_mass=0.0, pinned=False, edges=None, body=None):
+        """Add particles, edges and a body in one go; returns (particle indices, edge indices, body index).
+
+        ``points`` (n, 2) new particles; ``edges`` (i, j, stiffness, break length, boundary) with i, j indices
+        into the world's particles *after* the new ones are added; ``body`` (static, friction, restitution):
+        the new particles are its outline and the first n edges its boundary. Rest lengths come from the
+        positions. Why in one go: every check runs and every larger array is allocated before the first one
+        is installed, so a refusal (or a failed allocation) leaves the world byte-for-byte as it was; what
+        follows cannot fail.
+        """
+        n = 0 if points is None else len(points)
+        a, e0, b = self._np, self._ne, self._nb
+        if edges is not None:
+            ei, ej, stiff, brk, boundary = edges
+            ei = np.asarray(ei, dtype=np.int64)
+            ej = np.asarray(ej, dtype=np.int64)
+            rest = np.hypot(*(self._where(ej, points) - self._where(ei, points)).T)
+            if np.any(rest <= constants.WELDING_TOLERANCE):
+                k = int(np.argmin(rest))
+                raise GeometryError(f"particles {int(ei[k])} and {int(ej[k])} are {rest[k]!r} apart: an edge "
+                                    f"needs a rest length > {constants.WELDING_TOLERANCE}")
+        m = 0 if edges is None else len(ei)
+        grown = {}
+        for names, need in ((self._PARTICLE_ARRAYS, a + n), (self._EDGE_ARRAYS, e0 + m),
+                            (self._BODY_ARRAYS, b + (body is not None))):
+            for name in names:
+                grown[name] = _grow(getattr(self, name), need)
+        # ---- nothing below can fail
+        for name, arr in grown.items():
+            setattr(self, name, arr)
+        if n:
+            self._pos[a:a + n] = points
+            self._prev[a:a + n] = points
+            self._vel0[a:a + n] = 0.0
+            self._pin_pos[a:a + n] = points
+            self._inv_mass[a:a + n] = inv_mass
+            self._pinned[a:a + n] = pinned
+        if m:
+            self._ei[e0:e0 + m] = ei
+            self._ej[e0:e0 + m] = ej
+            self._rest[e0:e0 + m] = rest
+            self._stiff[e0:e0 + m] = stiff
+            self._brk[e0:e0 + m] = brk
+            self._alive[e0:e0 + m] = True
+            self._boundary[e0:e0 + m] = boundary
+        if body is not None:
+            static, friction, restitution = body
+            self._b_v0[b] = a
+            self._b_n[b] = n
+            self._b_e0[b] = e0
+            self._b_static[b] = static
+            self._b_fric[b] = friction
+            self._b_rest[b] = restitution
+            self._order[b] = b
+            self._nb = b + 1
+        self._np = a + n
+        self._ne = e0 + m
+        return np.arange(a, a + n), np.arange(e0, e0 + m), b
+
+    def _where(self, idx, points):
+        """Positions of particles ``idx``: the world's below its particle count, ``points`` (about to be added)
+        from there on."""
+        a = self._np
+        if points is None or len(points) == 0:
+            return self._pos[idx]
+        new = idx >= a
+        return np.where(new[:, None], points[np.where(new, idx - a, 0)], self._pos[np.where(new, 0, idx)])
 
     def _add_body(self, outline, mass, static, brace_stiffness, friction, restitution, edge_stiffness=1.0):
+        """A convex body from a checked outline: n particles, n boundary edges, then the braces (O(n) of them,
+        :func:`body_braces`), added atomically (:meth:`_append`)."""
         n = len(outline)
         inv = 0.0 if static else n / mass
-        parts = self._add_particles(outline, inv)
-        k = np.arange(n)
-        bnd = self._add_edges(parts[k], parts[(k + 1) % n], edge_stiffness, math.inf, True)
-        bi, bj = [], []
-        for p in range(n):
-            for q in range(p + 2, n):
-                if p == 0 and q == n - 1:
-                    continue
-                bi.append(parts[p])
-                bj.append(parts[q])
-        braces = self._add_edges(bi, bj, brace_stiffness, math.inf, False)
-        b = self._nb
-        for name in ("_b_v0", "_b_n", "_b_e0", "_b_static", "_b_fric", "_b_rest", "_b_box"):
-            setattr(self, name, _grow(getattr(self, name), b + 1))
-        self._order = _grow(self._order, b + 1)
-        self._b_v0[b] = parts[0]
-        self._b_n[b] = n
-        self._b_e0[b] = bnd[0]
-        self._b_static[b] = static
-        self._b_fric[b] = friction
-        self._b_rest[b] = restitution
-        self._order[b] = b
-        self._nb = b + 1
-        body = Body(self, b, parts, np.concatenate([bnd, braces]))
+        a = self._np
+        k = np.arange(n, dtype=np.int64)
+        bi, bj = body_braces(n)
+        ei = a + np.concatenate([k, bi])
+        ej = a + np.concatenate([(k + 1) % n, bj])
+        stiff = np.concatenate([np.full(n, float(edge_stiffness)), np.full(len(bi), float(brace_stiffness))])
+        boundary = np.arange(len(ei)) < n
+        parts, edges, b = self._append(outline, inv, False, (ei, ej, stiff, math.inf, boundary),
+                                       (static, friction, restitution))
+        body = Body(self, b, parts, edges)
         self.bodies.append(body)
         return body
 
@@ -326,8 +501,8 @@ class World:
     def add_particle(self, position, mass=1.0):
         """One free particle; returns its index."""
         p = _point(position, "position")
-        m = _positive(mass, "mass")
-        return int(self._add_particles(p[None, :], 1.0 / m)[0])
+        m = _mass(mass, 1)
+        return int(self._append(p[None, :], 1.0 / m)[0][0])
 
     def add_edge(self, i, j, stiffness=1.0, break_length=None):
         """A stick between particles i and j with its current length as rest length; returns its index."""
@@ -337,9 +512,7 @@ class World:
             raise SimulationError(f"an edge needs two different particles, got {i} twice")
         k = _stiffness(stiffness, "stiffness")
         brk = _break_length(break_length)
-        if np.hypot(*(self._pos[j] - self._pos[i])) <= 0.0:
-            raise GeometryError(f"particles {i} and {j} coincide: an edge needs a rest length > 0")
-        return int(self._add_edges([i], [j], k, brk, False)[0])
+        return int(self._append(edges=([i], [j], k, brk, False))[1][0])
 
     def add_box(self, center=(0.0, 0.0), width=1.0, height=1.0, angle=0.0, mass=1.0, static=False,
                 friction=0.5, restitution=0.0):
@@ -355,19 +528,25 @@ class World:
         return self.add_polygon(pts, mass=mass, static=static, friction=friction, restitution=restitution)
 
     def add_polygon(self, points, mass=1.0, static=False, friction=0.5, restitution=0.0):
-        """A convex body kept rigid by braces between all non-adjacent vertices (mass split equally)."""
+        """A convex body kept rigid by braces (:func:`body_braces`: all non-adjacent pairs for up to 13
+        vertices, O(n) beyond), mass split equally. All or nothing: a refused argument adds nothing."""
         outline = convex_outline(points)
-        m = 1.0 if static else _positive(mass, "mass")
+        if len(outline) > MAX_PARTICLES_PER_CALL:
+            raise GeometryError(f"outline has {len(outline)} points, more than {MAX_PARTICLES_PER_CALL}")
+        s = _flag(static, "static")
+        m = 1.0 if s else _mass(mass, len(outline))
         f, r = _material(friction, restitution)
-        return self._add_body(outline, m, bool(static), 1.0, f, r)
+        return self._add_body(outline, m, s, 1.0, f, r)
 
     def add_soft_polygon(self, points, stiffness=0.2, mass=1.0, edge_stiffness=1.0, friction=0.5,
                          restitution=0.0):
         """A jelly body: braces with ``stiffness`` < 1 give under load and spring back."""
         outline = convex_outline(points)
+        if len(outline) > MAX_PARTICLES_PER_CALL:
+            raise GeometryError(f"outline has {len(outline)} points, more than {MAX_PARTICLES_PER_CALL}")
         k = _stiffness(stiffness, "stiffness")
         ke = _stiffness(edge_stiffness, "edge_stiffness")
-        m = _positive(mass, "mass")
+        m = _mass(mass, len(outline))
         f, r = _material(friction, restitution)
         return self._add_body(outline, m, False, k, f, r, edge_stiffness=ke)
 
@@ -376,20 +555,21 @@ class World:
         """A chain of ``segments`` sticks from start to end (``mass`` split over its particles)."""
         a = _point(start, "start")
         b = _point(end, "end")
-        if isinstance(segments, bool) or not isinstance(segments, (int, np.integer)) or segments < 1:
-            raise GeometryError(f"segments must be an integer >= 1, got {segments!r}")
+        segments = _integer(segments, "segments", 1, MAX_PARTICLES_PER_CALL - 1, GeometryError)
         if np.hypot(*(b - a)) <= constants.WELDING_TOLERANCE * segments:
             raise GeometryError(f"rope start {a.tolist()} and end {b.tolist()} are too close")
-        m = _positive(mass, "mass")
+        ps = _flag(pin_start, "pin_start")
+        pe = _flag(pin_end, "pin_end")
+        m = _mass(mass, segments + 1)
         k = _stiffness(stiffness, "stiffness")
         brk = _break_length(break_length)
         s = np.linspace(0.0, 1.0, segments + 1)[:, None]
-        parts = self._add_particles(a + s * (b - a), (segments + 1) / m)
-        edges = self._add_edges(parts[:-1], parts[1:], k, brk, False)
-        if pin_start:
-            self._pinned[parts[0]] = True
-        if pin_end:
-            self._pinned[parts[-1]] = True
+        pinned = np.zeros(segments + 1, dtype=np.bool_)
+        pinned[0] = ps
+        pinned[-1] |= pe
+        first = self._np + np.arange(segments, dtype=np.int64)
+        parts, edges, _ = self._append(a + s * (b - a), (segments + 1) / m, pinned,
+                                       (first, first + 1, k, brk, False))
         g = Group(self, parts, edges)
         self.groups.append(g)
         return g
@@ -404,28 +584,30 @@ class World:
         tl = _point(top_left, "top_left")
         w = _positive(width, "width", GeometryError)
         h = _positive(height, "height", GeometryError)
-        for name, v in (("columns", columns), ("rows", rows)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2:
-                raise GeometryError(f"{name} must be an integer >= 2, got {v!r}")
-        if pinned not in ("top", "corners", None):
+        columns = _integer(columns, "columns", 2, MAX_PARTICLES_PER_CALL // 2, GeometryError)
+        rows = _integer(rows, "rows", 2, MAX_PARTICLES_PER_CALL // 2, GeometryError)
+        if columns * rows > MAX_PARTICLES_PER_CALL:
+            raise GeometryError(f"a cloth of {columns} x {rows} particles is more than {MAX_PARTICLES_PER_CALL}")
+        if not (isinstance(pinned, str) or pinned is None) or pinned not in ("top", "corners", None):
             raise SimulationError(f"pinned must be 'top', 'corners' or None, got {pinned!r}")
-        m = _positive(mass, "mass")
+        m = _mass(mass, columns * rows)
         k = _stiffness(stiffness, "stiffness")
         brk = _break_length(break_length)
         xs = tl[0] + np.linspace(0.0, w, columns)
         ys = tl[1] - np.linspace(0.0, h, rows)
         X, Y = np.meshgrid(xs, ys)
-        parts = self._add_particles(np.stack([X.ravel(), Y.ravel()], axis=1), columns * rows / m)
-        grid = parts.reshape(rows, columns)
-        hi = grid[:, :-1].ravel()
-        hj = grid[:, 1:].ravel()
-        vi = grid[:-1, :].ravel()
-        vj = grid[1:, :].ravel()
-        edges = self._add_edges(np.concatenate([hi, vi]), np.concatenate([hj, vj]), k, brk, False)
+        pts = np.stack([X.ravel(), Y.ravel()], axis=1)
+        if np.any(np.abs(pts) > constants.WORLD_LIMIT):
+            raise GeometryError(f"cloth reaches beyond the world limit {constants.WORLD_LIMIT}")
+        grid = self._np + np.arange(columns * rows, dtype=np.int64).reshape(rows, columns)
+        hold = np.zeros((rows, columns), dtype=np.bool_)
         if pinned == "top":
-            self._pinned[grid[0]] = True
+            hold[0] = True
         elif pinned == "corners":
-            self._pinned[[grid[0, 0], grid[0, -1]]] = True
+            hold[0, [0, -1]] = True
+        ei = np.concatenate([grid[:, :-1].ravel(), grid[:-1, :].ravel()])
+        ej = np.concatenate([grid[:, 1:].ravel(), grid[1:, :].ravel()])
+        parts, edges, _ = self._append(pts, columns * rows / m, hold.ravel(), (ei, ej, k, brk, False))
         g = Group(self, parts, edges)
         self.groups.append(g)
         return g
@@ -452,13 +634,15 @@ class World:
 
     # ----------------------------------------------------------------- stepping
     def step(self, dt=1.0 / 60.0):
-        h = _positive(dt, "dt")
+        h = _finite(dt, "dt")
+        if not MIN_DT <= h <= MAX_DT:
+            raise SimulationError(f"dt must be in [{MIN_DT:g}, {MAX_DT:g}] s, got {dt!r}")
         self.contact_count = int(K.step_kernel(
             self._pos, self._prev, self._vel0, self._inv_mass, self._pinned, self._pin_pos, self._np,
             self._ei, self._ej, self._rest, self._stiff, self._brk, self._alive, self._kiter, self._ne,
             self._b_v0, self._b_n, self._b_static, self._b_fric, self._b_rest, self._b_box, self._order,
-            self._nb, float(self.gravity[0]), float(self.gravity[1]), h, self._dt_prev, self.damping,
-            self.iterations, constants.LINEAR_SLOP, constants.RESTITUTION_THRESHOLD, self.shape_sweeps))
+            self._nb, float(self._gravity[0]), float(self._gravity[1]), h, self._dt_prev, self._damping,
+            self._iterations, constants.LINEAR_SLOP, constants.RESTITUTION_THRESHOLD, self.shape_sweeps))
         self._dt_prev = h
         self.time += h
 
@@ -534,8 +718,9 @@ def edge_vertex_response(vertex, e1, e2, depth, inv_masses=None):
     if inv_masses is None:
         cv, c1, c2 = K.response_coefficients(t, 1.0, 1.0, 1.0, True)
     else:
-        wv, w1, w2 = (float(x) for x in inv_masses)
-        if min(wv, w1, w2) < 0.0 or not all(map(math.isfinite, (wv, w1, w2))):
-            raise SimulationError(f"inverse masses must be finite and >= 0, got {inv_masses!r}")
+        w = _float_array(inv_masses, "inv_masses", SimulationError)
+        if w.shape != (3,) or not np.all(np.isfinite(w)) or np.any(w < 0.0):
+            raise SimulationError(f"inv_masses must be three finite numbers >= 0, got {inv_masses!r}")
+        wv, w1, w2 = (float(x) for x in w)
         cv, c1, c2 = K.response_coefficients(t, wv, w1, w2, False)
     return v + cv * d, a - c1 * d, b - c2 * d
