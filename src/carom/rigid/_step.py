@@ -160,7 +160,13 @@ def _body_bounds(lo, hi, dt, gx, gy, com, angle, vel, angvel, local_center, kind
     rot = np.empty((2, hi - lo))
     sin_cos_rows(angle, lo, hi, rot)
     gravity_fall = dt * dt * math.sqrt(gx * gx + gy * gy)
+    max_w = max_angular_speed(dt)
     for b in range(lo, hi):
+        if body_alive[b]:
+            # every velocity within the caps before the step uses it (``capped_velocity``): a velocity set far
+            # beyond them (1e6 m/s) otherwise reached the contacts' restitution, whose bounce answers the
+            # approach speed, and left the step just as fast
+            vel[b, 0], vel[b, 1], angvel[b] = capped_velocity(vel[b, 0], vel[b, 1], angvel[b], max_w)
         moving = False
         if not body_alive[b]:
             xf[b, 0] = 0.0
@@ -886,18 +892,6 @@ def first_bad_body(bodies):
     return BODY_OK, np.int64(-1)
 
 
-@njit
-def cap_velocities(dt, bodies):
-    """Every live body's velocity within the documented caps before the step uses it (``capped_velocity``):
-    a velocity set far beyond them (1e6 m/s) otherwise reached the contacts' restitution, whose bounce answers
-    the approach speed, and left the step just as fast."""
-    vel, angvel, body_alive = bodies[2], bodies[3], bodies[9]
-    max_w = max_angular_speed(dt)
-    for b in range(vel.shape[0]):
-        if body_alive[b]:
-            vel[b, 0], vel[b, 1], angvel[b] = capped_velocity(vel[b, 0], vel[b, 1], angvel[b], max_w)
-
-
 @linking_entry_njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled,
                 bodies, shapes, tree, shape_proxy, proxy_shape, old, threads, clock):
@@ -914,7 +908,6 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         for i in range(1, clock.shape[0]):
             clock[i] = clock[0]
         return old, tree[9], no_hits(), bad
-    cap_velocities(dt, bodies)
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes, threads)
     clock[1] = cycle_counter()
     if not awake.any():
@@ -933,7 +926,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[4] = cycle_counter()
     com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads)
     clock[5] = cycle_counter()
-    continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape)
+    continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape)
     clock[6] = cycle_counter()
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4])
     clock[7] = cycle_counter()
@@ -942,7 +935,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
 
 
 @njit
-def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
+def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape):
     """Continuous collision (after Box2D v3's): fast bodies are put back at their first time of impact in the
     step, so that no contact the step could not see is crossed.
 
@@ -965,15 +958,11 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
     to a small circle at the centroid): it can then slide along the wall but not pass through it.
     """
     com, angle, kind, bullet, body_min_extent = bodies[0], bodies[1], bodies[7], bodies[8], bodies[15]
-    shape_body, shape_alive, shape_reach = shapes[0], shapes[1], shapes[7]
+    shape_body, shape_alive = shapes[0], shapes[1]
     if tree[1].meta[2] == 0 and tree[0].meta[2] == 0:
         return
     NB = com.shape[0]
     S = shape_body.shape[0]
-    body_reach = np.zeros(NB)
-    for s in range(S):
-        if shape_alive[s] and shape_reach[s] > body_reach[shape_body[s]]:
-            body_reach[shape_body[s]] = shape_reach[s]
     fast = np.empty(NB, np.int64)
     n_fast = 0
     any_bullet = False
@@ -982,7 +971,7 @@ def continuous_stage(bodies, shapes, awake, com0, angle0, tree, proxy_shape):
             continue
         dx = com[b, 0] - com0[b, 0]
         dy = com[b, 1] - com0[b, 1]
-        travel = math.sqrt(dx * dx + dy * dy) + abs(angle[b] - angle0[b]) * body_reach[b]
+        travel = math.sqrt(dx * dx + dy * dy) + abs(angle[b] - angle0[b]) * reach[b]
         if bullet[b] or travel >= 0.5 * body_min_extent[b]:
             fast[n_fast] = b
             n_fast += 1
@@ -1179,5 +1168,5 @@ def compile_late_stages(step_types):
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
     com0, angle0 = solved[0], solved[1]
-    returned(continuous_stage, (bodies, shapes, awake, com0, angle0, tree, proxy_shape))
+    returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
     returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4]))
