@@ -20,6 +20,8 @@ Solver (after Box2D v3's "soft step"), per substep of length h:
 After the substeps, restitution: for points that approached faster than ``RESTITUTION_THRESHOLD``,
 λ = −m_n (v_n + e·v_n⁰), clamped so the accumulated impulse stays ≥ 0. For two free bodies this is the
 closed form of the reference article, I = −(1 + e)·v_rel·n / (1/m1 + 1/m2 + (r1×n)²/I1 + (r2×n)²/I2).
+When some point may bounce the restitution sweep runs ``RESTITUTION_SWEEPS`` times, so that the points of
+bodies meeting in a group agree (``restitution_sweeps``).
 
 m_n = 1/(1/mA + 1/mB + (rA×n)²/IA + (rB×n)²/IB) is the effective mass along the normal (m_t along the
 tangent).
@@ -805,6 +807,29 @@ def _restitute(rows, j, state, body, move):
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
 
+#: restitution sweeps of a step in which some point may bounce (``restitution_sweeps``)
+RESTITUTION_SWEEPS = 8
+
+
+@njit
+def restitution_sweeps(rows):
+    """How many restitution sweeps the step makes: RESTITUTION_SWEEPS if some point may bounce (restitution
+    above 0, approaching faster than RESTITUTION_THRESHOLD), else 1 (which then skips every bundle and only
+    writes the impulses back).
+
+    Why more than Box2D's one: one sweep answers each point in turn, so where several bodies meet in one step
+    a later point undoes an earlier one's bounce. A ball pressed against a wall by another bounced off the
+    wall, then the other ball's point pushed it back into the wall, whose bounce was spent: 50 elastic balls
+    in a box kept 46 % of their energy over 20 s (Box2D v3 61 %); with 8 sweeps they keep 72 %. Every
+    point's target stays that of Box2D (e times its approach speed), so one point meeting one body bounces
+    as before; the sweeps only let the points of a group agree."""
+    for j in range(rows.shape[0]):
+        for q in range(LANES):
+            if rows[j, E, q] != 0.0 and (rows[j, P0 + RELV, q] <= -RESTITUTION_THRESHOLD
+                                         or rows[j, P0 + POINT_WIDTH + RELV, q] <= -RESTITUTION_THRESHOLD):
+                return RESTITUTION_SWEEPS
+    return 1
+
 
 #: a parallel loop hands each thread this many chunks (for balance); a chunk is one call that runs a plain
 #: loop, so per-item costs (array reference counts on calls) are paid once per chunk, not per contact
@@ -1181,7 +1206,7 @@ def _barrier(sync, threads, generation):
 
 @pnjit
 def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync):
+                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces):
     """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread
     (Numba's static schedule gives each thread one item, and all of them run at once).
 
@@ -1192,12 +1217,12 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
     for w in prange(threads):
         # (np.int64: see _prepare_all_rows)
         _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
-                     motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync)
+                     motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces)
 
 
 @njit
 def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync):
+                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces):
     """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread): its share of
     the bodies in each integration pass and of the bundles of each parallel colour, the overflow colour in
     thread 0, and a barrier after each of these (the next one reads what the others wrote). The shares do not
@@ -1221,7 +1246,9 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
         gen = _barrier(sync, threads, gen)
         gen = _sweep_share(tasks[RELAX], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                            sync, gen)
-    _sweep_share(tasks[RESTITUTE], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out, sync, gen)
+    for _ in range(bounces):
+        gen = _sweep_share(tasks[RESTITUTE], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                           sync, gen)
 
 
 @njit
@@ -1315,14 +1342,16 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     hit_point = np.full(c_count.shape[0], -1, np.int64)
     out = (perm, bfirst, bcount, c_nimp, c_timp, hit_speed, hit_point)
     sync = np.zeros(2 * SYNC_STRIDE, np.int64)
+    bounces = restitution_sweeps(rows)
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads meeting at a barrier after
         # each colour and each integration pass
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
-                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync)
+                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces)
     else:
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
-                     solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync)
+                     solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
+                     bounces)
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, flags)
