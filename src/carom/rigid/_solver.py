@@ -84,12 +84,12 @@ OVERFLOW = 63
 # contact row fields
 MA, IA, MB, IB, NX, NY, MU, E, SOFT, COUNT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 P0 = 10
-POINT_WIDTH = 15
+POINT_WIDTH = 17
 # point fields (offsets from P0 + p·POINT_WIDTH): the lever arms of the normal and the tangent about each
 # centre of mass (rA × n, rB × n, rA × t, rB × t, with r the anchor from the centre of mass), anchors of the
 # tracked core points (q), separation offset, normal and tangent mass, impulses, largest impulse of the step,
-# normal velocity before the solve
-RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, MAXIMP, RELV = range(15)
+# normal velocity before the solve, normal and tangent impulse of the whole step (``_add_step_impulses``)
+RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, MAXIMP, RELV, STEPN, STEPT = range(17)
 ROW_WIDTH = P0 + 2 * POINT_WIDTH
 
 # body state fields
@@ -235,7 +235,7 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
 
 #: the contact table's members from this index on are the colouring it was solved with (``colouring_of``):
 #: perm, body pairs, colour starts, solved bodies, and the body flags it depended on (``body_flags``)
-COLOURING = 11
+COLOURING = 12
 C_PERM, C_PAIR, C_START, C_SOLVED, C_FLAGS = range(COLOURING, COLOURING + 5)
 
 
@@ -560,6 +560,8 @@ def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, 
     store_part(rows, j, o + NIMP, h, select(has, nimp, zero))
     store_part(rows, j, o + TIMP, h, select(has, timp, zero))
     store_part(rows, j, o + MAXIMP, h, zero)
+    store_part(rows, j, o + STEPN, h, zero)
+    store_part(rows, j, o + STEPT, h, zero)
     store_part(rows, j, o + RELV, h, select(has, _impact_speed(dvx * nx + dvy * ny, sep, sa, sb, nx, ny, fall), zero))
 
 
@@ -669,7 +671,22 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         v = _solve_normal(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias, inv_h)
     for p in range(points):
         v = _solve_friction(rows, j, P0 + p * POINT_WIDTH, f, v)
+    if not use_bias:
+        _add_step_impulses(rows, j, points)
     _scatter_velocities(state, body, move, j, sa, sb, v)
+
+
+@inline_njit
+def _add_step_impulses(rows, j, points):
+    """After a substep's relax (its last sweep): add the impulses the points end the substep with to the
+    step's. The velocity change a point makes in a substep is its accumulated impulse at the end (the warm
+    start applies the previous substep's, the sweeps add to it), so the step's impulse is their sum: m·g·dt
+    for a box at rest on the ground, whatever the substep count. (The accumulated impulse itself, which warm
+    starts the next step, is one substep's: a quarter of the step's with 4 substeps.)"""
+    for p in range(points):
+        o = P0 + p * POINT_WIDTH
+        store(rows, j, o + STEPN, load(rows, j, o + STEPN) + load(rows, j, o + NIMP))
+        store(rows, j, o + STEPT, load(rows, j, o + STEPT) + load(rows, j, o + TIMP))
 
 
 @inline_njit
@@ -695,6 +712,9 @@ def _solve_two(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         o = P0 + p * POINT_WIDTH
         v0 = _solve_friction(rows, j, o, f0, v0)
         v1 = _solve_friction(rows, j + 1, o, f1, v1)
+    if not use_bias:
+        _add_step_impulses(rows, j, points)
+        _add_step_impulses(rows, j + 1, points)
     _scatter_velocities(state, body, move, j, sa0, sb0, v0)
     _scatter_velocities(state, body, move, j + 1, sa1, sb1, v1)
 
@@ -801,6 +821,7 @@ def _restitute(rows, j, state, body, move):
         new = select(active, vmax(old + lam, zero), old)
         lam = new - old
         store(rows, j, o + NIMP, new)
+        store(rows, j, o + STEPN, load(rows, j, o + STEPN) + lam)
         v = _push_along(v, m, lam, nx, ny, ka, kb)
     _scatter_velocities(state, body, move, j, sa, sb, v)
 
@@ -872,7 +893,7 @@ def _write_back(rows, j, out):
     """Bundle j's impulses back to the contact table, and each of its contacts' hit: the fastest approach (−v_n
     before the solve) at a point that took an impulse, and that point (left at −inf, −1 when none did); hit
     events are built from these only when someone asks for them (carom.rigid._step.event_rows)."""
-    perm, first, count, c_nimp, c_timp, hit_speed, hit_point = out
+    perm, first, count, c_nimp, c_timp, c_step, hit_speed, hit_point = out
     p1 = P0 + POINT_WIDTH
     for q in range(count[j]):
         k = perm[first[j] + q]
@@ -885,6 +906,10 @@ def _write_back(rows, j, out):
         c_timp[k, 0] = rows[j, P0 + TIMP, q]
         c_nimp[k, 1] = rows[j, p1 + NIMP, q]
         c_timp[k, 1] = rows[j, p1 + TIMP, q]
+        c_step[k, 0, 0] = rows[j, P0 + STEPN, q]
+        c_step[k, 0, 1] = rows[j, P0 + STEPT, q]
+        c_step[k, 1, 0] = rows[j, p1 + STEPN, q]
+        c_step[k, 1, 1] = rows[j, p1 + STEPT, q]
         speed0 = -np.float64(rows[j, P0 + RELV, q])
         speed1 = -np.float64(rows[j, p1 + RELV, q])
         hit0 = (points > 0.0) & (rows[j, P0 + MAXIMP, q] > 0.0) & (speed0 > -np.inf)
@@ -1308,7 +1333,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
                                                               solver[7], solver[8], solver[9])
     com, angle, vel, angvel, force, torque = bodies[0], bodies[1], bodies[2], bodies[3], bodies[10], bodies[11]
-    c_count, c_nimp, c_timp = contacts[1], contacts[3], contacts[4]
+    c_count, c_nimp, c_timp, c_step = contacts[1], contacts[3], contacts[4], contacts[11]
     NB = com.shape[0]
     inv_dt = 1.0 / dt
     h = dt / substeps
@@ -1340,7 +1365,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
     hit_speed = np.full(c_count.shape[0], -np.inf)
     hit_point = np.full(c_count.shape[0], -1, np.int64)
-    out = (perm, bfirst, bcount, c_nimp, c_timp, hit_speed, hit_point)
+    out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point)
     sync = np.zeros(2 * SYNC_STRIDE, np.int64)
     bounces = restitution_sweeps(rows)
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:

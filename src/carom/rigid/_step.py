@@ -672,7 +672,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     between an awake body and a sleeping one wakes the sleeping body's island (``awake`` is updated). Pairs
     are independent, so blocks of them run in parallel. ``in_place``: the pairs are last step's
     (``same_pairs``). Returns the contact table (keys, count, feature ids, normal and tangent impulses,
-    normal, points, separations, touching, sensor, cache).
+    normal, points, separations, touching, sensor, cache, the step's impulses).
 
     Contact recycling: a pair whose bodies barely moved relative to each other since its manifold was
     computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests (two circles
@@ -702,6 +702,9 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # with the same pairs as last step (``in_place``: ``same_pairs``) the cache is updated in place, so a
     # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
     c_cache = old[CACHE] if in_place else np.empty((K, CACHE_WIDTH))
+    # each point's normal and tangent impulse over the whole step: written by the solver for the contacts it
+    # solves (``_solver._write_back``), zero for the others (asleep, sensors, no points)
+    c_step = np.zeros((K, 2, 2))
     maxc = np.int64(1)   # not a literal: a literal argument would compile the block kernel twice
     for s in range(S):
         if shape_count[s] > maxc:
@@ -736,7 +739,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
                 asleep[b] = False
                 sleep_time[b] = 0.0
                 awake[b] = True
-    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache)
+    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache, c_step)
 
 
 @njit

@@ -47,7 +47,7 @@ import zlib
 
 import numpy as np
 
-from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, MAX_SUBSTEPS, WELDING_TOLERANCE
+from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, MAX_SUBSTEPS, MAX_TIME_STEP, WELDING_TOLERANCE
 from ..errors import CaromError, SnapshotError
 from ..geometry import _broadphase_kernels as K
 from ..geometry.broadphase import DynamicTree
@@ -90,7 +90,7 @@ SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), (
 CONTACT_FIELDS = (("keys", I8, ()), ("count", I8, ()), ("ids", I8, (2,)), ("normal_impulse", F8, (2,)),
                   ("tangent_impulse", F8, (2,)), ("normal", F8, (2,)), ("points", F8, (2, 2)),
                   ("separation", F8, (2,)), ("touching", B1, ()), ("sensor", B1, ()),
-                  ("cache", F8, (_step.CACHE_WIDTH,)))
+                  ("cache", F8, (_step.CACHE_WIDTH,)), ("step_impulse", F8, (2, 2)))
 _PAIR = (("shape_a", I8, ()), ("shape_b", I8, ()), ("body_a", I8, ()), ("body_b", I8, ()))
 #: the fields of the event records (``world.BEGIN_DTYPE``, ``END_DTYPE``, ``HIT_DTYPE``)
 EVENT_FIELDS = {"begin": _PAIR + (("point", F8, (2,)), ("normal", F8, (2,)), ("sensor", B1, ())),
@@ -121,7 +121,7 @@ WORLD_ATTRIBUTES = {
     "_gravity": "gravity_x, gravity_y", "_substeps": "substeps", "_friction_mixing": "friction_mixing",
     "_restitution_mixing": "restitution_mixing", "_sleep_enabled": "sleep_enabled",
     "_hit_event_threshold": "hit_event_threshold", "profile": "profile", "_skip_apart": "skip_apart",
-    "step_count": "step_count",
+    "step_count": "step_count", "_last_dt": "last_dt",
     "_events": "events.begin/end/hit.* (settled first)", "_raw_events": "settled into events.*, then None",
     "_pending_end": "events.pending_end.*",
     "_handlers": "not saved: Python callables (register them again)",
@@ -147,7 +147,7 @@ def _schema():
     """Every entry in order: (name, tag, dtype code, dims). A dim is an int, a symbol of SYMBOLS, a name
     starting with '#' (any length, the same for every entry that names it) or None (any length)."""
     s = [(name, T_INT, None, None) for name in SYMBOLS.values()]
-    s += [("static_body", T_INT, None, None), ("step_count", T_INT, None, None),
+    s += [("static_body", T_INT, None, None), ("step_count", T_INT, None, None), ("last_dt", T_FLOAT, None, None),
           ("gravity_x", T_FLOAT, None, None), ("gravity_y", T_FLOAT, None, None),
           ("substeps", T_INT, None, None), ("friction_mixing", T_STR, None, None),
           ("restitution_mixing", T_STR, None, None), ("sleep_enabled", T_BOOL, None, None),
@@ -277,6 +277,7 @@ def encode(world) -> bytes:
     w.int("n_contacts", contacts[0].shape[0])
     w.int("static_body", world._static_body.index)
     w.int("step_count", world.step_count)
+    w.float("last_dt", world._last_dt)
     w.float("gravity_x", world._gravity[0])
     w.float("gravity_y", world._gravity[1])
     w.int("substeps", world._substeps)
@@ -524,6 +525,8 @@ def _check_settings(d):
         raise _bad("there is no body (a world always has its static body)")
     if d["step_count"] < 0:
         raise _bad(f"step_count = {d['step_count']} is negative")
+    if not 0.0 <= d["last_dt"] <= MAX_TIME_STEP:
+        raise _bad(f"last_dt = {d['last_dt']} is not in [0, {MAX_TIME_STEP}]")
     if not 1 <= d["substeps"] <= MAX_SUBSTEPS:
         raise _bad(f"substeps = {d['substeps']} is not in [1, {MAX_SUBSTEPS}]")
     for name in ("gravity_x", "gravity_y"):
@@ -825,6 +828,7 @@ def _build(d, geometry):
     w._contacts = tuple(d["contact." + n] for n, _, _ in CONTACT_FIELDS) + W.World._no_colouring()
     w._bp, w._proxy_shape = _build_broad_phase(d)
     w.step_count = d["step_count"]
+    w._last_dt = d["last_dt"]
     w.profile = d["profile"]
     w._skip_apart = d["skip_apart"]
     sets = {}

@@ -182,6 +182,16 @@ class Body:
     def angular_velocity(self) -> float:
         return float(self.world._angvel[self._i()])
 
+    @property
+    def contact_force(self) -> np.ndarray:
+        """The total force (N) the body's contacts put on it over the last step: the normal and tangent
+        impulses of the whole step (every substep's, and the restitution's) summed over its contact points,
+        divided by the step's dt. For a box at rest on the ground it is its weight, for the bottom box of a
+        stack the weight of the whole stack. Zero before the first step, and for contacts the step did not
+        solve (both bodies asleep, sensors)."""
+        i = self._i()
+        return self.world._contact_forces(np.array([i]))[0]
+
     @angular_velocity.setter
     def angular_velocity(self, value):
         i = self._i()
@@ -505,6 +515,7 @@ class World:
         self._shape_arrays += ("_s_proxy",)
         self._proxy_shape = np.zeros(16, np.int64)
         self.step_count = 0
+        self._last_dt = 0.0         # (the last step's dt: contact forces are its impulses over it)
         self.sleep_enabled = True
         self.hit_event_threshold = HIT_EVENT_THRESHOLD
         #: time each stage of the step (``profile_times``, ms); costs nothing measurable
@@ -591,7 +602,7 @@ class World:
     def _empty_contacts():
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2)),
                 np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)), np.zeros(0, np.bool_),
-                np.zeros(0, np.bool_), np.zeros((0, _step.CACHE_WIDTH))) + World._no_colouring()
+                np.zeros(0, np.bool_), np.zeros((0, _step.CACHE_WIDTH)), np.zeros((0, 2, 2))) + World._no_colouring()
 
     @staticmethod
     def _no_colouring():
@@ -974,6 +985,7 @@ class World:
             self._events = None
             self._raw_events = (old[0], old[8], old[9], contacts, hits, self.hit_event_threshold, pending)
             self.step_count += 1
+            self._last_dt = dt
         finally:
             self._locked = False
         self._deliver_events()
@@ -1001,8 +1013,16 @@ class World:
     # --- contacts (read-only views for tests, drawing and events) ------------------------------------------
     def contacts(self):
         """Contacts of the last step that have points (touching or speculative), sensors excluded: list of
-        dicts (shape_a, shape_b, normal, points, separations, normal_impulses, tangent_impulses, touching)."""
-        keys, count, ids, nimp, timp, normal, points, sep, touch, sensor = self._contacts[:10]
+        dicts (shape_a, shape_b, normal, points, separations, normal_impulses, tangent_impulses, touching).
+
+        The impulses are each point's over the whole step (N·s): the sum of what every substep and the
+        restitution applied, so a box resting on the ground shows m·g·dt whatever the substep count. The
+        normal points from shape_a to shape_b; the tangent is (normal.y, −normal.x); the impulse acts on
+        shape_b's body and its opposite on shape_a's."""
+        keys, count, ids, _, _, normal, points, sep, touch, sensor = self._contacts[:10]
+        step = self._contacts[11]
+        nimp = step[:, :, 0]
+        timp = step[:, :, 1]
         out = []
         for k in np.flatnonzero((count > 0) & ~sensor):
             c = int(count[k])
@@ -1011,6 +1031,29 @@ class World:
                             normal_impulses=nimp[k, :c].copy(), tangent_impulses=timp[k, :c].copy(),
                             touching=bool(touch[k])))
         return out
+
+    def contact_forces(self) -> np.ndarray:
+        """Every body's total contact force over the last step, (n, 2) by body row (``Body.contact_force``
+        for all bodies at once)."""
+        return self._contact_forces(np.arange(self._n_bodies))
+
+    def _contact_forces(self, which):
+        """The contact force of the last step on the bodies of rows ``which``: the step impulses of the
+        contact table, P = λn·n + λt·t on shape_b's body and −P on shape_a's, summed and divided by dt."""
+        keys, count, normal, sensor, step = (self._contacts[0], self._contacts[1], self._contacts[5],
+                                             self._contacts[9], self._contacts[11])
+        out = np.zeros((len(which), 2))
+        if self._last_dt == 0.0 or keys.size == 0:
+            return out
+        k = np.flatnonzero((count > 0) & ~sensor)
+        sn = step[k, :, 0].sum(axis=1)
+        st = step[k, :, 1].sum(axis=1)
+        n = normal[k]
+        p = np.stack((sn * n[:, 0] + st * n[:, 1], sn * n[:, 1] - st * n[:, 0]), axis=1)
+        total = np.zeros((self._n_bodies, 2))
+        np.add.at(total, self._s_body[keys[k] & _step.KEY_MASK], p)
+        np.subtract.at(total, self._s_body[keys[k] >> _step.KEY_SHIFT], p)
+        return total[which] / self._last_dt
 
     # --- queries (carom.rigid.queries: one compiled kernel each, through the broad phase) ------------------
     def raycast(self, p1, p2, mask=ALL_CATEGORIES, category=None):
