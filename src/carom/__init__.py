@@ -1,6 +1,7 @@
 """carom: a fast 2D physics engine for Python (NumPy in and out, Numba-compiled kernels)."""
 from ._jit import (announce_compile as _announce_compile, tune_allocator as _tune_allocator,
-                   prefer_concurrent_threading_layer as _prefer_concurrent_threading_layer)
+                   prefer_concurrent_threading_layer as _prefer_concurrent_threading_layer,
+                   default_omp_spin as _default_omp_spin)
 from .errors import CaromError, GeometryError, WorldLockedError, StaleHandleError, SimulationError
 from . import constants, geometry
 from .rigid import World, Body, ShapeHandle
@@ -29,3 +30,4 @@ def get_num_threads():
 _announce_compile()
 _tune_allocator()
 _prefer_concurrent_threading_layer()
+_default_omp_spin()

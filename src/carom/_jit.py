@@ -480,7 +480,7 @@ else:
         going to sleep): Linux's futex wait, which returns when :func:`futex_wake` is called on the same word,
         at once if the word differs, after 1 ms at most, or spuriously, so the caller looks again in a loop.
         Elsewhere ``sched_yield`` (POSIX) or nothing. Why: a thread spinning at the solver's barrier for a
-        thread that is not running keeps from it the core it could run on (``carom.rigid._solver._barrier``).
+        thread that is not running keeps from it the core it could run on (``carom.rigid._solver.await_phase``).
         External functions are called by name (``syscall``, ``sched_yield``), so the code stays cacheable."""
         if not _int64_access(a, i, value):
             return None
@@ -686,9 +686,10 @@ MMAP_THRESHOLD = 32 * 1024 * 1024     # glibc's largest allowed value
 #: freed memory at the top of the heap is kept up to this size instead of being handed back at every free
 TRIM_THRESHOLD = 256 * 1024 * 1024
 #: Numba's threading layers that run the items of a parallel loop with as many items as threads all at once,
-#: one per thread (OpenMP's static schedule, the work queue's one task per thread): the solver's threads wait
-#: for one another at a barrier (``carom.rigid._solver._barrier``), so two items must never share a thread.
-#: TBB's work stealing gives no such promise: its calling thread may run both items, one after the other.
+#: one per thread (OpenMP's static schedule, the work queue's one task per thread). TBB's work stealing gives
+#: no such promise: its calling thread may run both items, one after the other. (The solver's threads once met
+#: at barriers, where that would hang; they now wait only for chunks another thread has claimed and is doing,
+#: ``carom.rigid._solver.await_phase``, where it would only cost the parallelism.)
 CONCURRENT_LAYERS = ("omp", "workqueue")
 
 
@@ -697,6 +698,43 @@ def prefer_concurrent_threading_layer():
     user chose a layer (NUMBA_THREADING_LAYER); it takes effect if no parallel loop has run yet."""
     if "NUMBA_THREADING_LAYER" not in os.environ and str(numba.config.THREADING_LAYER).lower() == "default":
         numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
+
+
+#: how many times an idle OpenMP worker of libgomp looks for work before it sleeps (``GOMP_SPINCOUNT``), unless
+#: the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY (``default_omp_spin``)
+OMP_SPIN_COUNT = "10000"
+#: carom set GOMP_SPINCOUNT (``default_omp_spin``): it is taken out again once Numba's threads are started
+_omp_spin_set = False
+
+
+def default_omp_spin():
+    """Have libgomp's idle workers spin ``OMP_SPIN_COUNT`` times before they sleep, instead of its default of
+    300,000, unless the user chose (GOMP_SPINCOUNT or OMP_WAIT_POLICY); returns whether it did. libgomp reads
+    the variable once, when Numba's OpenMP layer loads it (at the first parallel loop or thread count), so this
+    takes effect only if that has not happened yet; the variable is taken out of the environment again once
+    Numba's threads are started (``step_threads``), so that child processes do not inherit it.
+
+    Why: between two parallel loops of a step (and between steps) the worker spins for up to 300,000 pauses,
+    a millisecond or more. With another process busy on the second core, that spinning thread takes turns
+    with the calling thread, which is doing the step's serial work, and with the solve's threads
+    (large_pyramid: two threads took twice the one-thread time, 1.5 times with GOMP_SPINCOUNT=0). On an idle
+    machine a short spin keeps the worker awake across the gaps inside a step, which are short."""
+    global _omp_spin_set
+    if "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ or sys.modules.get(
+            "numba.np.ufunc.omppool") is not None:
+        return False
+    os.environ["GOMP_SPINCOUNT"] = OMP_SPIN_COUNT
+    _omp_spin_set = True
+    return True
+
+
+def _forget_omp_spin():
+    """Take carom's GOMP_SPINCOUNT out of the environment once libgomp has read it (``default_omp_spin``)."""
+    global _omp_spin_set
+    if _omp_spin_set:
+        _omp_spin_set = False
+        if os.environ.get("GOMP_SPINCOUNT") == OMP_SPIN_COUNT:
+            del os.environ["GOMP_SPINCOUNT"]
 
 
 #: the threading layer, and the most threads it is sure to run at once (0: any number; 1: none beside the
@@ -732,6 +770,7 @@ def step_threads():
     if n <= 0:
         n = numba.get_num_threads()       # (this also starts Numba's threads, so the layer is known below)
         _read_thread_count = _thread_count_reader()
+        _forget_omp_spin()
     if n == 1:
         return 1
     if _layer is None:

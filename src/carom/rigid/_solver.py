@@ -31,9 +31,10 @@ colour share a dynamic body (static and kinematic bodies are only read). Every s
 order; inside a colour the contacts touch disjoint bodies, so they can be solved in any order or at once,
 with bitwise the same result: the answer does not depend on the thread count. Contacts that find no free
 colour among the first ``OVERFLOW`` go to the overflow colour, solved in one thread in key order. With
-several threads the whole solve is one parallel loop with one item per thread (``_solve_parallel``): each
-thread takes its share of every colour and of every integration pass, and the threads meet at a spin barrier
-after each (a parallel loop per colour cost microseconds of thread start-up and join, some 80 a step).
+several threads the whole solve is one parallel loop with one item per thread (``_solve_parallel``): the
+threads claim chunks of each colour and of each integration pass, and wait for the last chunk of one before
+the next (``_solve_share``; a parallel loop per colour cost microseconds of thread start-up and join, some 80
+a step).
 
 Layout and vectors. Contacts are solved ``LANES`` at a time (``carom._simd``: one contact per lane of an
 LLVM vector, as Box2D v3 does with SIMD): the contacts of a colour are packed into bundles, and a bundle's
@@ -67,7 +68,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, sin_cos, borrowed, atomic_add,
-                    atomic_store, wait_for_change, wake_waiters)
+                    atomic_load, wait_for_change, wake_waiters)
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
@@ -1200,45 +1201,106 @@ _I6, _I20, _I42, _I72, _I110 = 1.0 / 6.0, 1.0 / 20.0, 1.0 / 42.0, 1.0 / 72.0, 1.
 _I12, _I30, _I56, _I90, _I132 = 1.0 / 12.0, 1.0 / 30.0, 1.0 / 56.0, 1.0 / 90.0, 1.0 / 132.0
 
 
-#: kernels run as plain Python (``NUMBA_DISABLE_JIT``): a parallel loop is then a plain loop, whose items
-#: cannot wait for one another at a barrier
+#: kernels run as plain Python (``NUMBA_DISABLE_JIT``): a parallel loop is then a plain loop, whose items run
+#: one after the other (which work claiming allows: a thread waits only for chunks that another has claimed)
 PLAIN_PYTHON = numba.config.DISABLE_JIT
 
-#: the barrier's two counters (threads arrived, generation) sit this many int64s apart: a cache line each
+#: the solve's counters (``sync``) sit this many int64s apart: a cache line each. Phase p of the step has
+#: ``threads + 1`` lines from ``phase_base(p, threads)``: the chunks finished (with the count of threads sleeping
+#: on it in the next int64), then for each thread v the chunks claimed from v's part of the phase
 SYNC_STRIDE = 8
+#: a phase of the threaded solve is cut into up to this many chunks per thread: few enough that claiming
+#: costs little (an atomic add on the thread's own counter, one on the shared count of finished chunks), enough
+#: that a thread the scheduler stops mid-chunk holds up the others for a small part of the phase only
+PHASE_CHUNKS_PER_THREAD = 4
+#: the fewest bodies an integration pass's chunk takes (about 1 µs of work), and the fewest bundles a colour's
+#: chunk takes (about 1 µs of a sweep)
+CHUNK_BODIES = 256
+CHUNK_BUNDLES = 8
+
+
+@njit
+def phase_count(substeps, bstart, bounces):
+    """The number of phases of a solve (``_solve_share``): per substep the two integration passes and the biased
+    and relax sweeps, the warm start sweep once and the restitution sweep ``bounces`` times
+    (``restitution_sweeps``); a sweep has one phase per colour that has bundles (the overflow colour's
+    included)."""
+    colours = 0
+    for c in range(OVERFLOW + 1):
+        if bstart[c + 1] > bstart[c]:
+            colours += 1
+    return substeps * (2 + 2 * colours) + (1 + bounces) * colours
 
 
 @inline_njit
-def _barrier(sync, threads, generation):
-    """Wait until all ``threads`` threads of the parallel loop have arrived here (the generation-th time);
-    returns the next generation. The last to arrive resets the count and opens the barrier by advancing the
-    generation, then wakes the threads that went to sleep; the others spin on it for some microseconds, then
-    sleep until it changes (``carom._jit.wait_for_change``, a futex wait on Linux; ``sync[SYNC_STRIDE + 1]``
-    counts the sleepers). Why not spin throughout: a thread spinning for one that is not running (another
-    process has its core) keeps that very core from it; large_pyramid took 51x as long with two threads as
-    with one beside a busy core. The atomics are sequentially consistent, so every write a thread made before
-    arriving is visible to all threads after they leave."""
+def phase_base(p, threads):
+    """Where phase p's counters start in ``sync`` (see ``SYNC_STRIDE``)."""
+    return p * (threads + 1) * SYNC_STRIDE
+
+
+@inline_njit
+def phase_chunks(n, threads, least):
+    """How many chunks a phase of n items (bodies or bundles) is cut into: up to ``PHASE_CHUNKS_PER_THREAD``
+    per thread, none smaller than ``least`` items, and one when a single thread runs the solve."""
     if threads == 1:
-        return generation + 1
-    if atomic_add(sync, 0, 1) == threads - 1:
-        atomic_store(sync, 0, 0)
-        atomic_store(sync, SYNC_STRIDE, generation + 1)
-        wake_waiters(sync, SYNC_STRIDE, SYNC_STRIDE + 1)
-    else:
-        wait_for_change(sync, SYNC_STRIDE, generation, SYNC_STRIDE + 1)
-    return generation + 1
+        return np.int64(1)
+    return max(np.int64(1), min(threads * PHASE_CHUNKS_PER_THREAD, n // least))
+
+
+@inline_njit
+def claim_chunk(sync, base, w, threads, chunks):
+    """A chunk of the phase whose counters start at ``sync[base]`` for thread w to do, or −1 when every chunk
+    has been claimed. The chunks are parted among the threads as the static shares were (thread v's part is
+    chunks v·chunks//threads …): a thread claims from its own part first, so on an idle machine each thread
+    works on the same bodies pass after pass (their rows stay in its core's cache), then from the others'
+    parts, so that the chunks of a thread the scheduler has stopped are done by the threads that run. A
+    counter is read before it is incremented: one exhausted stays in every core's cache, unwritten."""
+    v = w
+    for _ in range(threads):
+        first = v * chunks // threads
+        size = (v + 1) * chunks // threads - first
+        slot = base + (v + 1) * SYNC_STRIDE
+        if atomic_load(sync, slot) < size:
+            k = atomic_add(sync, slot, 1)
+            if k < size:
+                return first + k
+        v += 1
+        if v == threads:
+            v = 0
+    return np.int64(-1)
+
+
+@inline_njit
+def finish_chunk(sync, base, chunks):
+    """After doing a claimed chunk of the phase at ``sync[base]``: count it finished; whoever finishes the last
+    wakes the threads sleeping in :func:`await_phase`. (Sequentially consistent: every write made for the chunk
+    is visible to a thread that sees the count.)"""
+    if atomic_add(sync, base, 1) == chunks - 1:
+        wake_waiters(sync, base, base + 1)
+
+
+@inline_njit
+def await_phase(sync, base, chunks):
+    """Wait until all ``chunks`` chunks of the phase at ``sync[base]`` are finished: spin for some microseconds,
+    then sleep until the last one is (``carom._jit.wait_for_change``, a futex wait on Linux; ``sync[base + 1]``
+    counts the sleepers). A thread waits only for chunks others have claimed and are doing, never for a thread
+    that has not arrived: that one finds the phase's chunks taken and done when it comes, and goes on."""
+    seen = atomic_load(sync, base)
+    while seen < chunks:
+        wait_for_change(sync, base, seen, base + 1)
+        seen = atomic_load(sync, base)
 
 
 @pnjit
 def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
                     rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces):
-    """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread
-    (Numba's static schedule gives each thread one item, and all of them run at once).
+    """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread.
 
     Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
     step for the pyramids (13 sweeps of 6 colours and the integration passes), each costing microseconds to
-    start the threads and to join them. Here the threads start once and meet at a spin barrier instead. This
-    needs a threading layer that runs the items at once, one per thread (``carom._jit.step_threads``)."""
+    start the threads and to join them. Here the threads start once and claim the chunks of each phase
+    (``_solve_share``). No item waits for another item to start, so the result is right (and the same) however
+    the threading layer runs the items, at once or one after the other."""
     for w in prange(threads):
         # (np.int64: see _prepare_all_rows)
         _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
@@ -1248,55 +1310,81 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
 @njit
 def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
                  rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces):
-    """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread): its share of
-    the bodies in each integration pass and of the bundles of each parallel colour, the overflow colour in
-    thread 0, and a barrier after each of these (the next one reads what the others wrote). The shares do not
-    change any result: bodies integrate independently, and the bundles of a colour touch disjoint bodies."""
-    n = flags.shape[0]
-    lo = w * n // threads
-    hi = (w + 1) * n // threads
-    gen = np.int64(0)
+    """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread). The step is a
+    sequence of phases, each integration pass and each colour of each sweep (``phase_count``); every thread
+    goes through them in order, claims chunks of the phase and does them until none is left
+    (``claim_chunk``), then waits until all of them are finished (``await_phase``: the next phase reads what
+    they wrote) and goes on to the next phase. The overflow colour, whose bundles share bodies, is one chunk.
+    The chunks do not change any result: bodies integrate independently, and the bundles of a colour touch
+    disjoint bodies.
+
+    Why claiming and not a static share per thread with a barrier after each phase (as before): with
+    another process busy on a core, a thread is often not running, and at each of the step's some 70
+    barriers the others waited for it (large_pyramid: twice the one-thread time with two threads). Now the
+    threads that run do the chunks of one that does not, and wait only when it stopped in the middle of a
+    chunk; it finds the phases it missed done when it runs again, and catches up."""
+    sync = borrowed(sync)     # (``borrowed``: the calls below take no references on it)
+    body_chunks = phase_chunks(flags.shape[0], threads, CHUNK_BODIES)
+    p = np.int64(0)
     for sub in range(substeps):
-        _integrate_range(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], lo, hi, state, fstate, kick,
-                         flags, solved, motion, dangle, rot, gx, gy, h, max_w)
-        gen = _barrier(sync, threads, gen)
+        p = _integrate_phase(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], p, w, threads, body_chunks,
+                             state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w, sync)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
-            gen = _sweep_share(tasks[WARM], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                               sync, gen)
-        gen = _sweep_share(tasks[BIASED], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                           sync, gen)
-        _integrate_range(passes[POSITION_PASS], lo, hi, state, fstate, kick, flags, solved, motion, dangle, rot, gx,
-                         gy, h, max_w)
-        gen = _barrier(sync, threads, gen)
-        gen = _sweep_share(tasks[RELAX], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                           sync, gen)
+            p = _sweep_phases(tasks[WARM], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                              sync)
+        p = _sweep_phases(tasks[BIASED], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                          sync)
+        p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, state, fstate, kick, flags, solved,
+                             motion, dangle, rot, gx, gy, h, max_w, sync)
+        p = _sweep_phases(tasks[RELAX], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                          sync)
     for _ in range(bounces):
-        gen = _sweep_share(tasks[RESTITUTE], w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                           sync, gen)
+        p = _sweep_phases(tasks[RESTITUTE], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                          sync)
 
 
 @njit
-def _sweep_share(task, w, threads, bstart, rows, body, move, state, inv_h, soft, stiff, out, sync, gen):
-    """Thread w's share of one pass over all bundles, colour by colour, with a barrier after each colour;
-    returns the barrier generation. The overflow colour's bundles share bodies: thread 0 solves them one at a
-    time. The last pass (restitution) also writes each bundle's results to the contact table
-    (``_write_back``)."""
-    paired = np.bool_(True)    # (a runtime value: a literal would compile _sweep_range once per value)
-    for c in range(OVERFLOW):
+def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy,
+                     h, max_w, sync):
+    """Thread w's part of the integration pass ``task``, phase p of the solve (``_solve_share``): the chunks of
+    the bodies it claims, then the wait for the others; returns the next phase."""
+    base = phase_base(p, threads)
+    n = flags.shape[0]
+    k = claim_chunk(sync, base, w, threads, chunks)
+    while k >= 0:
+        _integrate_range(task, k * n // chunks, (k + 1) * n // chunks, state, fstate, kick, flags, solved, motion,
+                         dangle, rot, gx, gy, h, max_w)
+        finish_chunk(sync, base, chunks)
+        k = claim_chunk(sync, base, w, threads, chunks)
+    await_phase(sync, base, chunks)
+    return p + 1
+
+
+@njit
+def _sweep_phases(task, p, w, threads, bstart, rows, body, move, state, inv_h, soft, stiff, out, sync):
+    """Thread w's part of one pass over all bundles, colour by colour from phase p of the solve
+    (``_solve_share``): the chunks of each colour it claims, then the wait for the others; returns the next
+    phase. The overflow colour's bundles share bodies: they are one chunk, solved one at a time. The last pass
+    (restitution) also writes each bundle's results to the contact table (``_write_back``)."""
+    for c in range(OVERFLOW + 1):
         lo = bstart[c]
         n = bstart[c + 1] - lo
         if n == 0:
             continue
-        _sweep_range(task, lo + w * n // threads, lo + (w + 1) * n // threads, rows, body, move, state, inv_h,
-                     soft, stiff, out, paired)
-        gen = _barrier(sync, threads, gen)
-    if bstart[OVERFLOW + 1] > bstart[OVERFLOW]:
-        if w == 0:
-            _sweep_range(task, bstart[OVERFLOW], bstart[OVERFLOW + 1], rows, body, move, state, inv_h, soft, stiff,
-                         out, not paired)
-        gen = _barrier(sync, threads, gen)
-    return gen
+        # (paired: a runtime value, as the task; a literal would compile _sweep_range once per value)
+        paired = c < OVERFLOW
+        chunks = phase_chunks(n, threads, CHUNK_BUNDLES) if paired else np.int64(1)
+        base = phase_base(p, threads)
+        k = claim_chunk(sync, base, w, threads, chunks)
+        while k >= 0:
+            _sweep_range(task, lo + k * n // chunks, lo + (k + 1) * n // chunks, rows, body, move, state, inv_h,
+                         soft, stiff, out, paired)
+            finish_chunk(sync, base, chunks)
+            k = claim_chunk(sync, base, w, threads, chunks)
+        await_phase(sync, base, chunks)
+        p += 1
+    return p
 
 
 @njit
@@ -1366,14 +1454,15 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     hit_speed = np.full(c_count.shape[0], -np.inf)
     hit_point = np.full(c_count.shape[0], -1, np.int64)
     out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point)
-    sync = np.zeros(2 * SYNC_STRIDE, np.int64)
     bounces = restitution_sweeps(rows)
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
-        # the whole solve in one parallel loop, one item per thread, the threads meeting at a barrier after
-        # each colour and each integration pass
+        # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
+        # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces), threads), np.int64)
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
                         dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces)
     else:
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces), 1), np.int64)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces)

@@ -182,6 +182,13 @@ class Body:
     def angular_velocity(self) -> float:
         return float(self.world._angvel[self._i()])
 
+    @angular_velocity.setter
+    def angular_velocity(self, value):
+        i = self._i()
+        self.world._check_unlocked()
+        self.world._angvel[i] = _number(value, "angular_velocity", magnitude=FLOAT32_LIMIT)
+        self.world._wake(i)
+
     @property
     def contact_force(self) -> np.ndarray:
         """The total force (N) the body's contacts put on it over the last step: the normal and tangent
@@ -191,13 +198,6 @@ class Body:
         solve (both bodies asleep, sensors)."""
         i = self._i()
         return self.world._contact_forces(np.array([i]))[0]
-
-    @angular_velocity.setter
-    def angular_velocity(self, value):
-        i = self._i()
-        self.world._check_unlocked()
-        self.world._angvel[i] = _number(value, "angular_velocity", magnitude=FLOAT32_LIMIT)
-        self.world._wake(i)
 
     @property
     def mass(self) -> float:
