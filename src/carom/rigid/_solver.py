@@ -84,7 +84,10 @@ OVERFLOW = 63
 
 # contact row fields
 MA, IA, MB, IB, NX, NY, MU, E, SOFT, COUNT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-P0 = 10
+# the surfaces' relative tangent speed (conveyor belts), the rolling resistance (coefficient × the larger shape
+# radius), the rolling mass 1/(1/IA + 1/IB) and the accumulated rolling impulse (``_solve_rolling``)
+TS, RR, RMASS, RIMP = 10, 11, 12, 13
+P0 = 14
 POINT_WIDTH = 17
 # point fields (offsets from P0 + p·POINT_WIDTH): the lever arms of the normal and the tangent about each
 # centre of mass (rA × n, rB × n, rA × t, rB × t, with r the anchor from the centre of mass), anchors of the
@@ -349,7 +352,7 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     body = np.empty((nbundles, 2, LANES), np.int64)
     move = np.empty((nbundles, 2, LANES), np.bool_)
     # only the arrays the rows need: every array a parallel loop receives costs compile time
-    shape_data = (shapes[4], shapes[5], shapes[6])
+    shape_data = (shapes[4], shapes[5], shapes[6], shapes[14], shapes[15])
     contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)
@@ -392,7 +395,7 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
     """Part w of ``parts`` of every colour's bundles, the overflow colour's included (one call per thread:
     kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
-    shape_radius, shape_friction, shape_restitution = borrowed(shapes)
+    shape_radius, shape_friction, shape_restitution, shape_tangent, shape_rolling = borrowed(shapes)
     keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep = borrowed(contacts)
     perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
     NB = table.shape[0] - 1
@@ -401,12 +404,13 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
         n = bstart[c + 1] - lo
         for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
-                            shape_restitution, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body,
+                            shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body,
                             move, friction_rule, restitution_rule, NB, fall)
 
 
 @llvm_inline_njit
-def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, keys, c_count,
+def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
+                    shape_rolling, keys, c_count,
                     c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, move, friction_rule, restitution_rule,
                     NB, fall):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
@@ -439,13 +443,15 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     # impulse)
     two = m > 0 and c_count[perm[first]] == 2
     for h in range(PARTS):
-        _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, keys,
+        _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
+                      shape_tangent, shape_rolling, keys,
                       c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule,
                       restitution_rule, fall)
 
 
 @inline_njit
-def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, keys, c_count,
+def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
+                  shape_rolling, keys, c_count,
                   c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule, restitution_rule, fall):
     """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``)."""
     zero = splat64(0.0)
@@ -454,6 +460,8 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     ny = zero
     mu = zero
     e = zero
+    ts = zero
+    rr = zero
     count = zero
     ra = zero
     rb = zero
@@ -477,6 +485,9 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
         ny = insert(ny, q, c_normal[k, 1])
         mu = insert(mu, q, mix(shape_friction[a], shape_friction[bsh], friction_rule))
         e = insert(e, q, mix(shape_restitution[a], shape_restitution[bsh], restitution_rule))
+        # (Box2D v3.1's rules: the belts' speeds add up; the larger resistance acts at the larger radius)
+        ts = insert(ts, q, shape_tangent[a] + shape_tangent[bsh])
+        rr = insert(rr, q, max(shape_rolling[a], shape_rolling[bsh]) * max(shape_radius[a], shape_radius[bsh]))
         count = insert(count, q, c_count[k])
         ra = insert(ra, q, shape_radius[a])
         rb = insert(rb, q, shape_radius[bsh])
@@ -505,6 +516,12 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     store_part(rows, j, NY, h, ny)
     store_part(rows, j, MU, h, mu)
     store_part(rows, j, E, h, e)
+    store_part(rows, j, TS, h, ts)
+    store_part(rows, j, RR, h, rr)
+    ki = iA + iB
+    kok = (count > 0.0) & (ki > 0.0)
+    store_part(rows, j, RMASS, h, select(kok, 1.0 / select(kok, ki, one), zero))
+    store_part(rows, j, RIMP, h, zero)
     store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
     store_part(rows, j, COUNT, h, count)
     _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero, fall)
@@ -673,8 +690,34 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     for p in range(points):
         v = _solve_friction(rows, j, P0 + p * POINT_WIDTH, f, v)
     if not use_bias:
+        v = _solve_rolling(rows, j, f, v, points)
         _add_step_impulses(rows, j, points)
     _scatter_velocities(state, body, move, j, sa, sb, v)
+
+
+@inline_njit
+def _solve_rolling(rows, j, f, v, points):
+    """Rolling resistance (Box2D v3.1), in the relax sweep: an angular impulse λ = −(ωB − ωA)/(1/IA + 1/IB)
+    that stops the bodies' relative spin, clamped to ± the coefficient × the larger radius × the normal
+    impulse of the contact (a torque bounded by the normal force, as friction's force is). Bundles in which no
+    lane has any are skipped (a check of one field; most scenes have none)."""
+    rr = load(rows, j, RR)
+    any_rr = False
+    for q in range(LANES):
+        any_rr = any_rr or lane(rr, q) != 0.0
+    if not any_rr:
+        return v
+    m = f[0]
+    total = load(rows, j, P0 + NIMP)
+    for p in range(1, points):
+        total = total + load(rows, j, P0 + p * POINT_WIDTH + NIMP)
+    old = load(rows, j, RIMP)
+    lam = -load(rows, j, RMASS) * (v[5] - v[2])
+    limit = rr * total
+    new = vmin(vmax(old + lam, -limit), limit)
+    lam = new - old
+    store(rows, j, RIMP, new)
+    return (v[0], v[1], v[2] - m[1] * lam, v[3], v[4], v[5] + m[3] * lam)
 
 
 @inline_njit
@@ -714,6 +757,8 @@ def _solve_two(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         v0 = _solve_friction(rows, j, o, f0, v0)
         v1 = _solve_friction(rows, j + 1, o, f1, v1)
     if not use_bias:
+        v0 = _solve_rolling(rows, j, f0, v0, points)
+        v1 = _solve_rolling(rows, j + 1, f1, v1, points)
         _add_step_impulses(rows, j, points)
         _add_step_impulses(rows, j + 1, points)
     _scatter_velocities(state, body, move, j, sa0, sb0, v0)
@@ -778,7 +823,7 @@ def _solve_friction(rows, j, o, f, v):
     tx = ny
     ty = -nx
     ka, kb = _arms(rows, j, o, True)
-    vt = _speed_along(v, tx, ty, ka, kb)
+    vt = _speed_along(v, tx, ty, ka, kb) - load(rows, j, TS)
     old = load(rows, j, o + TIMP)
     lam = -load(rows, j, o + TMASS) * vt
     limit = load(rows, j, MU) * load(rows, j, o + NIMP)

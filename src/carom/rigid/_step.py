@@ -684,7 +684,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     """
     kind, body_alive, asleep, sleep_time, island = bodies[7], bodies[9], bodies[16], bodies[17], bodies[18]
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
-     shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes
+     shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes[:14]
     NB = kind.shape[0]
     S = shape_body.shape[0]
     K = keys.shape[0]

@@ -47,7 +47,7 @@ import zlib
 
 import numpy as np
 
-from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, MAX_SUBSTEPS, MAX_TIME_STEP, WELDING_TOLERANCE
+from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, MAX_SUBSTEPS, MAX_TIME_STEP, WELDING_TOLERANCE, MAX_TRANSLATION_SPEED
 from ..errors import CaromError, SnapshotError
 from ..geometry import _broadphase_kernels as K
 from ..geometry.broadphase import DynamicTree
@@ -85,7 +85,8 @@ BODY_FIELDS = (("_com", F8, (2,)), ("_angle", F8, ()), ("_vel", F8, (2,)), ("_an
 SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), ("_s_offset", I8, ()),
                 ("_s_count", I8, ()), ("_s_radius", F8, ()), ("_s_friction", F8, ()), ("_s_restitution", F8, ()),
                 ("_s_density", F8, ()), ("_s_reach", F8, ()), ("_s_sensor", B1, ()), ("_s_category", U8, ()),
-                ("_s_mask", U8, ()), ("_s_group", I8, ()), ("_s_proxy", I8, ()))
+                ("_s_mask", U8, ()), ("_s_group", I8, ()), ("_s_proxy", I8, ()), ("_s_tangent_speed", F8, ()),
+                ("_s_rolling", F8, ()))
 #: the contact table's members before the colouring (``World._empty_contacts``, ``_solver.COLOURING``)
 CONTACT_FIELDS = (("keys", I8, ()), ("count", I8, ()), ("ids", I8, (2,)), ("normal_impulse", F8, (2,)),
                   ("tangent_impulse", F8, (2,)), ("normal", F8, (2,)), ("points", F8, (2, 2)),
@@ -587,6 +588,9 @@ def _check_shapes(d):
         _finite(d, name)
         _at_least(d, name, 0.0)
     _at_least(d, "shape.restitution", 0.0, 1.0)
+    _at_least(d, "shape.tangent_speed", -MAX_TRANSLATION_SPEED, MAX_TRANSLATION_SPEED)
+    _finite(d, "shape.rolling")
+    _at_least(d, "shape.rolling", 0.0)
     _indices(d, "shape.proxy", d["n_proxies"], "broad-phase proxy")
     _free_list(d, "shape.free", alive, "shape")
     # each body's shape list: its live shapes, each once

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _validate
 from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads
 from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT32_LIMIT, ANGLE_LIMIT, MAX_SUBSTEPS,
-                         SPECULATIVE_DISTANCE)
+                         SPECULATIVE_DISTANCE, MAX_TRANSLATION_SPEED)
 
 #: Every collision category bit set: the default mask (a shape collides with all categories).
 ALL_CATEGORIES = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -333,15 +333,21 @@ class Body:
 
     # --- shapes ----------------------------------------------------------------------------------------
     def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1,
-                  mask=ALL_CATEGORIES, group=0):
+                  mask=ALL_CATEGORIES, group=0, tangent_speed=0.0, rolling_resistance=0.0):
         """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body.
+
+        ``tangent_speed`` (m/s) makes the surface move along itself, as a conveyor belt: friction drives what
+        touches it towards that speed relative to the body (positive: counter-clockwise around the shape).
+        ``rolling_resistance`` (Box2D v3.1) brakes rolling: a torque of up to the coefficient × the larger
+        shape radius × the normal force opposes the relative spin of the two bodies.
 
         ``sensor=True`` makes a shape that reports overlaps (begin/end events) and never pushes. Two shapes
         collide when each one's ``category`` bits meet the other's ``mask``, unless they share a nonzero
         ``group``: a positive group always collides, a negative one never (Box2D's filter rule).
         """
         i = self._i()
-        return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group)
+        return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group,
+                                     tangent_speed, rolling_resistance)
 
 
 class ShapeHandle:
@@ -385,6 +391,24 @@ class ShapeHandle:
     @friction.setter
     def friction(self, value):
         self.world._s_friction[self._i()] = _number(value, "friction", 0.0, FLOAT32_LIMIT)
+
+    @property
+    def tangent_speed(self):
+        """Speed of the surface along itself (m/s, a conveyor belt; ``Body.add_shape``)."""
+        return float(self.world._s_tangent_speed[self._i()])
+
+    @tangent_speed.setter
+    def tangent_speed(self, value):
+        self.world._s_tangent_speed[self._i()] = _number(value, "tangent_speed", magnitude=MAX_TRANSLATION_SPEED)
+
+    @property
+    def rolling_resistance(self):
+        """Rolling resistance coefficient (``Body.add_shape``)."""
+        return float(self.world._s_rolling[self._i()])
+
+    @rolling_resistance.setter
+    def rolling_resistance(self, value):
+        self.world._s_rolling[self._i()] = _number(value, "rolling_resistance", 0.0, FLOAT32_LIMIT)
 
     @property
     def restitution(self):
@@ -494,9 +518,11 @@ class World:
         self._s_category = np.ones(scap, np.uint64)
         self._s_mask = np.full(scap, ALL_CATEGORIES, np.uint64)
         self._s_group = np.zeros(scap, np.int64)
+        self._s_tangent_speed = np.zeros(scap)
+        self._s_rolling = np.zeros(scap)
         self._shape_arrays = ("_s_body", "_s_alive", "_s_gen", "_s_offset", "_s_count", "_s_radius",
                               "_s_friction", "_s_restitution", "_s_density", "_s_reach", "_s_sensor",
-                              "_s_category", "_s_mask", "_s_group")
+                              "_s_category", "_s_mask", "_s_group", "_s_tangent_speed", "_s_rolling")
         self._n_shapes = 0
         self._free_shapes = []
         self._s_geometry = []
@@ -725,7 +751,8 @@ class World:
         return self._angvel[self._body_rows()].copy()
 
     # --- shapes ----------------------------------------------------------------------------------------
-    def _add_shape(self, b, shape, density, friction, restitution, sensor, category, mask, group):
+    def _add_shape(self, b, shape, density, friction, restitution, sensor, category, mask, group, tangent_speed=0.0,
+                   rolling_resistance=0.0):
         self._check_unlocked()
         if isinstance(shape, ShapeHandle):
             raise CaromError(f"{shape!r} is already attached to a body; add its geometry to attach a copy")
@@ -737,6 +764,8 @@ class World:
                                   "would make the mass zero); use 0 for a massless shape")
         f = _number(friction, "friction", 0.0, FLOAT32_LIMIT)
         e = _number(restitution, "restitution", 0.0, 1.0)
+        ts = _number(tangent_speed, "tangent_speed", magnitude=MAX_TRANSLATION_SPEED)
+        rr = _number(rolling_resistance, "rolling_resistance", 0.0, FLOAT32_LIMIT)
         is_sensor = _flag(sensor, "sensor")
         cat = _bits(category, "category")
         msk = _bits(mask, "mask")
@@ -770,6 +799,8 @@ class World:
         self._s_radius[s] = shape.radius
         self._s_friction[s] = f
         self._s_restitution[s] = e
+        self._s_tangent_speed[s] = ts
+        self._s_rolling[s] = rr
         self._s_density[s] = d
         self._s_sensor[s] = is_sensor
         self._s_category[s] = cat
@@ -940,7 +971,7 @@ class World:
         shapes = (self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
                   self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
                   self._s_sensor[:ns], self._s_category[:ns], self._s_mask[:ns], self._s_group[:ns],
-                  self._verts, self._normals)
+                  self._verts, self._normals, self._s_tangent_speed[:ns], self._s_rolling[:ns])
         return bodies, shapes, self._s_proxy[:ns]
 
     def step(self, dt):
