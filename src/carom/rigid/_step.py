@@ -509,7 +509,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
     if lo >= hi:
         return
     # borrowed views: the per-pair functions below take no references (``borrowed``)
-    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals = borrowed(shapes)
+    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals, one_way = \
+        borrowed(shapes)
     old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = \
         borrowed(old)
     c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = borrowed(table)
@@ -594,6 +595,18 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                 else:
                     _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
+        if cnt > 0 and not sensor and (_is_one_way(one_way, a) or _is_one_way(one_way, bsh)):
+            # the normal in the world, from A to B: a one-way shape acts only when it points out of its solid
+            # side (``one_way_passes``)
+            nwx = ac * m[1] - as_ * m[2]
+            nwy = as_ * m[1] + ac * m[2]
+            if (one_way_passes(one_way, a, xf[ba, 2], xf[ba, 3], nwx, nwy)
+                    or one_way_passes(one_way, bsh, xf[bb, 2], xf[bb, 3], -nwx, -nwy)):
+                cnt = 0
+                if not circles:
+                    # tested afresh next step (a recycled or "still apart" row would keep it passing)
+                    _mark_uncached(c_cache, k)
+                    c_cache[k, CSEP] = -np.inf
         c_count[k] = cnt
         # (the table is allocated without zeroing, so every field of the row is written on every path)
         c_nimp[k, 0] = 0.0
@@ -637,6 +650,33 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                     if old_ids[j_old, q] == c_ids[k, p]:
                         c_nimp[k, p] = old_nimp[j_old, q]
                         c_timp[k, p] = old_timp[j_old, q]
+
+
+#: a one-way shape acts on a contact whose normal (from it to the other shape) is within 60° of its solid
+#: side's direction
+ONE_WAY_COS = 0.5
+
+
+@njit
+def _is_one_way(one_way, s):
+    return one_way[s, 0] != 0.0 or one_way[s, 1] != 0.0
+
+
+@njit
+def one_way_passes(one_way, s, c, sn, nx, ny):
+    """Whether shape s lets the other shape of a contact pass: s is one-way (a unit direction d in its body's
+    frame, the way out of its solid side; (0, 0) for an ordinary shape), and the contact normal n, pointing
+    from s to the other shape, is more than 60° from d turned by the body's rotation (c, sn). A body coming
+    from behind (n against d) or from the side passes; one resting on or falling onto the solid side (n along
+    d) is held. Stateless, as Box2D v3's one-way platform (its pre-solve test on the manifold normal): a body
+    that jumps up into the platform passes while the normal points down, and is pushed out upwards once it
+    is more than half through."""
+    if not _is_one_way(one_way, s):
+        return False
+    dx = c * one_way[s, 0] - sn * one_way[s, 1]
+    dy = sn * one_way[s, 0] + c * one_way[s, 1]
+    # (n need not be a unit vector: the continuous stage passes the body's way back)
+    return nx * dx + ny * dy < ONE_WAY_COS * math.sqrt(nx * nx + ny * ny)
 
 
 #: the narrow phase splits the pairs into this many blocks (a fixed number, so results do not depend on the
@@ -711,7 +751,8 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
             maxc = shape_count[s]
     table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache)
     # only the arrays the blocks use: every array a parallel loop receives costs compile time
-    shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals)
+    shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals,
+                  shapes[16])
     old_data = old[:9] + (old[CACHE],)
     _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table, in_place, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
@@ -1017,6 +1058,7 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, com0, angle0,
     (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, shape_category, shape_mask,
      shape_group, verts, normals) = (shapes[0], shapes[2], shapes[3], shapes[4], shapes[7], shapes[8], shapes[9],
                                      shapes[10], shapes[11], shapes[12], shapes[13])
+    one_way = shapes[16]
     first_shape, next_shape = lists
     S = shape_body.shape[0]
     # the swept box of each shape of a fast body (which fast body, which shape), all queried at once
@@ -1066,6 +1108,11 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, com0, angle0,
                     continue
                 if not should_collide(shape_category[s], shape_mask[s], shape_group[s], shape_category[q],
                                       shape_mask[q], shape_group[q]):
+                    continue
+                if _is_one_way(one_way, q) and one_way_passes(one_way, q, math.cos(angle[bq]), math.sin(angle[bq]),
+                                                              com0[b, 0] - com[b, 0], com0[b, 1] - com[b, 1]):
+                    # a one-way shape lets through what moves out of its solid side, or along it: this body
+                    # does, if it came more than 60° off the way in
                     continue
                 t = _shape_toi(borrowed_rows(verts, shape_offset[s], shape_count[s]), shape_radius[s], b,
                                borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,

@@ -86,7 +86,7 @@ SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), (
                 ("_s_count", I8, ()), ("_s_radius", F8, ()), ("_s_friction", F8, ()), ("_s_restitution", F8, ()),
                 ("_s_density", F8, ()), ("_s_reach", F8, ()), ("_s_sensor", B1, ()), ("_s_category", U8, ()),
                 ("_s_mask", U8, ()), ("_s_group", I8, ()), ("_s_proxy", I8, ()), ("_s_tangent_speed", F8, ()),
-                ("_s_rolling", F8, ()))
+                ("_s_rolling", F8, ()), ("_s_one_way", F8, (2,)))
 #: the contact table's members before the colouring (``World._empty_contacts``, ``_solver.COLOURING``)
 CONTACT_FIELDS = (("keys", I8, ()), ("count", I8, ()), ("ids", I8, (2,)), ("normal_impulse", F8, (2,)),
                   ("tangent_impulse", F8, (2,)), ("normal", F8, (2,)), ("points", F8, (2, 2)),
@@ -590,6 +590,13 @@ def _check_shapes(d):
     _at_least(d, "shape.restitution", 0.0, 1.0)
     _at_least(d, "shape.tangent_speed", -MAX_TRANSLATION_SPEED, MAX_TRANSLATION_SPEED)
     _finite(d, "shape.rolling")
+    _finite(d, "shape.one_way")
+    ow = d["shape.one_way"]
+    length = np.hypot(ow[:, 0], ow[:, 1]) if ow.size else np.zeros(0)
+    odd = ~((length == 0.0) | (np.abs(length - 1.0) <= 1e-9))
+    if odd.any():
+        i = _where(odd)
+        raise _bad(f"shape.one_way[{i}] = {ow[i].tolist()} is neither (0, 0) nor a unit vector")
     _at_least(d, "shape.rolling", 0.0)
     _indices(d, "shape.proxy", d["n_proxies"], "broad-phase proxy")
     _free_list(d, "shape.free", alive, "shape")

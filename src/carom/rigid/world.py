@@ -44,6 +44,17 @@ def _group(value):
     return _validate.integer(value, "group", -2 ** 63, 2 ** 63 - 1)
 
 
+def _one_way(value):
+    """A one-way direction as stored: None → (0, 0) (not one-way), else a nonzero finite vector made unit."""
+    if value is None:
+        return np.zeros(2)
+    d = _vector(value, "one_way", FLOAT32_LIMIT)
+    length = math.hypot(d[0], d[1])
+    if not length > 1e-12:
+        raise SimulationError(f"one_way = {value!r} has no direction (use None for an ordinary shape)")
+    return d / length
+
+
 def _grow(arr, size):
     out = np.zeros((size,) + arr.shape[1:], dtype=arr.dtype)
     out[: arr.shape[0]] = arr
@@ -333,13 +344,15 @@ class Body:
 
     # --- shapes ----------------------------------------------------------------------------------------
     def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1,
-                  mask=ALL_CATEGORIES, group=0, tangent_speed=0.0, rolling_resistance=0.0):
+                  mask=ALL_CATEGORIES, group=0, tangent_speed=0.0, rolling_resistance=0.0, one_way=None):
         """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body.
 
         ``tangent_speed`` (m/s) makes the surface move along itself, as a conveyor belt: friction drives what
         touches it towards that speed relative to the body (positive: counter-clockwise around the shape).
         ``rolling_resistance`` (Box2D v3.1) brakes rolling: a torque of up to the coefficient × the larger
         shape radius × the normal force opposes the relative spin of the two bodies.
+        ``one_way=(x, y)`` makes a one-way shape (a platform): solid only for shapes meeting it from the side
+        (x, y) points to, in the body's frame (``(0, 1)``: stand on it from above, jump through from below).
 
         ``sensor=True`` makes a shape that reports overlaps (begin/end events) and never pushes. Two shapes
         collide when each one's ``category`` bits meet the other's ``mask``, unless they share a nonzero
@@ -347,7 +360,7 @@ class Body:
         """
         i = self._i()
         return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group,
-                                     tangent_speed, rolling_resistance)
+                                     tangent_speed, rolling_resistance, one_way)
 
 
 class ShapeHandle:
@@ -400,6 +413,19 @@ class ShapeHandle:
     @tangent_speed.setter
     def tangent_speed(self, value):
         self.world._s_tangent_speed[self._i()] = _number(value, "tangent_speed", magnitude=MAX_TRANSLATION_SPEED)
+
+    @property
+    def one_way(self):
+        """The way out of a one-way shape's solid side, a unit vector in the body's frame, or None
+        (``Body.add_shape``)."""
+        d = self.world._s_one_way[self._i()]
+        return None if d[0] == 0.0 and d[1] == 0.0 else (float(d[0]), float(d[1]))
+
+    @one_way.setter
+    def one_way(self, value):
+        i = self._i()
+        self.world._check_unlocked()
+        self.world._s_one_way[i] = _one_way(value)
 
     @property
     def rolling_resistance(self):
@@ -520,9 +546,11 @@ class World:
         self._s_group = np.zeros(scap, np.int64)
         self._s_tangent_speed = np.zeros(scap)
         self._s_rolling = np.zeros(scap)
+        self._s_one_way = np.zeros((scap, 2))
         self._shape_arrays = ("_s_body", "_s_alive", "_s_gen", "_s_offset", "_s_count", "_s_radius",
                               "_s_friction", "_s_restitution", "_s_density", "_s_reach", "_s_sensor",
-                              "_s_category", "_s_mask", "_s_group", "_s_tangent_speed", "_s_rolling")
+                              "_s_category", "_s_mask", "_s_group", "_s_tangent_speed", "_s_rolling",
+                              "_s_one_way")
         self._n_shapes = 0
         self._free_shapes = []
         self._s_geometry = []
@@ -752,7 +780,7 @@ class World:
 
     # --- shapes ----------------------------------------------------------------------------------------
     def _add_shape(self, b, shape, density, friction, restitution, sensor, category, mask, group, tangent_speed=0.0,
-                   rolling_resistance=0.0):
+                   rolling_resistance=0.0, one_way=None):
         self._check_unlocked()
         if isinstance(shape, ShapeHandle):
             raise CaromError(f"{shape!r} is already attached to a body; add its geometry to attach a copy")
@@ -766,6 +794,7 @@ class World:
         e = _number(restitution, "restitution", 0.0, 1.0)
         ts = _number(tangent_speed, "tangent_speed", magnitude=MAX_TRANSLATION_SPEED)
         rr = _number(rolling_resistance, "rolling_resistance", 0.0, FLOAT32_LIMIT)
+        ow = _one_way(one_way)
         is_sensor = _flag(sensor, "sensor")
         cat = _bits(category, "category")
         msk = _bits(mask, "mask")
@@ -801,6 +830,7 @@ class World:
         self._s_restitution[s] = e
         self._s_tangent_speed[s] = ts
         self._s_rolling[s] = rr
+        self._s_one_way[s] = ow
         self._s_density[s] = d
         self._s_sensor[s] = is_sensor
         self._s_category[s] = cat
@@ -971,7 +1001,8 @@ class World:
         shapes = (self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
                   self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
                   self._s_sensor[:ns], self._s_category[:ns], self._s_mask[:ns], self._s_group[:ns],
-                  self._verts, self._normals, self._s_tangent_speed[:ns], self._s_rolling[:ns])
+                  self._verts, self._normals, self._s_tangent_speed[:ns], self._s_rolling[:ns],
+                  self._s_one_way[:ns])
         return bodies, shapes, self._s_proxy[:ns]
 
     def step(self, dt):
