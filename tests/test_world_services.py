@@ -1,4 +1,5 @@
 """World services: events, sensors, filtering, sleeping, snapshots, and a churn test of the internal arrays."""
+import math
 import copy
 import pickle
 
@@ -436,3 +437,34 @@ def test_a_snapshot_holds_no_unwritten_cache_rows():
         w.step(DT)
         w2.step(DT)
     assert_same(w, w2)
+
+
+def test_sensor_events_come_in_the_step_the_overlap_begins_and_ends():
+    """A ball crossing a sensor box: the begin event comes in the first step after which the ball overlaps
+    the box, the end event in the first step after which it no longer does (checked against the positions
+    the steps leave, with the exact circle-box distance). They used to come a step late."""
+    w, sensor, ball = sensor_world()
+    hx, hy, r = 1.0, 2.0, 0.3
+
+    def overlaps():
+        x, y = ball.position
+        dx = max(abs(x) - hx, 0.0)
+        dy = max(abs(y) - hy, 0.0)
+        return math.hypot(dx, dy) < r
+
+    began = ended = None
+    was = overlaps()
+    for step in range(120):
+        w.step(DT)
+        now = overlaps()
+        ev = w.contact_events()
+        if len(ev.begin):
+            began = step
+        if len(ev.end):
+            ended = step
+        if now and not was:
+            assert len(ev.begin) == 1, step
+        if was and not now:
+            assert len(ev.end) == 1, step
+        was = now
+    assert began is not None and ended is not None and began < ended

@@ -503,6 +503,27 @@ def _mark_uncached(cache, k):
     cache[k, CTS] = 0.0
 
 
+@inline_njit
+def _collide_pair(a, b, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals, sv, snm):
+    """The manifold of shapes a and b (collide_sat's tuple, in a's body frame) with b's body at (tx, ty, tc, ts)
+    relative to a's, points kept within ``spec``. Two circles take collide_sat's first case directly, without
+    the four core slices it is handed (each costs reference counts, a third of a circle pair's time); two
+    quadrilaterals (boxes) take their own SAT."""
+    oa = shape_offset[a]
+    ob = shape_offset[b]
+    if shape_count[a] == 1 and shape_count[b] == 1:
+        cx = tc * verts[ob, 0] - ts * verts[ob, 1] + tx
+        cy = ts * verts[ob, 0] + tc * verts[ob, 1] + ty
+        return collide_circles_local(verts[oa, 0], verts[oa, 1], shape_radius[a], cx, cy, shape_radius[b], spec)
+    if shape_count[a] == 4 and shape_count[b] == 4:
+        return collide_quadrilaterals(borrowed_rows(verts, oa, 4), borrowed_rows(normals, oa, 4), shape_radius[a],
+                                      borrowed_rows(verts, ob, 4), borrowed_rows(normals, ob, 4), shape_radius[b],
+                                      tx, ty, tc, ts, spec, sv, snm)
+    return collide_sat(borrowed_rows(verts, oa, shape_count[a]), borrowed_rows(normals, oa, shape_count[a]),
+                       shape_radius[a], borrowed_rows(verts, ob, shape_count[b]), borrowed_rows(normals, ob, shape_count[b]),
+                       shape_radius[b], tx, ty, tc, ts, spec, sv, snm)
+
+
 @njit
 def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, old, table, in_place):
     """Contacts lo … hi − 1 of the narrow phase (one parallel block; every name in here is private)."""
@@ -571,23 +592,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             for q in range(0 if in_place else CACHE_WIDTH):
                 c_cache[k, q] = old_cache[j_old, q]
         else:
-            if circles:
-                # two circles: collide_sat's first case, without the four core slices it is handed (each
-                # costs reference counts, a third of a circle pair's time)
-                cx = tc * verts[ob, 0] - ts * verts[ob, 1] + tx
-                cy = ts * verts[ob, 0] + tc * verts[ob, 1] + ty
-                m = collide_circles_local(verts[oa, 0], verts[oa, 1], shape_radius[a], cx, cy, shape_radius[bsh],
-                                          spec)
-            elif shape_count[a] == 4 and shape_count[bsh] == 4:
-                m = collide_quadrilaterals(borrowed_rows(verts, oa, 4), borrowed_rows(normals, oa, 4),
-                                           shape_radius[a], borrowed_rows(verts, ob, 4),
-                                           borrowed_rows(normals, ob, 4), shape_radius[bsh], tx, ty, tc, ts,
-                                           spec, sv, snm)
-            else:
-                m = collide_sat(borrowed_rows(verts, oa, shape_count[a]), borrowed_rows(normals, oa, shape_count[a]),
-                                shape_radius[a], borrowed_rows(verts, ob, shape_count[bsh]),
-                                borrowed_rows(normals, ob, shape_count[bsh]), shape_radius[bsh], tx, ty, tc, ts,
-                                spec, sv, snm)
+            m = _collide_pair(a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals,
+                              sv, snm)
             # (two circles keep no cache, nor does a pair moving too fast to be recycled next step: CACHE)
             if not circles:
                 if m[0] > 0 and spec > SPECULATIVE_DISTANCE + UNCACHED_MOTION:
@@ -971,11 +977,77 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads)
     clock[5] = cycle_counter()
     continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape)
+    sensor_stage(bodies, shapes, awake, contacts)
     clock[6] = cycle_counter()
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4])
     clock[7] = cycle_counter()
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
     return contacts + colouring_of(solver), new_cand, (hit_speed, hit_point), bad
+
+
+@njit
+def sensor_stage(bodies, shapes, awake, contacts):
+    """Sensor overlaps at the end of the step (as Box2D v3 finds them): each sensor pair with an awake body is
+    tested again at the bodies' final poses, so its touch flag (and so its begin and end events) belongs to
+    the step in which the overlap began or ended. Tested with the narrow phase's poses, from the start of the
+    step, an overlap was reported one step late. The broad phase's boxes cover the whole motion of the step,
+    so every pair that overlaps at the end is among the candidates. Scenes without sensors skip the pass
+    after one look at the shapes."""
+    com, angle, local_center = bodies[0], bodies[1], bodies[6]
+    (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_sensor, verts,
+     normals) = (shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[8], shapes[12], shapes[13])
+    keys, c_count, c_normal, c_point, c_sep, c_touch, c_sensor = (contacts[0], contacts[1], contacts[5],
+                                                                 contacts[6], contacts[7], contacts[8], contacts[9])
+    any_sensor = False
+    for s in range(shape_sensor.shape[0]):
+        any_sensor = any_sensor or (shape_sensor[s] and shape_alive[s])
+    if not any_sensor:
+        return
+    maxc = np.int64(1)
+    for s in range(shape_count.shape[0]):
+        maxc = max(maxc, shape_count[s])
+    sv = np.empty((maxc, 2))
+    snm = np.empty((maxc, 2))
+    for k in range(keys.shape[0]):
+        if not c_sensor[k]:
+            continue
+        a = keys[k] >> KEY_SHIFT
+        b = keys[k] & KEY_MASK
+        ba = shape_body[a]
+        bb = shape_body[b]
+        if not awake[ba] and not awake[bb]:
+            continue
+        ac, as_ = math.cos(angle[ba]), math.sin(angle[ba])
+        bc, bs = math.cos(angle[bb]), math.sin(angle[bb])
+        ax = com[ba, 0] - (ac * local_center[ba, 0] - as_ * local_center[ba, 1])
+        ay = com[ba, 1] - (as_ * local_center[ba, 0] + ac * local_center[ba, 1])
+        bx = com[bb, 0] - (bc * local_center[bb, 0] - bs * local_center[bb, 1])
+        by = com[bb, 1] - (bs * local_center[bb, 0] + bc * local_center[bb, 1])
+        tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, bx, by, bc, bs)
+        m = _collide_pair(a, b, tx, ty, tc, ts, 0.0, shape_offset, shape_count, shape_radius, verts, normals, sv,
+                          snm)
+        cnt = m[0]
+        c_count[k] = cnt
+        c_touch[k] = False
+        for p in range(2):
+            c_sep[k, p] = 0.0
+            c_point[k, p, 0] = 0.0
+            c_point[k, p, 1] = 0.0
+        c_normal[k, 0] = 0.0
+        c_normal[k, 1] = 0.0
+        if cnt == 0:
+            continue
+        c_normal[k, 0] = ac * m[1] - as_ * m[2]
+        c_normal[k, 1] = as_ * m[1] + ac * m[2]
+        c_point[k, 0, 0] = ac * m[3] - as_ * m[4] + ax
+        c_point[k, 0, 1] = as_ * m[3] + ac * m[4] + ay
+        c_sep[k, 0] = m[5]
+        if cnt == 2:
+            c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
+            c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
+            c_sep[k, 1] = m[9]
+        deepest = c_sep[k, 0] if cnt == 1 else min(c_sep[k, 0], c_sep[k, 1])
+        c_touch[k] = deepest < 0.0
 
 
 @njit
