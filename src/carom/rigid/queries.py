@@ -44,6 +44,18 @@ shapes are skipped by ray casts and returned by the overlap queries (Box2D v3).
   ``min_j n·(w_j − v)`` (``v`` the edge's vertex, ``w_j`` the other core's vertices); for convex
   polygons (a segment is the 2-gon with normals ±n) the edge normals of both are the only candidate
   separating axes, so ``σ < 0`` exactly when the interiors (a segment's relative interior) cross.
+
+**World services** on the same path (one compiled call after the refresh):
+
+- nearest (pymunk's point_query_nearest): the candidates are the proxies meeting the point's box grown by the
+  maximum distance; per shape the signed distance d_core − radius (:func:`_closest_on_core`: negative inside
+  the core polygon, by the edge of largest separation) and the closest surface point. Sensors included.
+- shape cast (Box2D's b2World_CastShape): the candidates meet the box swept by the cast shape; per shape the
+  time of impact of a pure translation by conservative advancement (:func:`_cast_kernel`). Sensors skipped,
+  as by rays.
+- explosion (Box2D's b2World_Explode): the nearest query's candidates within radius + falloff, each with the
+  point where the blast acts and the shape's projected perimeter across the blast (:func:`_near_kernel`);
+  Python sums the impulses per body, checks every resulting velocity and only then writes them.
 """
 import math
 import numbers
@@ -52,14 +64,15 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import njit, entry_njit
-from ._step import body_origin
-from ..constants import WORLD_LIMIT
+from ._step import body_origin, DYNAMIC
+from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, ANGLE_LIMIT, TOI_TARGET, TOI_MAX_ITERATIONS
 from ..errors import SimulationError, WorldLockedError
 from ..geometry.aabb import core_aabb
 from ..geometry.gjk import gjk_core
+from ..geometry.toi import conservative_advancement
 from ..geometry.raycast import raycast_world_kernel
 from ..geometry.shapes import Shape, Transform
-from ..geometry._math import relative_transform, closest_on_segment
+from ..geometry._math import relative_transform, closest_on_segment, normalize
 from ..geometry._broadphase_kernels import (tree_update, tree_query, tree_raycast, ray_box_fraction,
                                               order_by_key_then_id)
 # the module, not its names: world.py may import this module while it is itself being imported
@@ -333,6 +346,226 @@ def _shape_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, 
     return np.sort(out[:k])
 
 
+@njit
+def _closest_on_core(v, n, qx, qy):
+    """(d, cx, cy, ux, uy): the signed distance d from q to the convex core (negative inside a core polygon),
+    the closest point c of the core's boundary and the unit direction u in which the rounded surface lies
+    from c (its point nearest q is c + radius·u, and the signed distance to it is d − radius); body frame.
+
+    Outside the core u = (q − c)/|q − c|. Inside a core polygon c is q's projection on the edge i of largest
+    separation s_i = n_i·(q − v_i) ≤ 0, d = s_i and u = n_i: the projection lies on that edge (were it beyond
+    the edge, the segment from q to it would leave the polygon through another edge j at a distance
+    < −s_i, so s_j > s_i). A point on a segment core takes the segment's normal, one on a point core +x.
+    """
+    count = v.shape[0]
+    if count == 1:
+        ux, uy, d = normalize(qx - v[0, 0], qy - v[0, 1])
+        if d == 0.0:
+            ux = 1.0
+        return d, v[0, 0], v[0, 1], ux, uy
+    if count >= 3:
+        worst = 0
+        sep = -np.inf
+        for i in range(count):
+            si = n[i, 0] * (qx - v[i, 0]) + n[i, 1] * (qy - v[i, 1])
+            if si > sep:
+                sep = si
+                worst = i
+        if sep <= 0.0:
+            return sep, qx - sep * n[worst, 0], qy - sep * n[worst, 1], n[worst, 0], n[worst, 1]
+    best = np.inf
+    bx = 0.0
+    by = 0.0
+    edges = 1 if count == 2 else count
+    for i in range(edges):
+        j = i + 1 if i + 1 < count else 0
+        cx, cy = closest_on_segment(v[i, 0], v[i, 1], v[j, 0], v[j, 1], qx, qy)[:2]
+        d = math.sqrt((qx - cx) ** 2 + (qy - cy) ** 2)
+        if d < best:
+            best = d
+            bx = cx
+            by = cy
+    ux, uy, d = normalize(qx - bx, qy - by)
+    if d == 0.0:
+        ux = n[0, 0]
+        uy = n[0, 1]
+    return best, bx, by, ux, uy
+
+
+@njit
+def _core_centroid(v):
+    """The core's centroid (body frame): the area centroid of a core polygon (triangle fan), the midpoint of
+    a segment core, the point core itself (Box2D's b2GetShapeCentroid)."""
+    count = v.shape[0]
+    if count < 3:
+        sx = 0.0
+        sy = 0.0
+        for i in range(count):
+            sx += v[i, 0]
+            sy += v[i, 1]
+        return sx / count, sy / count
+    area = 0.0
+    cx = 0.0
+    cy = 0.0
+    ox = v[0, 0]
+    oy = v[0, 1]
+    for i in range(1, count - 1):
+        ax = v[i, 0] - ox
+        ay = v[i, 1] - oy
+        bx = v[i + 1, 0] - ox
+        by = v[i + 1, 1] - oy
+        a = 0.5 * (ax * by - ay * bx)
+        area += a
+        cx += a * (ax + bx) / 3.0
+        cy += a * (ay + by) / 3.0
+    return ox + cx / area, oy + cy / area
+
+
+@entry_njit
+def _near_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, normals,
+                 s_category, s_mask, proxy_shape, moving, static, bp_lower, bp_upper,
+                 qx, qy, max_distance, mask, category, use_category):
+    """Every shape whose signed distance to q is ≤ max_distance, by ascending index: (shapes, distances,
+    points, pushes).
+
+    ``distances`` are signed (negative inside; :func:`_closest_on_core` minus the radius) and ``points`` the
+    closest points of the shapes' surfaces (world). ``pushes`` (k, 5) are what an explosion at q does to the
+    shape (Box2D's b2World_Explode): the point p where the impulse acts, the closest surface point or, when q
+    is inside the shape (distance ≤ 0), the core's centroid; the unit direction u from q to p (+x when p = q);
+    and the shape's projected perimeter across u, the width of the shape seen from q,
+
+        w = max_j v_j·t − min_j v_j·t + 2·radius,     t = u rotated by +90° (in the body frame),
+
+    which is 2r for a circle and the core's extent across u plus 2r for the other kinds.
+
+    Candidates are the proxies whose box meets q ± max_distance: a shape within max_distance of q has its
+    tight box within max_distance of q along each axis.
+    """
+    pad = _BOX_PAD_RELATIVE * (1.0 + max(abs(qx), abs(qy)) + max_distance)
+    proxies = tree_query(moving, static, bp_lower, bp_upper, qx - max_distance - pad, qy - max_distance - pad,
+                         qx + max_distance + pad, qy + max_distance + pad)
+    m = proxies.shape[0]
+    out = np.empty(m, np.int64)
+    dist = np.empty(m)
+    points = np.empty((m, 2))
+    pushes = np.empty((m, 5))
+    k = 0
+    for a in range(m):
+        s = proxy_shape[proxies[a]]
+        if not _passes(s, s_alive, s_category, s_mask, mask, category, use_category):
+            continue
+        x, y, c, sn = body_origin(com, angle, local_center, s_body[s])
+        lx = c * (qx - x) + sn * (qy - y)
+        ly = -sn * (qx - x) + c * (qy - y)
+        o = s_offset[s]
+        e = o + s_count[s]
+        r = s_radius[s]
+        d, cx, cy, ux, uy = _closest_on_core(verts[o:e], normals[o:e], lx, ly)
+        d -= r
+        if not d <= max_distance:
+            continue
+        # surface point, then the push point, both in the body frame
+        sx = cx + r * ux
+        sy = cy + r * uy
+        px, py = sx, sy
+        if d <= 0.0:
+            px, py = _core_centroid(verts[o:e])
+        tx, ty, length = normalize(px - lx, py - ly)
+        if length == 0.0:
+            # +x in the world, in the body frame
+            tx = c
+            ty = -sn
+        lo = np.inf
+        hi = -np.inf
+        for j in range(o, e):
+            proj = -ty * verts[j, 0] + tx * verts[j, 1]
+            lo = min(lo, proj)
+            hi = max(hi, proj)
+        out[k] = s
+        dist[k] = d
+        points[k, 0] = c * sx - sn * sy + x
+        points[k, 1] = sn * sx + c * sy + y
+        pushes[k, 0] = c * px - sn * py + x
+        pushes[k, 1] = sn * px + c * py + y
+        pushes[k, 2] = c * tx - sn * ty
+        pushes[k, 3] = sn * tx + c * ty
+        pushes[k, 4] = hi - lo + 2.0 * r
+        k += 1
+    order = np.argsort(out[:k], kind="mergesort")
+    return out[:k][order], dist[:k][order], points[:k][order], pushes[:k][order]
+
+
+@entry_njit
+def _cast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s_radius, verts, s_sensor,
+                 s_category, s_mask, proxy_shape, moving, static, bp_lower, bp_upper,
+                 qv, qr, qx, qy, qc, qs, dx, dy, mask, category, use_category):
+    """The first shape the query shape (core qv, radius qr) meets when its frame moves from (qx, qy, qc, qs)
+    by (dx, dy) without turning: (shape or −1, fraction, point x, y, normal x, y).
+
+    Candidates are the proxies whose box meets the box swept by the query shape (the union of its boxes at
+    the start and at the end: a translated convex set stays inside the hull of the two). Each non-sensor
+    candidate that passes the filter gets a time of impact by conservative advancement
+    (:func:`carom.geometry.toi.conservative_advancement`): with no rotation its bound is exact along the
+    closest-point direction n, t += (d − target/2)/(−n·Δ), so it stops at a fraction where the gap is
+    ≤ TOI_TARGET and never beyond the first contact. The smallest fraction wins, the lower shape index on a
+    tie. At the winning fraction GJK gives the closest core points; the normal is the hit shape's outward
+    unit normal there (from its core point towards the cast shape's) and the point lies on its surface
+    (core point + radius·normal). When the cores overlap (a cast that starts inside a shape) there is no
+    closest-point direction: the point is GJK's point in the overlap and the normal is −Δ/|Δ| (zero for a
+    zero translation).
+    """
+    lx, ly, ux, uy = core_aabb(qv, qr, qx, qy, qc, qs)
+    lx = min(lx, lx + dx)
+    ly = min(ly, ly + dy)
+    ux = max(ux, ux + dx)
+    uy = max(uy, uy + dy)
+    pad = _BOX_PAD_RELATIVE * (1.0 + max(max(abs(lx), abs(ly)), max(abs(ux), abs(uy))))
+    proxies = tree_query(moving, static, bp_lower, bp_upper, lx - pad, ly - pad, ux + pad, uy + pad)
+    qa = math.atan2(qs, qc)
+    best_s = -1
+    best_t = np.inf
+    for a in range(proxies.shape[0]):
+        s = proxy_shape[proxies[a]]
+        if s_sensor[s] or not _passes(s, s_alive, s_category, s_mask, mask, category, use_category):
+            continue
+        b = s_body[s]
+        o = s_offset[s]
+        e = o + s_count[s]
+        t = conservative_advancement(qv, qr, 0.0, 0.0, qx, qy, qa, qx + dx, qy + dy, qa,
+                                     verts[o:e], s_radius[s], local_center[b, 0], local_center[b, 1],
+                                     com[b, 0], com[b, 1], angle[b], com[b, 0], com[b, 1], angle[b],
+                                     TOI_TARGET, TOI_MAX_ITERATIONS, -np.inf)[0]
+        if t < 0.0:
+            continue
+        if t < best_t or (t == best_t and s < best_s):
+            best_t = t
+            best_s = s
+    if best_s < 0:
+        return -1, 0.0, 0.0, 0.0, 0.0, 0.0
+    s = best_s
+    x, y, c, sn = body_origin(com, angle, local_center, s_body[s])
+    fx = qx + best_t * dx
+    fy = qy + best_t * dy
+    tx, ty, tc, ts = relative_transform(fx, fy, qc, qs, x, y, c, sn)
+    o = s_offset[s]
+    res = gjk_core(qv, verts[o:o + s_count[s]], tx, ty, tc, ts)
+    d = res[0]
+    if d > 0.0:
+        # A's frame: from the cast shape's core point to the hit shape's, turned to the world
+        lnx = (res[3] - res[1]) / d
+        lny = (res[4] - res[2]) / d
+        nx = -(qc * lnx - qs * lny)
+        ny = -(qs * lnx + qc * lny)
+        bx = qc * res[3] - qs * res[4] + fx
+        by = qs * res[3] + qc * res[4] + fy
+        r = s_radius[s]
+        return s, best_t, bx + r * nx, by + r * ny, nx, ny
+    nx, ny, length = normalize(-dx, -dy)
+    px = qc * res[1] - qs * res[2] + fx
+    py = qs * res[1] + qc * res[2] + fy
+    return s, best_t, px, py, nx, ny
+
+
 # --------------------------------------------------------------------------------------------------------
 # Python wrappers: validation, the world's arrays in, handles out
 # --------------------------------------------------------------------------------------------------------
@@ -383,12 +616,7 @@ def _transform(value):
         raise SimulationError(f"transform must be a Transform, (position, angle), (x, y) or (x, y, angle), "
                               f"got {value!r}")
     x, y = _point(position, "transform position")
-    try:
-        a = float(angle)
-    except (TypeError, ValueError) as exc:
-        raise SimulationError(f"transform angle must be a number, got {angle!r}") from exc
-    if not math.isfinite(a):
-        raise SimulationError(f"transform angle = {a} is not finite")
+    a = _world._number(angle, "transform angle", magnitude=ANGLE_LIMIT)      # (refuses bools, NaN, inf)
     return x, y, math.cos(a), math.sin(a)
 
 
@@ -507,3 +735,136 @@ def query_shape(world, shape, transform, mask=ALL, category=None):
                         w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad, shape._kernel_vertices,
                         shape._kernel_normals, float(shape.radius), qx, qy, qc, qs, m, cat, use_cat)
     return _shape_handles(world, idx)
+
+
+NearestShape = namedtuple("NearestShape", ["shape", "body", "point", "distance"])
+NearestShape.__doc__ = """The shape nearest to a point (:func:`query_nearest`, pymunk's point_query_nearest): the
+``shape`` (ShapeHandle) and its ``body`` (Body), the closest ``point`` of its surface (world) and the signed
+``distance`` from the query point to that surface (negative inside the shape)."""
+
+WorldCastHit = namedtuple("WorldCastHit", ["shape", "body", "point", "normal", "fraction"])
+WorldCastHit.__doc__ = """The first shape a swept shape meets (:func:`cast_shape`, Box2D's b2World_CastShape): the
+``shape`` (ShapeHandle) and its ``body`` (Body), the ``point`` of its surface where the swept shape touches it,
+its outward unit surface ``normal`` there and the ``fraction`` of the translation travelled (in [0, 1])."""
+
+
+def _near(world, qx, qy, max_distance, m, cat, use_cat):
+    nb, ns, broad = _prepare(world)
+    w = world
+    return _near_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
+                        w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
+                        w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad, qx, qy, max_distance,
+                        m, cat, use_cat)
+
+
+def query_nearest(world, point, max_distance, mask=ALL, category=None):
+    """The shape whose surface is nearest to ``point``, within ``max_distance`` (≥ 0), as
+    :class:`NearestShape` (shape, body, point, distance), or None. Sensors included.
+
+    The distance is signed: d_core − radius, with d_core the distance from the point to the shape's convex
+    core, negative inside a core polygon (see :func:`_closest_on_core`); so a point inside a shape gets the
+    negative depth to its surface, and the nearest shape of a point inside several is the one it is deepest
+    in. The lowest shape index wins a tie.
+    """
+    qx, qy = _point(point, "point")
+    dmax = _world._number(max_distance, "max_distance", low=0.0)
+    m, cat, use_cat = _filter(mask, category)
+    shapes, dist, points, _ = _near(world, qx, qy, dmax, m, cat, use_cat)
+    if shapes.shape[0] == 0:
+        return None
+    k = int(np.argmin(dist))                 # the first of equal distances: the lowest index
+    s = int(shapes[k])
+    b = int(world._s_body[s])
+    return NearestShape(_world.ShapeHandle(world, s, int(world._s_gen[s]), world._s_geometry[s]),
+                        _world.Body(world, b, int(world._gen[b])), points[k].copy(), float(dist[k]))
+
+
+def cast_shape(world, shape, transform, translation, mask=ALL, category=None):
+    """The first non-sensor shape that ``shape`` (a carom geometry shape) placed at ``transform`` (as in
+    :func:`query_shape`) meets when moved by ``translation`` without turning, as :class:`WorldCastHit` (shape,
+    body, point, normal, fraction), or None.
+
+    The fraction is where the gap first closes to within TOI_TARGET (a quarter of the linear slop): never
+    after the true first contact and at most TOI_TARGET/|translation| before it, so that the shape moved there
+    does not overlap what it hit (Box2D's shape cast also stops short by a target gap). A shape already within
+    TOI_TARGET at the start is hit at fraction 0. See :func:`_cast_kernel` for the point and the normal.
+    """
+    if not isinstance(shape, Shape):
+        raise SimulationError(f"shape must be a carom shape (Circle, Capsule, Segment, Polygon), got {shape!r}")
+    qx, qy, qc, qs = _transform(transform)
+    dx, dy = (float(v) for v in _world._vector(translation, "translation", 2.0 * WORLD_LIMIT))
+    if not (abs(qx + dx) <= WORLD_LIMIT and abs(qy + dy) <= WORLD_LIMIT):
+        raise SimulationError(f"translation = ({dx}, {dy}) takes the shape from ({qx}, {qy}) beyond the world "
+                              f"limit {WORLD_LIMIT:g} m")
+    m, cat, use_cat = _filter(mask, category)
+    nb, ns, broad = _prepare(world)
+    w = world
+    s, fraction, px, py, nx, ny = _cast_kernel(
+        w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns], w._s_offset[:ns],
+        w._s_count[:ns], w._s_radius[:ns], w._verts, w._s_sensor[:ns], w._s_category[:ns], w._s_mask[:ns],
+        w._proxy_shape, *broad, shape._kernel_vertices, float(shape.radius), qx, qy, qc, qs, dx, dy, m, cat,
+        use_cat)
+    if s < 0:
+        return None
+    s = int(s)
+    b = int(w._s_body[s])
+    return WorldCastHit(_world.ShapeHandle(w, s, int(w._s_gen[s]), w._s_geometry[s]),
+                        _world.Body(w, b, int(w._gen[b])), np.array((px, py)), np.array((nx, ny)), float(fraction))
+
+
+def explode(world, center, radius, impulse_per_length, falloff=0.0, mask=ALL):
+    """Push every non-sensor shape of an awake-able dynamic body near ``center`` away from it (Box2D's
+    b2World_Explode); returns the bodies pushed, by index.
+
+    A shape whose surface is within ``radius + falloff`` of the center (distance max(d, 0), d as in
+    :func:`query_nearest`; nothing blocks the blast) gets the impulse
+
+        J = impulse_per_length · w · scale · u,   scale = 1 for distance ≤ radius, else
+                                                   (radius + falloff − distance)/falloff,
+
+    at the point p, with u the unit direction from the center to p and w the shape's projected perimeter
+    across u (:func:`_near_kernel`): the blast pushes on the shape's silhouette, so a circle of radius r takes
+    impulse_per_length · 2r whatever its distance within ``radius``, and a box its face width. p is the closest
+    surface point, or the core's centroid when the center is inside the shape. A negative
+    ``impulse_per_length`` pulls (an implosion). Each body's velocity changes by Σ J / m and its angular
+    velocity by Σ (p − c) × J / I over its shapes, summed in shape order; the bodies pushed are woken.
+
+    Everything is checked before any body changes: a sum that would take a body beyond the solver's speed
+    limit refuses the whole explosion. Like every query, the first one after the world changed brings the
+    broad phase up to date first (module docstring), which changes nothing a step computes.
+    """
+    cx, cy = _point(center, "center")
+    r = _world._number(radius, "radius", low=0.0, magnitude=WORLD_LIMIT)
+    f = _world._number(falloff, "falloff", low=0.0, magnitude=WORLD_LIMIT)
+    ipl = _world._number(impulse_per_length, "impulse_per_length", magnitude=FLOAT32_LIMIT)
+    m = _bits(mask, "mask")
+    w = world
+    shapes, dist, _, pushes = _near(world, cx, cy, r + f, m, np.uint64(0), False)
+    bodies = w._s_body[shapes]
+    keep = (w._kind[bodies] == DYNAMIC) & ~w._s_sensor[shapes]
+    shapes, dist, pushes, bodies = shapes[keep], np.maximum(dist[keep], 0.0), pushes[keep], bodies[keep]
+    scale = np.ones(shapes.shape[0])
+    if f > 0.0:
+        beyond = dist > r
+        scale[beyond] = np.clip((r + f - dist[beyond]) / f, 0.0, 1.0)
+    magnitude = ipl * pushes[:, 4] * scale
+    impulse = magnitude[:, None] * pushes[:, 2:4]
+    arm = pushes[:, 0:2] - w._com[bodies]
+    n = w._n_bodies
+    linear = np.zeros((n, 2))
+    angular = np.zeros(n)
+    np.add.at(linear, bodies, impulse)
+    np.add.at(angular, bodies, arm[:, 0] * impulse[:, 1] - arm[:, 1] * impulse[:, 0])
+    pushed = np.unique(bodies)
+    vel = w._vel[pushed] + w._inv_mass[pushed, None] * linear[pushed]
+    angvel = w._angvel[pushed] + w._inv_inertia[pushed] * angular[pushed]
+    ok = (np.abs(vel) <= FLOAT32_LIMIT).all(axis=1) & (np.abs(angvel) <= FLOAT32_LIMIT)
+    if not ok.all():
+        i = int(pushed[np.argmin(ok)])
+        raise SimulationError(f"impulse_per_length = {ipl!r} would give body {i} a velocity beyond the solver's "
+                              f"limit {FLOAT32_LIMIT:g}")
+    w._vel[pushed] = vel
+    w._angvel[pushed] = angvel
+    for b in pushed.tolist():
+        w._wake(b)
+    return [_world.Body(w, b, int(w._gen[b])) for b in pushed.tolist()]

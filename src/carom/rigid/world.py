@@ -1144,6 +1144,25 @@ class World:
         self._check_unlocked()
         return queries.query_shape(self, shape, transform, mask, category)
 
+    def query_nearest(self, point, max_distance, mask=ALL_CATEGORIES, category=None):
+        """The shape whose surface is nearest to ``point`` within ``max_distance``, as ``NearestShape(shape,
+        body, point, distance)`` (distance negative inside), or None; pymunk's point_query_nearest."""
+        self._check_unlocked()
+        return queries.query_nearest(self, point, max_distance, mask, category)
+
+    def cast_shape(self, shape, transform, translation, mask=ALL_CATEGORIES, category=None):
+        """The first non-sensor shape met by ``shape`` at ``transform`` moved by ``translation``, as
+        ``WorldCastHit(shape, body, point, normal, fraction)``, or None; Box2D's b2World_CastShape."""
+        self._check_unlocked()
+        return queries.cast_shape(self, shape, transform, translation, mask, category)
+
+    def explode(self, center, radius, impulse_per_length, falloff=0.0, mask=ALL_CATEGORIES):
+        """Push the dynamic bodies' shapes near ``center`` away from it with ``impulse_per_length`` times their
+        projected perimeter (full within ``radius``, fading to 0 over ``falloff``); Box2D's b2World_Explode.
+        Returns the bodies pushed (woken)."""
+        self._check_unlocked()
+        return queries.explode(self, center, radius, impulse_per_length, falloff, mask)
+
     # --- sleep -------------------------------------------------------------------------------------------
     def _wake(self, b, partners=False):
         """Wake body b's sleeping island (every body sharing its island label); with ``partners`` also the
