@@ -149,3 +149,27 @@ def points(value, name, limit=None, error=SimulationError) -> np.ndarray:
     if limit is not None and arr.size and np.abs(arr).max() > limit:
         raise error(f"{name} reach beyond the {_limit_text(limit)}")
     return np.ascontiguousarray(arr)
+
+
+def values(value, name, low=None, high=None, magnitude=None, error=SimulationError) -> np.ndarray:
+    """``value`` as a float64 1-d array of real numbers (not bools or strings), each finite, in [low, high] and
+    with ``|v| <= magnitude`` (the rules of :func:`number`, for many values at once)."""
+    arr = _as_array(value, name, error)
+    if arr.ndim != 1:
+        raise error(f"{name} must be a 1-d array of numbers, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if low is not None:
+        bad |= arr < low
+    if high is not None:
+        bad |= arr > high
+    if magnitude is not None:
+        bad |= np.abs(arr) > magnitude
+    if bad.any():
+        i = int(np.argmax(bad))
+        v = float(arr[i])
+        if not math.isfinite(v):
+            raise error(f"{name}[{i}] = {v} is not finite")
+        if magnitude is not None and abs(v) > magnitude:
+            raise error(f"{name}[{i}] = {v!r} is beyond the limit |{name}| <= {magnitude:g}")
+        raise error(f"{name}[{i}] must be {_range_text(low, high, False)}, got {v!r}")
+    return np.ascontiguousarray(arr)

@@ -802,9 +802,11 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair):
     """Islands and sleep (Box2D's rule): a body is slow while |v| + |ω|·reach < SLEEP_LINEAR_TOLERANCE; an
     island (bodies joined by solved contacts; static bodies do not join) whose slowest-to-settle body has
     been slow for SLEEP_TIME falls asleep as a whole: velocities zeroed, labelled by its smallest body index.
-    A body touching a moving kinematic body never sleeps."""
+    A body touching a moving kinematic body never sleeps, nor does one whose ``Body.sleep_enabled`` is off
+    (``can_sleep``: its time stays 0, which keeps its whole island awake)."""
     vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies[2], bodies[3], bodies[7], bodies[9],
                                                                  bodies[16], bodies[17], bodies[18])
+    can_sleep = bodies[19]
     NB = vel.shape[0]
     if not sleep_enabled:
         for b in range(NB):
@@ -813,7 +815,7 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair):
     for b in range(NB):
         if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
             sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) + abs(angvel[b]) * reach[b]
-            if sp > SLEEP_LINEAR_TOLERANCE:
+            if sp > SLEEP_LINEAR_TOLERANCE or not can_sleep[b]:
                 sleep_time[b] = 0.0
             else:
                 sleep_time[b] += dt

@@ -11,7 +11,8 @@ world go through the same bytes (``World.__reduce__``).
 Layout (every number little-endian)::
 
     magic     8 bytes   b"CAROMSNP"
-    version   u32       FORMAT_VERSION (1)
+    version   u32       FORMAT_VERSION (2; version 1 had no body.can_sleep, body.fixed_rotation and
+                        body.mass_override)
     count     u32       number of entries
     entries   count x entry, in the fixed order of SCHEMA (every name exactly once)
     crc32     u32       zlib.crc32 of all the bytes before it (catches accidental damage; the checks below
@@ -38,6 +39,8 @@ shapes that shared one object get one each). The broad-phase trees are rebuilt f
 the trees' shape, only their speed does, so the restored world continues bitwise identically.
 
 Not saved: event handlers (Python callables, often closures over the original world: register them again),
+``Body.data`` and ``ShapeHandle.data`` (any Python objects: a snapshot is data only; ``pickle``, ``copy`` and
+``deepcopy`` of a world carry them beside the snapshot bytes, ``World.__reduce__``),
 ``profile_times`` (timings, which would make equal states differ), and caches rebuilt on demand (kernel
 argument views, the queries' boxes).
 """
@@ -57,7 +60,7 @@ from . import _step, _solver
 __all__ = ["Snapshot", "FORMAT_VERSION", "encode", "decode", "SCHEMA"]
 
 MAGIC = b"CAROMSNP"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 T_INT, T_FLOAT, T_BOOL, T_STR, T_ARRAY = 1, 2, 3, 4, 5
 B1, I1, I8, U8, F8 = 1, 2, 3, 4, 5
@@ -80,7 +83,8 @@ BODY_FIELDS = (("_com", F8, (2,)), ("_angle", F8, ()), ("_vel", F8, (2,)), ("_an
                ("_local_center", F8, (2,)), ("_kind", I8, ()), ("_bullet", B1, ()), ("_alive", B1, ()),
                ("_gen", I8, ()), ("_force", F8, (2,)), ("_torque", F8, ()), ("_lin_damping", F8, ()),
                ("_ang_damping", F8, ()), ("_gravity_scale", F8, ()), ("_min_extent", F8, ()),
-               ("_asleep", B1, ()), ("_sleep_time", F8, ()), ("_island", I8, ()))
+               ("_asleep", B1, ()), ("_sleep_time", F8, ()), ("_island", I8, ()), ("_can_sleep", B1, ()),
+               ("_fixed_rotation", B1, ()), ("_mass_override", I8, ()))
 #: the shape arrays (``World._shape_arrays``)
 SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), ("_s_offset", I8, ()),
                 ("_s_count", I8, ()), ("_s_radius", F8, ()), ("_s_friction", F8, ()), ("_s_restitution", F8, ()),
@@ -129,6 +133,8 @@ WORLD_ATTRIBUTES = {
     "profile_times": "not saved: timings of the last step",
     "_arg_views": "not saved: views rebuilt by the next step", "_query_boxes": "not saved: rebuilt by a query",
     "_locked": "not saved: a snapshot is taken and restored between steps",
+    "_body_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
+    "_shape_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
 }
 #: the same for the broad phase (``World._bp``, a DynamicTree)
 BROAD_PHASE_ATTRIBUTES = {
@@ -557,6 +563,17 @@ def _check_bodies(d):
         _at_least(d, name, 0.0, FLOAT32_LIMIT)
     for name in ("body.vel", "body.angvel"):
         _at_least(d, name, -FLOAT32_LIMIT, FLOAT32_LIMIT)
+    # fixed rotation: the solver's inverse inertia is 0 (Body.fixed_rotation); overridden mass data: only the
+    # three bits (world.MASS_SET, INERTIA_SET, CENTER_SET), on live dynamic bodies
+    fixed = d["body.fixed_rotation"]
+    if (fixed & (d["body.inv_inertia"] != 0.0)).any():
+        raise _bad(f"body {_where(fixed & (d['body.inv_inertia'] != 0.0))} has fixed rotation and an inverse "
+                   "inertia other than 0")
+    _indices(d, "body.mass_override", 8, "set of mass-data bits (0 to 7)")
+    override = d["body.mass_override"] != 0
+    if (override & ~(alive & (kind == _step.DYNAMIC))).any():
+        raise _bad(f"body {_where(override & ~(alive & (kind == _step.DYNAMIC)))} has mass data set but is not a "
+                   "live dynamic body")
     asleep = d["body.asleep"]
     if (asleep & ~(alive & (kind == _step.DYNAMIC))).any():
         raise _bad(f"body {_where(asleep & ~(alive & (kind == _step.DYNAMIC)))} is asleep but not a live dynamic body")

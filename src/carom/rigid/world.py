@@ -4,6 +4,7 @@ Python validates input and keeps handles; ``World.step`` is one compiled call (`
 Arrays grow by doubling. A handle is (world, index, generation): a removed body's slot may be reused, and
 the old handle then raises :class:`StaleHandleError` instead of aliasing the new body.
 """
+import copy
 import math
 from collections import namedtuple
 
@@ -30,6 +31,11 @@ KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.
 KIND_NAMES = {v: k for k, v in KINDS.items()}
 MIX_RULES = {"sqrt": _solver.MIX_SQRT, "min": _solver.MIX_MIN, "max": _solver.MIX_MAX,
              "mean": _solver.MIX_MEAN, "multiply": _solver.MIX_MULTIPLY}
+
+#: bits of ``World._mass_override``: which of a body's mass, inertia and centre of mass the user set
+#: (``Body.mass``, ``Body.inertia``, ``Body.local_center``); the shapes no longer decide those until
+#: ``Body.reset_mass``
+MASS_SET, INERTIA_SET, CENTER_SET = 1, 2, 4
 
 
 # every number entering the world passes carom._validate (the shapes' constructors use it too); the names are
@@ -157,6 +163,9 @@ class Body:
 
     @property
     def local_center(self) -> np.ndarray:
+        """The centre of mass in the body frame: the shapes' centroid, or the point set here (dynamic bodies
+        only), kept until :meth:`reset_mass`. Setting it keeps the body's origin where it is, so the centre
+        of mass moves in the world; the velocity (the centre's) is kept as it is."""
         return self.world._local_center[self._i()].copy()
 
     @property
@@ -195,10 +204,13 @@ class Body:
 
     @angular_velocity.setter
     def angular_velocity(self, value):
+        # (a body with fixed_rotation keeps 0, as in Box2D: it does not turn)
         i = self._i()
-        self.world._check_unlocked()
-        self.world._angvel[i] = _number(value, "angular_velocity", magnitude=FLOAT32_LIMIT)
-        self.world._wake(i)
+        w = self.world
+        w._check_unlocked()
+        av = _number(value, "angular_velocity", magnitude=FLOAT32_LIMIT)
+        w._angvel[i] = 0.0 if w._fixed_rotation[i] else av
+        w._wake(i)
 
     @property
     def contact_force(self) -> np.ndarray:
@@ -212,14 +224,128 @@ class Body:
 
     @property
     def mass(self) -> float:
-        im = self.world._inv_mass[self._i()]
-        return float(1.0 / im) if im > 0 else (float(self.world._mass[self.index]))
+        """Mass (kg): from the shapes' densities, or the value set here (Box2D's ``b2Body_SetMassData``).
+
+        Setting it (dynamic bodies only; finite, within the solver's single precision) overrides what the
+        shapes give until :meth:`reset_mass`: shapes added or removed later no longer change it. The inertia
+        and the centre of mass are overridden apart (:attr:`inertia`, :attr:`local_center`); each value not
+        set still comes from the shapes."""
+        i = self._i()
+        w = self.world
+        im = w._inv_mass[i]
+        if w._mass_override[i] & MASS_SET:
+            return float(w._mass[i])
+        return float(1.0 / im) if im > 0 else (float(w._mass[i]))
+
+    @mass.setter
+    def mass(self, value):
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        m = _number(value, "mass", 1.0 / FLOAT32_LIMIT, FLOAT32_LIMIT)
+        w._check_mass_data(i, "mass")
+        # (written directly, not through _update_mass, which would move the centre by rounding)
+        w._mass_override[i] |= MASS_SET
+        w._mass[i] = m
+        w._inv_mass[i] = 1.0 / m
+        w._set_inv_inertia(i)
+        w._wake(i)
 
     @property
     def inertia(self) -> float:
-        """Rotational inertia about the centre of mass."""
-        ii = self.world._inv_inertia[self._i()]
-        return float(1.0 / ii) if ii > 0 else float(self.world._inertia[self.index])
+        """Rotational inertia (kg·m²) about the centre of mass: from the shapes, or the value set here (dynamic
+        bodies only, > 0 and within the solver's single precision), kept until :meth:`reset_mass`. With
+        :attr:`fixed_rotation` the solver treats it as infinite, but this still reads the body's own."""
+        i = self._i()
+        w = self.world
+        ii = w._inv_inertia[i]
+        if w._mass_override[i] & INERTIA_SET:
+            return float(w._inertia[i])
+        return float(1.0 / ii) if ii > 0 else float(w._inertia[i])
+
+    @inertia.setter
+    def inertia(self, value):
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        j = _number(value, "inertia", 1.0 / FLOAT32_LIMIT, FLOAT32_LIMIT)
+        w._check_mass_data(i, "inertia")
+        w._mass_override[i] |= INERTIA_SET
+        w._inertia[i] = j
+        w._set_inv_inertia(i)
+        w._wake(i)
+
+    @local_center.setter
+    def local_center(self, value):
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        c = _vector(value, "local_center", WORLD_LIMIT)
+        w._check_mass_data(i, "local_center")
+        w._mass_override[i] |= CENTER_SET
+        w._update_mass(i, center=c)
+        w._wake(i, partners=True)
+
+    def reset_mass(self):
+        """Drop the mass, inertia and centre set through :attr:`mass`, :attr:`inertia` and
+        :attr:`local_center`: all three come from the shapes again (the origin stays where it is)."""
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        w._mass_override[i] = 0
+        w._update_mass(i)
+        w._wake(i, partners=True)
+
+    @property
+    def fixed_rotation(self) -> bool:
+        """True: the body does not rotate (Box2D's ``fixedRotation``). The solver sees an infinite inertia (its
+        inverse is 0) while it is set, and the angular velocity is zeroed when it is set and kept at 0;
+        mass updates (shapes added or removed, :meth:`reset_mass`) keep it. Turning it off gives back the
+        inertia from the shapes (or the one set through :attr:`inertia`)."""
+        return bool(self.world._fixed_rotation[self._i()])
+
+    @fixed_rotation.setter
+    def fixed_rotation(self, value):
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        f = _flag(value, "fixed_rotation")
+        w._fixed_rotation[i] = f
+        if f:
+            w._angvel[i] = 0.0
+        w._set_inv_inertia(i)
+        w._wake(i)
+
+    @property
+    def sleep_enabled(self) -> bool:
+        """False keeps this body, and so every island it joins, awake (Box2D's ``enableSleep``); turning it
+        off wakes the body. ``World.sleep_enabled`` is the switch for the whole world."""
+        return bool(self.world._can_sleep[self._i()])
+
+    @sleep_enabled.setter
+    def sleep_enabled(self, value):
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        f = _flag(value, "sleep_enabled")
+        w._can_sleep[i] = f
+        if not f:
+            w._wake(i)
+
+    @property
+    def data(self):
+        """Any Python object of the user's (None by default). ``pickle``, ``copy`` and ``deepcopy`` of the
+        world carry it (pickled along with the world, so it must be picklable there); ``World.snapshot()``
+        and ``World.restore`` do not: a snapshot is data only and restoring it never runs code."""
+        return self.world._body_data.get(self._i())
+
+    @data.setter
+    def data(self, value):
+        i = self._i()
+        if value is None:
+            self.world._body_data.pop(i, None)
+        else:
+            self.world._body_data[i] = value
 
     @property
     def bullet(self) -> bool:
@@ -476,6 +602,20 @@ class ShapeHandle:
     def group(self, value):
         self.world._s_group[self._i()] = _group(value)
 
+    @property
+    def data(self):
+        """Any Python object of the user's (None by default); like ``Body.data``, kept by pickle and copy of
+        the world but not by ``World.snapshot()``/``restore``."""
+        return self.world._shape_data.get(self._i())
+
+    @data.setter
+    def data(self, value):
+        s = self._i()
+        if value is None:
+            self.world._shape_data.pop(s, None)
+        else:
+            self.world._shape_data[s] = value
+
     def __repr__(self):
         return f"<ShapeHandle {self.index} {self.geometry!r}>"
 
@@ -522,10 +662,17 @@ class World:
         self._asleep = np.zeros(cap, np.bool_)       # the body's island is asleep
         self._sleep_time = np.zeros(cap)             # seconds the body has been slow
         self._island = np.zeros(cap, np.int64)       # label of the island a sleeping body fell asleep with
+        self._can_sleep = np.ones(cap, np.bool_)     # Body.sleep_enabled
+        self._fixed_rotation = np.zeros(cap, np.bool_)
+        self._mass_override = np.zeros(cap, np.int64)   # MASS_SET | INERTIA_SET | CENTER_SET
         self._body_arrays = ("_com", "_angle", "_vel", "_angvel", "_inv_mass", "_inv_inertia", "_mass",
                              "_inertia", "_local_center", "_kind", "_bullet", "_alive", "_gen", "_force",
                              "_torque", "_lin_damping", "_ang_damping", "_gravity_scale", "_min_extent",
-                             "_asleep", "_sleep_time", "_island")
+                             "_asleep", "_sleep_time", "_island", "_can_sleep", "_fixed_rotation",
+                             "_mass_override")
+        #: Body.data and ShapeHandle.data by row: Python objects, kept by pickle and copy, not by snapshots
+        self._body_data = {}
+        self._shape_data = {}
         self._n_bodies = 0
         self._free_bodies = []
         self._body_shapes = [[] for _ in range(cap)]
@@ -606,7 +753,14 @@ class World:
 
     @sleep_enabled.setter
     def sleep_enabled(self, value):
-        self._sleep_enabled = _flag(value, "sleep_enabled")
+        """Turning it off wakes every body: with sleeping off the step never wakes an island again."""
+        on = _flag(value, "sleep_enabled")
+        self._check_unlocked()
+        self._sleep_enabled = on
+        if not on:
+            n = self._n_bodies
+            self._asleep[:n] = False
+            self._sleep_time[:n] = 0.0
 
     @property
     def hit_event_threshold(self) -> float:
@@ -719,6 +873,9 @@ class World:
         self._ang_damping[i] = ad
         self._gravity_scale[i] = gs
         self._min_extent[i] = 0.0
+        self._can_sleep[i] = True
+        self._fixed_rotation[i] = False
+        self._mass_override[i] = 0
         self._body_shapes[i] = []
         return Body(self, i, int(self._gen[i]))
 
@@ -741,6 +898,8 @@ class World:
         self._asleep[i] = False
         self._gen[i] += 1
         self._free_bodies.append(i)
+        self._mass_override[i] = 0
+        self._body_data.pop(i, None)
 
     @property
     def bodies(self):
@@ -778,10 +937,311 @@ class World:
     def angular_velocities(self) -> np.ndarray:
         return self._angvel[self._body_rows()].copy()
 
-    # --- shapes ----------------------------------------------------------------------------------------
-    def _add_shape(self, b, shape, density, friction, restitution, sensor, category, mask, group, tangent_speed=0.0,
-                   rolling_resistance=0.0, one_way=None):
+    # --- bulk writes (validated as a whole first: a refused call changes nothing) ---------------------------
+    def _rows_of(self, bodies, unique=False):
+        """Body rows from ``bodies``: a list or tuple of :class:`Body` handles of this world or body indices
+        (ints, not bools), or a 1-d integer array of indices; each a live body (a handle of the same
+        generation), and with ``unique`` none twice."""
+        if isinstance(bodies, np.ndarray):
+            if bodies.ndim != 1 or (bodies.size and bodies.dtype.kind not in "iu"):
+                raise SimulationError(f"bodies must be Body handles or a 1-d array of body indices, got {bodies!r}")
+            rows = bodies.astype(np.int64)
+            gens = None
+        elif isinstance(bodies, (list, tuple)):
+            rows = np.empty(len(bodies), np.int64)
+            gens = np.full(len(bodies), -1, np.int64)
+            for k, b in enumerate(bodies):
+                if isinstance(b, Body):
+                    if b.world is not self:
+                        raise CaromError(f"bodies[{k}] is a body of another world")
+                    rows[k] = b.index
+                    gens[k] = b.generation
+                else:
+                    rows[k] = _validate.integer(b, f"bodies[{k}]", -2 ** 63, 2 ** 63 - 1)
+        else:
+            raise SimulationError(f"bodies must be a list of Body handles or an array of body indices, got "
+                                  f"{bodies!r}")
+        bad = (rows < 0) | (rows >= self._n_bodies)
+        bad[~bad] = ~self._alive[rows[~bad]]
+        if gens is not None:
+            bad[~bad] = (gens[~bad] >= 0) & (self._gen[rows[~bad]] != gens[~bad])
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise StaleHandleError(f"bodies[{k}] (body {int(rows[k])}) is not a live body of this world (removed "
+                                   "or never created)")
+        if unique and rows.size:
+            order = np.sort(rows)
+            twice = order[1:][order[1:] == order[:-1]]
+            if twice.size:
+                raise SimulationError(f"bodies names body {int(twice[0])} more than once")
+        return rows
+
+    @staticmethod
+    def _per_body(arr, name, m):
+        """``arr`` (already checked) must have one row per body written."""
+        if arr.shape[0] != m:
+            raise SimulationError(f"{name} has {arr.shape[0]} rows for {m} bodies")
+        return arr
+
+    def _wake_rows(self, rows, partners=False):
+        """:meth:`_wake` for the bodies of ``rows`` at once, with the same outcome as one by one: the sleeping
+        islands of those bodies (and with ``partners`` of the bodies they touch) wake."""
+        n = self._n_bodies
+        asleep = self._asleep[:n]
+        if rows.size and asleep.any():
+            woken = rows
+            if partners and self._contacts[0].size:
+                keys, count = self._contacts[0], self._contacts[1]
+                ba = self._s_body[keys >> _step.KEY_SHIFT]
+                bb = self._s_body[keys & _step.KEY_MASK]
+                mine = np.zeros(n, np.bool_)
+                mine[rows] = True
+                touching = count > 0
+                woken = np.concatenate([rows, bb[touching & mine[ba]], ba[touching & mine[bb]]])
+            hit = woken[asleep[woken]]
+            if hit.size:
+                group = asleep & np.isin(self._island[:n], self._island[hit])
+                asleep[group] = False
+                self._sleep_time[:n][group] = 0.0
+        self._sleep_time[rows] = 0.0
+
+    def set_state(self, bodies, positions=None, angles=None, velocities=None, angular_velocities=None):
+        """Write the state of many bodies at once: ``bodies`` (Body handles or body indices, each once) and
+        for each given argument one row per body: ``positions`` (n, 2) body origins, ``angles`` (n,),
+        ``velocities`` (n, 2) of the centres of mass, ``angular_velocities`` (n,). The same as setting, body
+        by body, ``angle``, then ``position``, then ``velocity``, then ``angular_velocity`` through the Body
+        properties (bitwise, with the same bodies woken), without a Python loop over the bodies. Every value
+        is checked first (finite, within the limits of those properties, one row per body, live bodies of this
+        world); a refused call changes nothing."""
         self._check_unlocked()
+        rows = self._rows_of(bodies, unique=True)
+        m = rows.shape[0]
+        p = None if positions is None else self._per_body(
+            _validate.points(positions, "positions", WORLD_LIMIT), "positions", m)
+        a = None if angles is None else self._per_body(
+            _validate.values(angles, "angles", magnitude=ANGLE_LIMIT), "angles", m)
+        v = None if velocities is None else self._per_body(
+            _validate.points(velocities, "velocities", FLOAT32_LIMIT), "velocities", m)
+        w = None if angular_velocities is None else self._per_body(
+            _validate.values(angular_velocities, "angular_velocities", magnitude=FLOAT32_LIMIT),
+            "angular_velocities", m)
+        moved = p is not None or a is not None
+        if moved:
+            lc = self._local_center[rows]
+            if p is None:         # (angles alone: the origins stay, as Body.angle keeps Body.position)
+                c, s = np.cos(self._angle[rows]), np.sin(self._angle[rows])
+                p = self._com[rows] - np.stack([c * lc[:, 0] - s * lc[:, 1], s * lc[:, 0] + c * lc[:, 1]], axis=1)
+            if a is not None:
+                self._angle[rows] = a
+            c, s = np.cos(self._angle[rows]), np.sin(self._angle[rows])
+            self._com[rows] = p + np.stack([c * lc[:, 0] - s * lc[:, 1], s * lc[:, 0] + c * lc[:, 1]], axis=1)
+            self._query_boxes = None
+        if v is not None:
+            self._vel[rows] = v
+        if w is not None:
+            self._angvel[rows] = np.where(self._fixed_rotation[rows], 0.0, w)
+        self._wake_rows(rows, partners=moved)
+
+    def apply_impulses(self, bodies, impulses, points=None):
+        """:meth:`Body.apply_impulse` for many bodies at once: ``impulses`` (n, 2) N·s, at ``points`` (n, 2,
+        world) or at the centres of mass. A body may appear more than once (its impulses add up in order, as
+        one call after another would). Static and kinematic bodies are left as they are. Everything is checked
+        first, including the velocities the impulses give (within the solver's limit); a refused call
+        changes nothing."""
+        self._check_unlocked()
+        rows = self._rows_of(bodies)
+        m = rows.shape[0]
+        j = self._per_body(_validate.points(impulses, "impulses"), "impulses", m)
+        p = None if points is None else self._per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
+        dynamic = np.flatnonzero(self._kind[rows] == _step.DYNAMIC)
+        r, jd = rows[dynamic], j[dynamic]
+        n = self._n_bodies
+        vel = self._vel[:n].copy()
+        angvel = self._angvel[:n].copy()
+        np.add.at(vel, r, self._inv_mass[r][:, None] * jd)
+        if p is not None:
+            arm = p[dynamic] - self._com[r]
+            np.add.at(angvel, r, self._inv_inertia[r] * (arm[:, 0] * jd[:, 1] - arm[:, 1] * jd[:, 0]))
+        bad = ~((np.abs(vel[r]) <= FLOAT32_LIMIT).all(axis=1) & (np.abs(angvel[r]) <= FLOAT32_LIMIT))
+        if bad.any():
+            k = int(dynamic[np.argmax(bad)])
+            b = int(rows[k])
+            raise SimulationError(f"impulses[{k}] = {tuple(j[k].tolist())} would give body {b} the velocity "
+                                  f"{tuple(vel[b].tolist())} and angular velocity {float(angvel[b])}, beyond the "
+                                  f"solver's limit {FLOAT32_LIMIT:g}")
+        self._vel[:n] = vel
+        self._angvel[:n] = angvel
+        self._wake_rows(r)
+
+    def apply_forces(self, bodies, forces, points=None):
+        """:meth:`Body.apply_force` for many bodies at once: ``forces`` (n, 2) N for the next step, at ``points``
+        (n, 2, world) or at the centres of mass. A body may appear more than once (its forces add up in
+        order). Everything is checked first, including each body's total force and torque and the
+        accelerations they give (within the solver's limit); a refused call changes nothing."""
+        self._check_unlocked()
+        rows = self._rows_of(bodies)
+        m = rows.shape[0]
+        f = self._per_body(_validate.points(forces, "forces"), "forces", m)
+        p = None if points is None else self._per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
+        n = self._n_bodies
+        force = self._force[:n].copy()
+        torque = self._torque[:n].copy()
+        if p is not None:
+            arm = p - self._com[rows]
+            np.add.at(torque, rows, arm[:, 0] * f[:, 1] - arm[:, 1] * f[:, 0])
+        np.add.at(force, rows, f)
+        big = np.abs(force[rows]).max(axis=1) if m else np.zeros(0)
+        turn = np.abs(torque[rows])
+        bad = ~((big <= FLOAT32_LIMIT) & (turn <= FLOAT32_LIMIT) & (self._inv_mass[rows] * big <= FLOAT32_LIMIT)
+                & (self._inv_inertia[rows] * turn <= FLOAT32_LIMIT))
+        if bad.any():
+            k = int(np.argmax(bad))
+            b = int(rows[k])
+            raise SimulationError(f"forces[{k}] = {tuple(f[k].tolist())} would give body {b} the force "
+                                  f"{tuple(force[b].tolist())} and torque {float(torque[b])}, beyond the solver's "
+                                  f"limit {FLOAT32_LIMIT:g} (or its accelerations would be)")
+        self._force[:n] = force
+        self._torque[:n] = torque
+        self._wake_rows(rows)
+
+    def add_bodies(self, positions, angles=None, velocities=None, angular_velocities=None, *, shape,
+                   density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1, mask=ALL_CATEGORIES,
+                   group=0, tangent_speed=0.0, rolling_resistance=0.0, one_way=None, bullet=False,
+                   linear_damping=0.0, angular_damping=0.0, gravity_scale=1.0):
+        """Add n dynamic bodies with one shape each, the same ``shape`` and material for all, at ``positions``
+        (n, 2) with ``angles`` (n,), ``velocities`` (n, 2) and ``angular_velocities`` (n,) (zeros if not
+        given); returns their handles. The world is the one ``add_body`` then ``add_shape`` body after body
+        would give (the same rows, masses, proxies and state; the vertex table takes the n shapes' rows in one
+        piece), but the mass is computed once and the rows are written as arrays. Every argument is checked
+        first; a refused call changes nothing."""
+        self._check_unlocked()
+        p = _validate.points(positions, "positions", WORLD_LIMIT)
+        k = p.shape[0]
+        a = np.zeros(k) if angles is None else self._per_body(
+            _validate.values(angles, "angles", magnitude=ANGLE_LIMIT), "angles", k)
+        v = np.zeros((k, 2)) if velocities is None else self._per_body(
+            _validate.points(velocities, "velocities", FLOAT32_LIMIT), "velocities", k)
+        w = np.zeros(k) if angular_velocities is None else self._per_body(
+            _validate.values(angular_velocities, "angular_velocities", magnitude=FLOAT32_LIMIT),
+            "angular_velocities", k)
+        fast = _flag(bullet, "bullet")
+        ld = _number(linear_damping, "linear_damping", 0.0)
+        ad = _number(angular_damping, "angular_damping", 0.0)
+        gs = _number(gravity_scale, "gravity_scale", magnitude=FLOAT32_LIMIT)
+        d, f, e, is_sensor, cat, msk, grp, ts, rr, ow = self._shape_settings(
+            shape, density, friction, restitution, sensor, category, mask, group, tangent_speed, rolling_resistance,
+            one_way)
+        mass = self._parts_mass(((shape, d),))
+        self._check_shape_mass(mass, d, "each body")
+        if k == 0:
+            return []
+        self._settle_events()     # (shape slots may be reused)
+        # body rows: from the free list (last freed first), then new ones, the arrays doubling as add_body does
+        free = self._free_bodies
+        reused = [free.pop() for _ in range(min(k, len(free)))]
+        first = self._n_bodies
+        cap = self._com.shape[0]
+        while first + k - len(reused) > cap:
+            for name in self._body_arrays:
+                setattr(self, name, _grow(getattr(self, name), 2 * cap))
+            self._gravity_scale[cap:] = 1.0
+            self._body_shapes.extend([] for _ in range(cap))
+            cap *= 2
+        rows = np.array(reused + list(range(first, first + k - len(reused))), np.int64)
+        self._n_bodies = first + k - len(reused)
+        # shape rows likewise
+        sfree = self._free_shapes
+        sreused = [sfree.pop() for _ in range(min(k, len(sfree)))]
+        sfirst = self._n_shapes
+        scap = self._s_body.shape[0]
+        while sfirst + k - len(sreused) > scap:
+            for name in self._shape_arrays:
+                setattr(self, name, _grow(getattr(self, name), 2 * scap))
+            scap *= 2
+        srows = np.array(sreused + list(range(sfirst, sfirst + k - len(sreused))), np.int64)
+        self._n_shapes = sfirst + k - len(sreused)
+        self._s_geometry.extend([None] * (k - len(sreused)))
+        nv = shape.vertices.shape[0]
+        o = self._vertex_rows(nv * k)
+        # the bodies as add_body leaves them
+        self._com[rows] = p
+        self._angle[rows] = a
+        self._vel[rows] = v
+        self._angvel[rows] = w
+        self._kind[rows] = _step.DYNAMIC
+        self._bullet[rows] = fast
+        self._alive[rows] = True
+        self._force[rows] = 0.0
+        self._torque[rows] = 0.0
+        self._lin_damping[rows] = ld
+        self._ang_damping[rows] = ad
+        self._gravity_scale[rows] = gs
+        self._can_sleep[rows] = True
+        self._fixed_rotation[rows] = False
+        self._mass_override[rows] = 0
+        # the shapes as _add_shape writes them
+        self._verts[o:o + nv * k] = np.tile(shape.vertices, (k, 1))
+        self._normals[o:o + nv * k] = np.tile(shape.normals, (k, 1))
+        self._s_body[srows] = rows
+        self._s_alive[srows] = True
+        self._s_offset[srows] = o + nv * np.arange(k)
+        self._s_count[srows] = nv
+        self._s_radius[srows] = shape.radius
+        self._s_friction[srows] = f
+        self._s_restitution[srows] = e
+        self._s_density[srows] = d
+        self._s_sensor[srows] = is_sensor
+        self._s_category[srows] = cat
+        self._s_mask[srows] = msk
+        self._s_group[srows] = grp
+        self._s_tangent_speed[srows] = ts
+        self._s_rolling[srows] = rr
+        self._s_one_way[srows] = ow
+        # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet)
+        # and its proxy: one compiled call each
+        c, s = np.cos(a), np.sin(a)
+        x = p[:, 0] - (c * 0.0 - s * 0.0)
+        y = p[:, 1] - (s * 0.0 + c * 0.0)
+        boxes = np.empty((k, 4))
+        pids = np.empty(k, np.int64)
+        verts, radius = shape._kernel_vertices, shape.radius
+        xs, ys, cs, ss, slots = x.tolist(), y.tolist(), c.tolist(), s.tolist(), srows.tolist()
+        for j in range(k):
+            lx, ly, ux, uy = core_aabb(verts, radius, xs[j], ys[j], cs[j], ss[j])
+            boxes[j] = (lx, ly, ux, uy)
+            pid = self._bp.insert((lx, ly), (ux, uy), static=False)
+            if pid >= self._proxy_shape.shape[0]:
+                self._proxy_shape = _grow(self._proxy_shape, 2 * pid + 2)
+            self._proxy_shape[pid] = slots[j]
+            pids[j] = pid
+        self._s_proxy[srows] = pids
+        gen = self._s_gen
+        for b, sl in zip(rows.tolist(), slots):
+            self._s_geometry[sl] = shape
+            self._body_shapes[b] = [ShapeHandle(self, sl, int(gen[sl]), shape)]
+        # the mass as _update_mass sets it, the same for every body
+        area_m, cx, cy, inertia, min_extent = mass
+        self._mass[rows] = area_m
+        self._inertia[rows] = inertia
+        self._inv_mass[rows] = 1.0 / area_m if area_m > 0.0 else 0.0
+        self._inv_inertia[rows] = 1.0 / inertia if area_m > 0.0 and inertia > 0.0 else 0.0
+        self._local_center[rows] = (cx, cy)
+        self._com[rows, 0] = x + (c * cx - s * cy)
+        self._com[rows, 1] = y + (s * cx + c * cy)
+        self._min_extent[rows] = min_extent if math.isfinite(min_extent) else 0.0
+        self._s_reach[srows] = float(np.max(np.hypot(*(shape.vertices - (cx, cy)).T))) + shape.radius
+        self._query_boxes = None
+        self._sleep_time[rows] = 0.0
+        if self._asleep[:self._n_bodies].any():
+            for lx, ly, ux, uy in boxes.tolist():
+                self._wake_touching(lx, ly, ux, uy)
+        return [Body(self, b, int(self._gen[b])) for b in rows.tolist()]
+
+    # --- shapes ----------------------------------------------------------------------------------------
+    @staticmethod
+    def _shape_settings(shape, density, friction, restitution, sensor, category, mask, group, tangent_speed=0.0,
+                        rolling_resistance=0.0, one_way=None):
+        """The checked arguments of :meth:`Body.add_shape` (``add_bodies`` takes the same)."""
         if isinstance(shape, ShapeHandle):
             raise CaromError(f"{shape!r} is already attached to a body; add its geometry to attach a copy")
         if not isinstance(shape, Shape):
@@ -801,12 +1261,26 @@ class World:
         grp = _group(group)
         if np.abs(shape.vertices).max() + shape.radius > WORLD_LIMIT:
             raise GeometryError(f"{shape!r} reaches beyond the world limit {WORLD_LIMIT:g} m")
-        mass = self._body_mass(b, ((shape, d),))
-        if self._kind[b] == _step.DYNAMIC and mass[0] > 0.0 and not (
-                1.0 / FLOAT32_LIMIT <= mass[0] <= FLOAT32_LIMIT and 1.0 / FLOAT32_LIMIT <= mass[3] <= FLOAT32_LIMIT):
-            raise SimulationError(f"density = {d!r} would give body {b} the mass {mass[0]:g} kg and inertia "
+        return d, f, e, is_sensor, cat, msk, grp, ts, rr, ow
+
+    @staticmethod
+    def _check_shape_mass(mass, d, who):
+        """A dynamic body's mass and inertia from shapes (:meth:`_body_mass`) must fit single precision."""
+        if mass[0] > 0.0 and not (1.0 / FLOAT32_LIMIT <= mass[0] <= FLOAT32_LIMIT
+                                  and 1.0 / FLOAT32_LIMIT <= mass[3] <= FLOAT32_LIMIT):
+            raise SimulationError(f"density = {d!r} would give {who} the mass {mass[0]:g} kg and inertia "
                                   f"{mass[3]:g} kg·m², beyond the solver's single precision (both must be within "
                                   f"[{1.0 / FLOAT32_LIMIT:g}, {FLOAT32_LIMIT:g}])")
+
+    def _add_shape(self, b, shape, density, friction, restitution, sensor, category, mask, group, tangent_speed=0.0,
+                   rolling_resistance=0.0, one_way=None):
+        self._check_unlocked()
+        d, f, e, is_sensor, cat, msk, grp, ts, rr, ow = self._shape_settings(
+            shape, density, friction, restitution, sensor, category, mask, group, tangent_speed, rolling_resistance,
+            one_way)
+        mass = self._body_mass(b, ((shape, d),))
+        if self._kind[b] == _step.DYNAMIC:
+            self._check_shape_mass(mass, d, f"body {b}")
         n = shape.vertices.shape[0]
         self._settle_events()     # the last step's events name shapes by slot, and this may reuse one
         if self._free_shapes:
@@ -909,6 +1383,7 @@ class World:
         self._bp.remove(int(self._s_proxy[s]))
         self._query_boxes = None
         self._free_shapes.append(s)
+        self._shape_data.pop(s, None)
         self._body_shapes[b] = [h for h in self._body_shapes[b] if h.index != s]
         if update_mass:
             self._update_mass(b)
@@ -927,6 +1402,11 @@ class World:
         10 cm box at (1000, 1000) a negative inertia)."""
         parts = [(self._s_geometry[h.index], float(self._s_density[h.index])) for h in self._body_shapes[b]]
         parts.extend(extra)
+        return self._parts_mass(parts)
+
+    @staticmethod
+    def _parts_mass(parts):
+        """:meth:`_body_mass` of the (geometry, density) pairs ``parts``."""
         pieces = []
         mass = 0.0
         min_extent = math.inf
@@ -949,20 +1429,26 @@ class World:
         inertia = sum(j + m * ((x - cx) ** 2 + (y - cy) ** 2) for m, x, y, j in pieces)
         return mass, cx, cy, inertia, min_extent
 
-    def _update_mass(self, b, mass=None):
+    def _update_mass(self, b, mass=None, center=None):
         """Set body b's mass, centroid and inertia from its shapes (``mass``: :meth:`_body_mass`'s answer, if
-        already known); the body's origin stays where it is."""
+        already known), except those the user set (``_mass_override``; ``center``: a centre being set now);
+        the body's origin stays where it is."""
         x, y, c, s_ = self._origin_transform(b)
         area_m, cx, cy, inertia, min_extent = self._body_mass(b) if mass is None else mass
         kind = self._kind[b]
+        override = self._mass_override[b]
+        if override & MASS_SET:
+            area_m = float(self._mass[b])
+        if override & INERTIA_SET:
+            inertia = float(self._inertia[b])
+        if center is not None:
+            cx, cy = float(center[0]), float(center[1])
+        elif override & CENTER_SET:
+            cx, cy = float(self._local_center[b, 0]), float(self._local_center[b, 1])
         self._mass[b] = area_m
         self._inertia[b] = inertia
-        if kind == _step.DYNAMIC and area_m > 0.0:
-            self._inv_mass[b] = 1.0 / area_m
-            self._inv_inertia[b] = 1.0 / inertia if inertia > 0.0 else 0.0
-        else:
-            self._inv_mass[b] = 0.0
-            self._inv_inertia[b] = 0.0
+        self._inv_mass[b] = 1.0 / area_m if kind == _step.DYNAMIC and area_m > 0.0 else 0.0
+        self._set_inv_inertia(b)
         self._local_center[b] = (cx, cy)
         self._com[b] = (x + (c * cx - s_ * cy), y + (s_ * cx + c * cy))
         self._query_boxes = None
@@ -970,6 +1456,20 @@ class World:
         for h in self._body_shapes[b]:
             geom = self._s_geometry[h.index]
             self._s_reach[h.index] = float(np.max(np.hypot(*(geom.vertices - (cx, cy)).T))) + geom.radius
+
+    def _set_inv_inertia(self, b):
+        """The solver's inverse inertia of body b from its inertia: 0 for a body that does not turn (not dynamic,
+        no mass, no inertia, or ``fixed_rotation``)."""
+        inertia = self._inertia[b]
+        turns = (self._kind[b] == _step.DYNAMIC and self._inv_mass[b] > 0.0 and inertia > 0.0
+                 and not self._fixed_rotation[b])
+        self._inv_inertia[b] = 1.0 / inertia if turns else 0.0
+
+    def _check_mass_data(self, b, name):
+        """Mass data can be set on dynamic bodies only (static and kinematic ones have infinite mass)."""
+        if self._kind[b] != _step.DYNAMIC:
+            raise SimulationError(f"{name} can be set on a dynamic body only; body {b} is "
+                                  f"{KIND_NAMES[int(self._kind[b])]}")
 
     # --- stepping --------------------------------------------------------------------------------------
     def _kernel_args(self):
@@ -997,7 +1497,7 @@ class World:
                   self._inv_inertia[:n], self._local_center[:n], self._kind[:n], self._bullet[:n],
                   self._alive[:n], self._force[:n], self._torque[:n], self._lin_damping[:n],
                   self._ang_damping[:n], self._gravity_scale[:n], self._min_extent[:n], self._asleep[:n],
-                  self._sleep_time[:n], self._island[:n])
+                  self._sleep_time[:n], self._island[:n], self._can_sleep[:n])
         shapes = (self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
                   self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
                   self._s_sensor[:ns], self._s_category[:ns], self._s_mask[:ns], self._s_group[:ns],
@@ -1349,7 +1849,9 @@ class World:
         """The whole state (bodies, shapes, broad phase, contacts with their warm-start impulses, events,
         settings) as a :class:`Snapshot`: data only, in the layout of :mod:`carom.rigid.snapshot`.
         :meth:`restore` continues from it bitwise identically. Handlers are not part of the state (they are
-        often closures over this world) and must be registered again; nor is ``profile_times``."""
+        often closures over this world) and must be registered again; nor is ``profile_times``; nor are the
+        bodies' and shapes' ``.data`` (Python objects: a snapshot is data only, and restoring one never runs
+        code; ``pickle`` and ``copy`` of the world carry them)."""
         self._check_unlocked()
         return Snapshot(_snapshot.encode(self))
 
@@ -1367,8 +1869,28 @@ class World:
 
     def __reduce__(self):
         # a pickle of a world is its snapshot bytes and this decoder, so unpickling one runs no code of the
-        # pickle's choosing beyond the decoder (and a damaged one is refused, not restored and then stepped)
-        return (World._from_snapshot_bytes, (_snapshot.encode(self),))
+        # pickle's choosing beyond the decoder (and a damaged one is refused, not restored and then stepped).
+        # The user's .data objects, if any, follow as the state, given to _set_user_data rather than
+        # __setstate__ (after the world exists, so data that refers to the world or its bodies is pickled too)
+        reduced = (World._from_snapshot_bytes, (_snapshot.encode(self),))
+        if self._body_data or self._shape_data:
+            reduced += ((dict(self._body_data), dict(self._shape_data)), None, None, World._set_user_data)
+        return reduced
+
+    @staticmethod
+    def _set_user_data(world, state):
+        """Give an unpickled world its bodies' and shapes' ``.data`` (``__reduce__``): two dicts by row, every
+        row one of a live body or shape, or SnapshotError."""
+        if not (isinstance(state, tuple) and len(state) == 2 and all(type(d) is dict for d in state)):
+            raise SnapshotError("invalid pickle of a World: its user data is not two dicts")
+        for what, table, alive, count in (("body", state[0], world._alive, world._n_bodies),
+                                          ("shape", state[1], world._s_alive, world._n_shapes)):
+            for k in table:
+                if type(k) is not int or not 0 <= k < count or not alive[k]:
+                    raise SnapshotError(f"invalid pickle of a World: user data for {what} {k!r}, which does not "
+                                        "exist")
+        world._body_data = state[0]
+        world._shape_data = state[1]
 
     def _contacts_to_save(self):
         """The contact table with the cache rows the narrow phase left unwritten zeroed: those of two-circle
@@ -1393,7 +1915,17 @@ class World:
                             "unpickle it with the carom that made it and take a new snapshot")
 
     def __copy__(self):
-        return World.restore(self.snapshot())
+        """A world in the same state, its bodies' and shapes' ``.data`` the same objects."""
+        w = World.restore(self.snapshot())
+        w._body_data = dict(self._body_data)
+        w._shape_data = dict(self._shape_data)
+        return w
 
     def __deepcopy__(self, memo):
-        return World.restore(self.snapshot())
+        """A world in the same state with deep copies of the ``.data`` objects (the world itself goes in the
+        memo first: data that refers to this world or its bodies refers to the copy)."""
+        w = World.restore(self.snapshot())
+        memo[id(self)] = w
+        if self._body_data or self._shape_data:
+            w._body_data, w._shape_data = copy.deepcopy((self._body_data, self._shape_data), memo)
+        return w
