@@ -129,6 +129,8 @@ WORLD_ATTRIBUTES = {
     "step_count": "step_count", "_last_dt": "last_dt",
     "_events": "events.begin/end/hit.* (settled first)", "_raw_events": "settled into events.*, then None",
     "_pending_end": "events.pending_end.*",
+    "_bounds": "bounds (empty when None)", "_remove_outside": "remove_outside",
+    "_left": "events.left.body", "_left_gen": "events.left.generation",
     "_handlers": "not saved: Python callables (register them again)",
     "profile_times": "not saved: timings of the last step",
     "_arg_views": "not saved: views rebuilt by the next step", "_query_boxes": "not saved: rebuilt by a query",
@@ -159,7 +161,8 @@ def _schema():
           ("substeps", T_INT, None, None), ("friction_mixing", T_STR, None, None),
           ("restitution_mixing", T_STR, None, None), ("sleep_enabled", T_BOOL, None, None),
           ("hit_event_threshold", T_FLOAT, None, None), ("profile", T_BOOL, None, None),
-          ("skip_apart", T_BOOL, None, None)]
+          ("skip_apart", T_BOOL, None, None), ("remove_outside", T_BOOL, None, None),
+          ("bounds", T_ARRAY, F8, (None,))]
     s += [(_entry_name("body.", a), T_ARRAY, c, ("NB",) + row) for a, c, row in BODY_FIELDS]
     s += [("body.free", T_ARRAY, I8, (None,)), ("body.shape_count", T_ARRAY, I8, ("NB",)),
           ("body.shape_list", T_ARRAY, I8, (None,))]
@@ -175,6 +178,7 @@ def _schema():
           ("broad.cand", T_ARRAY, I8, (None,)), ("broad.proxy_shape", T_ARRAY, I8, ("NP",))]
     for set_name, kind in EVENT_SETS:
         s += [(f"events.{set_name}.{f}", T_ARRAY, c, ("#" + set_name,) + row) for f, c, row in EVENT_FIELDS[kind]]
+    s += [("events.left.body", T_ARRAY, I8, ("#left",)), ("events.left.generation", T_ARRAY, I8, ("#left",))]
     return tuple(s)
 
 
@@ -294,6 +298,8 @@ def encode(world) -> bytes:
     w.float("hit_event_threshold", world.hit_event_threshold)
     w.bool("profile", world.profile)
     w.bool("skip_apart", world._skip_apart)
+    w.bool("remove_outside", world._remove_outside)
+    w.array("bounds", np.zeros(0) if world._bounds is None else world._bounds)
     for attr, code, _ in BODY_FIELDS:
         w.array(_entry_name("body.", attr), _rows(world, attr, code, nb))
     w.array("body.free", np.array(world._free_bodies, np.int64))
@@ -339,6 +345,8 @@ def encode(world) -> bytes:
                                 f"format {FORMAT_VERSION} knows {fields}: update carom.rigid.snapshot")
         for f in fields:
             w.array(f"events.{set_name}.{f}", np.ascontiguousarray(rec[f]))
+    w.array("events.left.body", world._left)
+    w.array("events.left.generation", world._left_gen)
     return w.finish()
 
 
@@ -544,6 +552,12 @@ def _check_settings(d):
     for name in ("broad.margin", "broad.multiplier"):
         if not (math.isfinite(d[name]) and d[name] >= 0.0):
             raise _bad(f"{name} = {d[name]} is not a finite number >= 0")
+    b = d["bounds"]
+    if b.shape[0] not in (0, 4):
+        raise _bad(f"bounds has {b.shape[0]} values, not 0 or 4")
+    if b.shape[0] == 4 and not (np.isfinite(b).all() and np.abs(b).max() <= WORLD_LIMIT and b[0] < b[2]
+                                and b[1] < b[3]):
+        raise _bad(f"bounds = {b.tolist()} is not a box within the world limit")
 
 
 def _check_bodies(d):
@@ -778,6 +792,8 @@ def _check_broad_phase(d):
 
 def _check_events(d):
     ns, nb = d["n_shapes"], d["n_bodies"]
+    _indices(d, "events.left.body", nb, "body")
+    _at_least(d, "events.left.generation", 0)
     for set_name, kind in EVENT_SETS:
         for f, code, _ in EVENT_FIELDS[kind]:
             name = f"events.{set_name}.{f}"
@@ -859,6 +875,10 @@ def _build(d, geometry):
     w._last_dt = d["last_dt"]
     w.profile = d["profile"]
     w._skip_apart = d["skip_apart"]
+    w._remove_outside = d["remove_outside"]
+    w._bounds = d["bounds"].copy() if d["bounds"].shape[0] == 4 else None
+    w._left = d["events.left.body"]
+    w._left_gen = d["events.left.generation"]
     sets = {}
     for set_name, kind in EVENT_SETS:
         dtype = {"begin": W.BEGIN_DTYPE, "end": W.END_DTYPE, "hit": W.HIT_DTYPE}[kind]

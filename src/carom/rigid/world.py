@@ -78,7 +78,7 @@ HIT_DTYPE = np.dtype(_PAIR_FIELDS + [("point", np.float64, 2), ("normal", np.flo
 #: The events of the last step: three NumPy record arrays (``BEGIN_DTYPE``, ``END_DTYPE``, ``HIT_DTYPE``).
 ContactEvents = namedtuple("ContactEvents", "begin end hit")
 
-EVENT_KINDS = ("begin", "end", "hit")
+EVENT_KINDS = ("begin", "end", "hit", "leave")
 
 
 class ContactEvent:
@@ -727,6 +727,12 @@ class World:
         self._raw_events = None
         self._pending_end = []
         self._handlers = []
+        #: the world bounds (xmin, ymin, xmax, ymax), or None; the bodies (rows, generations) that left them in
+        #: the last step; whether those are removed (``bounds``)
+        self._bounds = None
+        self._left = np.zeros(0, np.int64)
+        self._left_gen = np.zeros(0, np.int64)
+        self._remove_outside = False
         self._static_body = self.add_body(kind="static")
 
     # --- settings with validation ----------------------------------------------------------------------
@@ -770,6 +776,53 @@ class World:
     @hit_event_threshold.setter
     def hit_event_threshold(self, value):
         self._hit_event_threshold = _number(value, "hit_event_threshold", 0.0)
+
+    @property
+    def bounds(self):
+        """The world bounds, ``((xmin, ymin), (xmax, ymax))``, or None (the default: no bounds).
+
+        A body whose centre of mass is inside the bounds before a step and outside after it has left them: it
+        is listed by :meth:`left_bounds` and reported to "leave" handlers (:meth:`on`), and removed after them
+        when :attr:`remove_outside` is set (a body falling forever, a bullet gone off screen). Nothing else
+        changes: the bounds do not push or stop anything."""
+        if self._bounds is None:
+            return None
+        b = self._bounds
+        return (float(b[0]), float(b[1])), (float(b[2]), float(b[3]))
+
+    @bounds.setter
+    def bounds(self, value):
+        self._check_unlocked()
+        if value is None:
+            self._bounds = None
+            return
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise SimulationError(f"bounds must be ((xmin, ymin), (xmax, ymax)) or None, got {value!r}")
+        lo = _vector(value[0], "bounds lower corner", WORLD_LIMIT)
+        hi = _vector(value[1], "bounds upper corner", WORLD_LIMIT)
+        if not (lo[0] < hi[0] and lo[1] < hi[1]):
+            raise SimulationError(f"bounds = {value!r}: the lower corner must be below and left of the upper one")
+        self._bounds = np.array([lo[0], lo[1], hi[0], hi[1]])
+
+    @property
+    def remove_outside(self) -> bool:
+        """Remove the bodies that leave the :attr:`bounds` after the step that took them out (default False)."""
+        return self._remove_outside
+
+    @remove_outside.setter
+    def remove_outside(self, value):
+        self._remove_outside = _flag(value, "remove_outside")
+
+    def left_bounds(self) -> list:
+        """The bodies that left the :attr:`bounds` in the last step (handles; removed ones are stale)."""
+        return [Body(self, int(i), int(g)) for i, g in zip(self._left, self._left_gen)]
+
+    def _inside_bounds(self, n):
+        """Per body row: alive, not static, and its centre of mass inside the bounds."""
+        lo_x, lo_y, hi_x, hi_y = self._bounds
+        c = self._com[:n]
+        return (self._alive[:n] & (self._kind[:n] != _step.STATIC) & (c[:, 0] >= lo_x) & (c[:, 0] <= hi_x)
+                & (c[:, 1] >= lo_y) & (c[:, 1] <= hi_y))
 
     @property
     def friction_mixing(self):
@@ -1517,6 +1570,7 @@ class World:
         dt = _number(dt, "dt", 0.0, MAX_TIME_STEP, low_open=True)
         # a dynamic body without mass and non-finite velocities, forces or torques are found by the compiled
         # step before it changes anything (_step.first_bad_body); the error is raised below
+        inside = None if self._bounds is None else self._inside_bounds(self._n_bodies)
         self._locked = True
         self._query_boxes = None
         try:
@@ -1548,9 +1602,18 @@ class World:
             self._raw_events = (old[0], old[8], old[9], contacts, hits, self.hit_event_threshold, pending)
             self.step_count += 1
             self._last_dt = dt
+            if inside is not None:
+                gone = np.flatnonzero(inside & ~self._inside_bounds(inside.shape[0]))
+                self._left, self._left_gen = gone, self._gen[gone].copy()
+            elif self._left.size:
+                self._left, self._left_gen = np.zeros(0, np.int64), np.zeros(0, np.int64)
         finally:
             self._locked = False
         self._deliver_events()
+        if self._remove_outside:
+            for body in self.left_bounds():
+                if body.alive:
+                    self.remove(body)
 
     def _refused_step(self, bad, i):
         """The SimulationError for what ``_step.first_bad_body`` found at body i (the step changed nothing)."""
@@ -1721,7 +1784,9 @@ class World:
         return Body(self, b, int(self._gen[b]))
 
     def on(self, kind, handler, categories=None):
-        """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit").
+        """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit"), or
+        ``handler(body)`` for every body that left the world :attr:`bounds` ("leave"; before it is removed when
+        :attr:`remove_outside` is set).
 
         ``categories=(cat_a, cat_b)`` limits it to pairs where one shape's category meets ``cat_a`` and the
         other's meets ``cat_b``; the event is then oriented so that ``event.shape_a`` is the ``cat_a`` one.
@@ -1802,6 +1867,11 @@ class World:
     def _deliver_events(self):
         if not self._handlers:
             return
+        leave = [h for h in self._handlers if h[0] == "leave"]
+        for body in (self.left_bounds() if leave else ()):
+            for _kind, fn, _cats in leave:
+                if body.alive:
+                    fn(body)
         self._settle_events()
         ev = self._events
         for kind, records in (("begin", ev.begin), ("end", ev.end), ("hit", ev.hit)):
