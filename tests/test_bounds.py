@@ -53,7 +53,7 @@ def test_bodies_that_leave_are_removed_when_asked():
         w.step(DT)
     assert not balls[0].alive and not balls[1].alive and balls[2].alive
     assert names == [True, True]           # handlers see the body before it goes
-    assert w.body_count == 2               # the static body and the resting ball
+    assert w.body_count == 1               # the resting ball
 
 
 def test_static_bodies_and_bodies_already_outside_are_not_reported():
@@ -93,4 +93,4 @@ def test_bounds_are_validated_and_kept_in_snapshots():
         assert [b.index for b in clone.left_bounds()] == [b.index for b in w.left_bounds()]
         for _ in range(60):
             clone.step(DT)
-        assert clone.body_count == 2
+        assert clone.body_count == 1

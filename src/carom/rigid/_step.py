@@ -504,6 +504,21 @@ def _mark_uncached(cache, k):
 
 
 @inline_njit
+def _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep):
+    """Row k of the contact table from the manifold m (collide_sat's tuple, in body A's frame) with A's body at
+    (ax, ay, ac, as_): the normal, the points and separations in the world; returns the deepest separation."""
+    c_normal[k, 0] = ac * m[1] - as_ * m[2]
+    c_normal[k, 1] = as_ * m[1] + ac * m[2]
+    c_point[k, 0, 0] = ac * m[3] - as_ * m[4] + ax
+    c_point[k, 0, 1] = as_ * m[3] + ac * m[4] + ay
+    c_sep[k, 0] = m[5]
+    c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
+    c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
+    c_sep[k, 1] = m[9]
+    return c_sep[k, 0] if m[0] == 1 else min(c_sep[k, 0], c_sep[k, 1])
+
+
+@inline_njit
 def _collide_pair(a, b, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals, sv, snm):
     """The manifold of shapes a and b (collide_sat's tuple, in a's body frame) with b's body at (tx, ty, tc, ts)
     relative to a's, points kept within ``spec``. Two circles take collide_sat's first case directly, without
@@ -630,15 +645,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                 c_point[k, p, 0] = 0.0
                 c_point[k, p, 1] = 0.0
             continue
-        c_normal[k, 0] = ac * m[1] - as_ * m[2]
-        c_normal[k, 1] = as_ * m[1] + ac * m[2]
-        c_point[k, 0, 0] = ac * m[3] - as_ * m[4] + ax
-        c_point[k, 0, 1] = as_ * m[3] + ac * m[4] + ay
-        c_sep[k, 0] = m[5]
-        c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
-        c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
-        c_sep[k, 1] = m[9]
-        deepest = c_sep[k, 0] if cnt == 1 else min(c_sep[k, 0], c_sep[k, 1])
+        deepest = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
         c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
         if reused:
             # the same points with the same ids, in the same order: their impulses carry over as they are
@@ -1019,37 +1026,22 @@ def sensor_stage(bodies, shapes, awake, contacts):
         bb = shape_body[b]
         if not awake[ba] and not awake[bb]:
             continue
-        ac, as_ = math.cos(angle[ba]), math.sin(angle[ba])
-        bc, bs = math.cos(angle[bb]), math.sin(angle[bb])
-        ax = com[ba, 0] - (ac * local_center[ba, 0] - as_ * local_center[ba, 1])
-        ay = com[ba, 1] - (as_ * local_center[ba, 0] + ac * local_center[ba, 1])
-        bx = com[bb, 0] - (bc * local_center[bb, 0] - bs * local_center[bb, 1])
-        by = com[bb, 1] - (bs * local_center[bb, 0] + bc * local_center[bb, 1])
+        ax, ay, ac, as_ = body_origin(com, angle, local_center, ba)
+        bx, by, bc, bs = body_origin(com, angle, local_center, bb)
         tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, bx, by, bc, bs)
         m = _collide_pair(a, b, tx, ty, tc, ts, 0.0, shape_offset, shape_count, shape_radius, verts, normals, sv,
                           snm)
-        cnt = m[0]
-        c_count[k] = cnt
+        c_count[k] = m[0]
+        if m[0] > 0:
+            c_touch[k] = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep) < 0.0
+            continue
         c_touch[k] = False
+        c_normal[k, 0] = 0.0
+        c_normal[k, 1] = 0.0
         for p in range(2):
             c_sep[k, p] = 0.0
             c_point[k, p, 0] = 0.0
             c_point[k, p, 1] = 0.0
-        c_normal[k, 0] = 0.0
-        c_normal[k, 1] = 0.0
-        if cnt == 0:
-            continue
-        c_normal[k, 0] = ac * m[1] - as_ * m[2]
-        c_normal[k, 1] = as_ * m[1] + ac * m[2]
-        c_point[k, 0, 0] = ac * m[3] - as_ * m[4] + ax
-        c_point[k, 0, 1] = as_ * m[3] + ac * m[4] + ay
-        c_sep[k, 0] = m[5]
-        if cnt == 2:
-            c_point[k, 1, 0] = ac * m[7] - as_ * m[8] + ax
-            c_point[k, 1, 1] = as_ * m[7] + ac * m[8] + ay
-            c_sep[k, 1] = m[9]
-        deepest = c_sep[k, 0] if cnt == 1 else min(c_sep[k, 0], c_sep[k, 1])
-        c_touch[k] = deepest < 0.0
 
 
 @njit
