@@ -92,7 +92,7 @@ POINT_WIDTH = 17
 # point fields (offsets from P0 + p·POINT_WIDTH): the lever arms of the normal and the tangent about each
 # centre of mass (rA × n, rB × n, rA × t, rB × t, with r the anchor from the centre of mass), anchors of the
 # tracked core points (q), separation offset, normal and tangent mass, impulses, largest impulse of the step,
-# normal velocity before the solve, normal and tangent impulse of the whole step (``_add_step_impulses``)
+# normal velocity before the solve, normal and tangent impulse of the whole step (``_solve_normal``)
 RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, MAXIMP, RELV, STEPN, STEPT = range(17)
 ROW_WIDTH = P0 + 2 * POINT_WIDTH
 
@@ -688,10 +688,9 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     for p in range(points):
         v = _solve_normal(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias, inv_h)
     for p in range(points):
-        v = _solve_friction(rows, j, P0 + p * POINT_WIDTH, f, v)
+        v = _solve_friction(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias)
     if not use_bias:
         v = _solve_rolling(rows, j, f, v, points)
-        _add_step_impulses(rows, j, points)
     _scatter_velocities(state, body, move, j, sa, sb, v)
 
 
@@ -721,19 +720,6 @@ def _solve_rolling(rows, j, f, v, points):
 
 
 @inline_njit
-def _add_step_impulses(rows, j, points):
-    """After a substep's relax (its last sweep): add the impulses the points end the substep with to the
-    step's. The velocity change a point makes in a substep is its accumulated impulse at the end (the warm
-    start applies the previous substep's, the sweeps add to it), so the step's impulse is their sum: m·g·dt
-    for a box at rest on the ground, whatever the substep count. (The accumulated impulse itself, which warm
-    starts the next step, is one substep's: a quarter of the step's with 4 substeps.)"""
-    for p in range(points):
-        o = P0 + p * POINT_WIDTH
-        store(rows, j, o + STEPN, load(rows, j, o + STEPN) + load(rows, j, o + NIMP))
-        store(rows, j, o + STEPT, load(rows, j, o + STEPT) + load(rows, j, o + TIMP))
-
-
-@inline_njit
 def _solve_two(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
     """Bundles j and j + 1 of one parallel colour (disjoint bodies), their steps interleaved.
 
@@ -754,13 +740,11 @@ def _solve_two(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         v1 = _solve_normal(rows, j + 1, o, f1, v1, use_bias, inv_h)
     for p in range(points):
         o = P0 + p * POINT_WIDTH
-        v0 = _solve_friction(rows, j, o, f0, v0)
-        v1 = _solve_friction(rows, j + 1, o, f1, v1)
+        v0 = _solve_friction(rows, j, o, f0, v0, use_bias)
+        v1 = _solve_friction(rows, j + 1, o, f1, v1, use_bias)
     if not use_bias:
         v0 = _solve_rolling(rows, j, f0, v0, points)
         v1 = _solve_rolling(rows, j + 1, f1, v1, points)
-        _add_step_impulses(rows, j, points)
-        _add_step_impulses(rows, j + 1, points)
     _scatter_velocities(state, body, move, j, sa0, sb0, v0)
     _scatter_velocities(state, body, move, j + 1, sa1, sb1, v1)
 
@@ -813,12 +797,20 @@ def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
     lam = new - old
     store(rows, j, o + NIMP, new)
     store(rows, j, o + MAXIMP, vmax(lam, load(rows, j, o + MAXIMP)))
+    if not use_bias:
+        # the relax sweep is the substep's last: add the impulse the point ends it with to the step's
+        # (``STEPN``: the velocity change a point makes in a substep is its accumulated impulse at the end, as
+        # the warm start applies the previous substep's and the sweeps add to it, so the step's impulse is
+        # their sum: m·g·dt for a box at rest on the ground, whatever the substep count; the accumulated
+        # impulse itself, which warm starts the next step, is one substep's)
+        store(rows, j, o + STEPN, load(rows, j, o + STEPN) + new)
     return _push_along(v, m, lam, nx, ny, ka, kb)
 
 
 @inline_njit
-def _solve_friction(rows, j, o, f, v):
-    """The Coulomb friction impulse of the point whose fields start at o: v after it."""
+def _solve_friction(rows, j, o, f, v, use_bias):
+    """The Coulomb friction impulse of the point whose fields start at o: v after it (in the relax sweep also
+    added to the step's tangent impulse, ``STEPT``)."""
     m, nx, ny = f[0], f[1], f[2]
     tx = ny
     ty = -nx
@@ -830,6 +822,8 @@ def _solve_friction(rows, j, o, f, v):
     new = vmin(vmax(old + lam, -limit), limit)
     lam = new - old
     store(rows, j, o + TIMP, new)
+    if not use_bias:
+        store(rows, j, o + STEPT, load(rows, j, o + STEPT) + new)
     return _push_along(v, m, lam, tx, ty, ka, kb)
 
 
