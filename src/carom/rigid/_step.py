@@ -549,7 +549,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         borrowed(shapes)
     old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = \
         borrowed(old)
-    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache = borrowed(table)
+    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache, c_step = borrowed(table)
     local_center, awake, motion, xf, keys = borrowed((local_center, awake, motion, xf, keys))
     n_old = old_keys.shape[0]
     sv = np.empty((maxc, 2))
@@ -562,6 +562,9 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         bb = shape_body[bsh]
         sensor = shape_sensor[a] or shape_sensor[bsh]
         c_sensor[k] = sensor
+        for p in range(2):
+            c_step[k, p, 0] = 0.0
+            c_step[k, p, 1] = 0.0
         while j_old < n_old and old_keys[j_old] < keys[k]:
             j_old += 1
         matched = j_old < n_old and old_keys[j_old] == keys[k]
@@ -616,7 +619,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                 else:
                     _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
-        if cnt > 0 and not sensor and (_is_one_way(one_way, a) or _is_one_way(one_way, bsh)):
+        if cnt > 0 and not sensor and one_way.shape[0] > 0 and (_is_one_way(one_way, a)
+                                                               or _is_one_way(one_way, bsh)):
             # the normal in the world, from A to B: a one-way shape acts only when it points out of its solid
             # side (``one_way_passes``)
             nwx = ac * m[1] - as_ * m[2]
@@ -755,17 +759,22 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # with the same pairs as last step (``in_place``: ``same_pairs``) the cache is updated in place, so a
     # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
     c_cache = old[CACHE] if in_place else np.empty((K, CACHE_WIDTH))
-    # each point's normal and tangent impulse over the whole step: written by the solver for the contacts it
-    # solves (``_solver._write_back``), zero for the others (asleep, sensors, no points)
-    c_step = np.zeros((K, 2, 2))
+    # each point's normal and tangent impulse over the whole step: zeroed by the blocks with the rest of each
+    # row, written by the solver for the contacts it solves (``_solver._write_back``)
+    c_step = np.empty((K, 2, 2))
+    # one-way shapes are looked for per pair only when there are any (``one_way_passes``)
+    any_one_way = False
+    for s in range(S):
+        any_one_way = any_one_way or (shape_alive[s] and _is_one_way(shapes[16], s))
     maxc = np.int64(1)   # not a literal: a literal argument would compile the block kernel twice
     for s in range(S):
         if shape_count[s] > maxc:
             maxc = shape_count[s]
-    table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache)
+    table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache, c_step)
     # only the arrays the blocks use: every array a parallel loop receives costs compile time
+    # (no one-way shape: an empty table of directions, which the blocks take as "none")
     shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals,
-                  shapes[16])
+                  shapes[16] if any_one_way else shapes[16][:0])
     old_data = old[:9] + (old[CACHE],)
     _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table, in_place, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
