@@ -85,15 +85,16 @@ OVERFLOW = 63
 # contact row fields
 MA, IA, MB, IB, NX, NY, MU, E, SOFT, COUNT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 # the surfaces' relative tangent speed (conveyor belts), the rolling resistance (coefficient × the larger shape
-# radius), the rolling mass 1/(1/IA + 1/IB) and the accumulated rolling impulse (``_solve_rolling``)
-TS, RR, RMASS, RIMP = 10, 11, 12, 13
-P0 = 14
-POINT_WIDTH = 17
+# radius) and the accumulated rolling impulse (``_solve_rolling``)
+TS, RR, RIMP = 10, 11, 12
+P0 = 13
+POINT_WIDTH = 16
 # point fields (offsets from P0 + p·POINT_WIDTH): the lever arms of the normal and the tangent about each
 # centre of mass (rA × n, rB × n, rA × t, rB × t, with r the anchor from the centre of mass), anchors of the
-# tracked core points (q), separation offset, normal and tangent mass, impulses, largest impulse of the step,
-# normal velocity before the solve, normal and tangent impulse of the whole step (``_solve_normal``)
-RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, MAXIMP, RELV, STEPN, STEPT = range(17)
+# tracked core points (q), separation offset, normal and tangent mass, impulses, normal velocity before the
+# solve, normal and tangent impulse of the whole step (``_solve_normal``; a point took an impulse in the step
+# when its STEPN is above 0)
+RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, RELV, STEPN, STEPT = range(16)
 ROW_WIDTH = P0 + 2 * POINT_WIDTH
 
 # body state fields
@@ -518,9 +519,6 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     store_part(rows, j, E, h, e)
     store_part(rows, j, TS, h, ts)
     store_part(rows, j, RR, h, rr)
-    ki = iA + iB
-    kok = (count > 0.0) & (ki > 0.0)
-    store_part(rows, j, RMASS, h, select(kok, 1.0 / select(kok, ki, one), zero))
     store_part(rows, j, RIMP, h, zero)
     store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
     store_part(rows, j, COUNT, h, count)
@@ -577,7 +575,6 @@ def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, 
     store_part(rows, j, o + TMASS, h, select(tok, 1.0 / select(tok, kt, one), zero))
     store_part(rows, j, o + NIMP, h, select(has, nimp, zero))
     store_part(rows, j, o + TIMP, h, select(has, timp, zero))
-    store_part(rows, j, o + MAXIMP, h, zero)
     store_part(rows, j, o + STEPN, h, zero)
     store_part(rows, j, o + STEPT, h, zero)
     store_part(rows, j, o + RELV, h, select(has, _impact_speed(dvx * nx + dvy * ny, sep, sa, sb, nx, ny, fall), zero))
@@ -711,7 +708,10 @@ def _solve_rolling(rows, j, f, v, points):
     for p in range(1, points):
         total = total + load(rows, j, P0 + p * POINT_WIDTH + NIMP)
     old = load(rows, j, RIMP)
-    lam = -load(rows, j, RMASS) * (v[5] - v[2])
+    # the rolling mass 1/(1/IA + 1/IB), here and not in the rows: only bundles with rolling resistance use it
+    k = m[1] + m[3]
+    turns = k > 0.0
+    lam = select(turns, (v[2] - v[5]) / select(turns, k, splat(1.0)), splat(0.0))
     limit = rr * total
     new = vmin(vmax(old + lam, -limit), limit)
     lam = new - old
@@ -796,7 +796,6 @@ def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
     new = vmax(old + lam, zero)
     lam = new - old
     store(rows, j, o + NIMP, new)
-    store(rows, j, o + MAXIMP, vmax(lam, load(rows, j, o + MAXIMP)))
     if not use_bias:
         # the relax sweep is the substep's last: add the impulse the point ends it with to the step's
         # (``STEPN``: the velocity change a point makes in a substep is its accumulated impulse at the end, as
@@ -853,7 +852,7 @@ def _restitute(rows, j, state, body, move):
     for p in range(points):
         o = P0 + p * POINT_WIDTH
         relv = load(rows, j, o + RELV)
-        active = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD) & (load(rows, j, o + MAXIMP) != 0.0)
+        active = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD) & (load(rows, j, o + STEPN) > 0.0)
         ka, kb = _arms(rows, j, o, False)
         vn = _speed_along(v, nx, ny, ka, kb)
         old = load(rows, j, o + NIMP)
@@ -952,10 +951,10 @@ def _write_back(rows, j, out):
         c_step[k, 1, 1] = rows[j, p1 + STEPT, q]
         speed0 = -np.float64(rows[j, P0 + RELV, q])
         speed1 = -np.float64(rows[j, p1 + RELV, q])
-        hit0 = (points > 0.0) & (rows[j, P0 + MAXIMP, q] > 0.0) & (speed0 > -np.inf)
+        hit0 = (points > 0.0) & (rows[j, P0 + STEPN, q] > 0.0) & (speed0 > -np.inf)
         speed = speed0 if hit0 else -np.inf
         point = np.int64(0) if hit0 else np.int64(-1)
-        hit1 = (points > 1.0) & (rows[j, p1 + MAXIMP, q] > 0.0) & (speed1 > speed)
+        hit1 = (points > 1.0) & (rows[j, p1 + STEPN, q] > 0.0) & (speed1 > speed)
         hit_speed[k] = speed1 if hit1 else speed
         hit_point[k] = np.int64(1) if hit1 else point
 
