@@ -21,7 +21,7 @@ After the substeps, restitution: for points that approached faster than ``RESTIT
 λ = −m_n (v_n + e·v_n⁰), clamped so the accumulated impulse stays ≥ 0. For two free bodies this is the
 closed form of the reference article, I = −(1 + e)·v_rel·n / (1/m1 + 1/m2 + (r1×n)²/I1 + (r2×n)²/I2).
 When some point may bounce the restitution sweep runs ``RESTITUTION_SWEEPS`` times, so that the points of
-bodies meeting in a group agree (``restitution_sweeps``).
+bodies meeting in a group agree (``step_sweeps``).
 
 m_n = 1/(1/mA + 1/mB + (rA×n)²/IA + (rB×n)²/IB) is the effective mass along the normal (m_t along the
 tangent).
@@ -353,7 +353,13 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     body = np.empty((nbundles, 2, LANES), np.int64)
     move = np.empty((nbundles, 2, LANES), np.bool_)
     # only the arrays the rows need: every array a parallel loop receives costs compile time
-    shape_data = (shapes[4], shapes[5], shapes[6], shapes[14], shapes[15])
+    # (no shape with a tangent speed or rolling resistance, the usual case: empty tables, which the rows take
+    # as zeros without looking up each contact's two shapes)
+    materials = False
+    for s in range(shapes[14].shape[0]):
+        materials = materials or shapes[14][s] != 0.0 or shapes[15][s] != 0.0
+    shape_data = (shapes[4], shapes[5], shapes[6], shapes[14] if materials else shapes[14][:0],
+                  shapes[15] if materials else shapes[15][:0])
     contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)
@@ -487,8 +493,9 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
         mu = insert(mu, q, mix(shape_friction[a], shape_friction[bsh], friction_rule))
         e = insert(e, q, mix(shape_restitution[a], shape_restitution[bsh], restitution_rule))
         # (Box2D v3.1's rules: the belts' speeds add up; the larger resistance acts at the larger radius)
-        ts = insert(ts, q, shape_tangent[a] + shape_tangent[bsh])
-        rr = insert(rr, q, max(shape_rolling[a], shape_rolling[bsh]) * max(shape_radius[a], shape_radius[bsh]))
+        if shape_tangent.shape[0] > 0:
+            ts = insert(ts, q, shape_tangent[a] + shape_tangent[bsh])
+            rr = insert(rr, q, max(shape_rolling[a], shape_rolling[bsh]) * max(shape_radius[a], shape_radius[bsh]))
         count = insert(count, q, c_count[k])
         ra = insert(ra, q, shape_radius[a])
         rb = insert(rb, q, shape_radius[bsh])
@@ -678,15 +685,16 @@ def _warm_start(rows, j, state, body, move):
 
 
 @inline_njit
-def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
-    """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then Coulomb friction."""
+def _solve_contact(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff):
+    """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then Coulomb friction, then
+    (``rolling``: a relax sweep of a step with rolling resistance) rolling resistance."""
     f, sa, sb, v = _solve_setup(rows, j, state, body, soft, stiff)
     points = _bundle_points(rows, j)
     for p in range(points):
         v = _solve_normal(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias, inv_h)
     for p in range(points):
         v = _solve_friction(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias)
-    if not use_bias:
+    if rolling:
         v = _solve_rolling(rows, j, f, v, points)
     _scatter_velocities(state, body, move, j, sa, sb, v)
 
@@ -695,8 +703,8 @@ def _solve_contact(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
 def _solve_rolling(rows, j, f, v, points):
     """Rolling resistance (Box2D v3.1), in the relax sweep: an angular impulse λ = −(ωB − ωA)/(1/IA + 1/IB)
     that stops the bodies' relative spin, clamped to ± the coefficient × the larger radius × the normal
-    impulse of the contact (a torque bounded by the normal force, as friction's force is). Bundles in which no
-    lane has any are skipped (a check of one field; most scenes have none)."""
+    impulse of the contact (a torque bounded by the normal force, as friction's force is). Only in steps
+    with some rolling resistance (``ROLLING_RELAX``), and there bundles in which no lane has any are skipped."""
     rr = load(rows, j, RR)
     any_rr = False
     for q in range(LANES):
@@ -720,7 +728,7 @@ def _solve_rolling(rows, j, f, v, points):
 
 
 @inline_njit
-def _solve_two(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
+def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff):
     """Bundles j and j + 1 of one parallel colour (disjoint bodies), their steps interleaved.
 
     Each point's impulse is a chain of about a dozen dependent operations from the bundle's velocities to
@@ -742,7 +750,7 @@ def _solve_two(rows, j, state, body, move, use_bias, inv_h, soft, stiff):
         o = P0 + p * POINT_WIDTH
         v0 = _solve_friction(rows, j, o, f0, v0, use_bias)
         v1 = _solve_friction(rows, j + 1, o, f1, v1, use_bias)
-    if not use_bias:
+    if rolling:
         v0 = _solve_rolling(rows, j, f0, v0, points)
         v1 = _solve_rolling(rows, j + 1, f1, v1, points)
     _scatter_velocities(state, body, move, j, sa0, sb0, v0)
@@ -866,16 +874,20 @@ def _restitute(rows, j, state, body, move):
 
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
+#: the relax sweep of a step in which some contact has rolling resistance (``step_sweeps``): the task code of
+#: the relax sweep then, so that steps without any do not look for it bundle by bundle
+ROLLING_RELAX = 4
 
-#: restitution sweeps of a step in which some point may bounce (``restitution_sweeps``)
+#: restitution sweeps of a step in which some point may bounce (``step_sweeps``)
 RESTITUTION_SWEEPS = 8
 
 
 @njit
-def restitution_sweeps(rows):
-    """How many restitution sweeps the step makes: RESTITUTION_SWEEPS if some point may bounce (restitution
-    above 0, approaching faster than RESTITUTION_THRESHOLD), else 1 (which then skips every bundle and only
-    writes the impulses back).
+def step_sweeps(rows):
+    """(how many restitution sweeps the step makes, the relax sweep's task code), from one look at the rows:
+    RESTITUTION_SWEEPS if some point may bounce (restitution above 0, approaching faster than
+    RESTITUTION_THRESHOLD), else 1 (which then skips every bundle and only writes the impulses back); and
+    ROLLING_RELAX if some contact has rolling resistance, else RELAX.
 
     Why more than Box2D's one: one sweep answers each point in turn, so where several bodies meet in one step
     a later point undoes an earlier one's bounce. A ball pressed against a wall by another bounced off the
@@ -883,12 +895,16 @@ def restitution_sweeps(rows):
     in a box kept 46 % of their energy over 20 s (Box2D v3 61 %); with 8 sweeps they keep 72 %. Every
     point's target stays that of Box2D (e times its approach speed), so one point meeting one body bounces
     as before; the sweeps only let the points of a group agree."""
+    bounces = 1
+    relax = RELAX
     for j in range(rows.shape[0]):
         for q in range(LANES):
             if rows[j, E, q] != 0.0 and (rows[j, P0 + RELV, q] <= -RESTITUTION_THRESHOLD
                                          or rows[j, P0 + POINT_WIDTH + RELV, q] <= -RESTITUTION_THRESHOLD):
-                return RESTITUTION_SWEEPS
-    return 1
+                bounces = RESTITUTION_SWEEPS
+            if rows[j, RR, q] != 0.0:
+                relax = ROLLING_RELAX
+    return bounces, relax
 
 
 #: a parallel loop hands each thread this many chunks (for balance); a chunk is one call that runs a plain
@@ -916,9 +932,9 @@ def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out,
     rows, body, move, state = borrowed((rows, body, move, state))
     out = borrowed(out)
     j = lo
-    if paired and (task == BIASED or task == RELAX):
+    if paired and (task == BIASED or task == RELAX or task == ROLLING_RELAX):
         while j + 1 < hi:
-            _solve_two(rows, j, state, body, move, task == BIASED, inv_h, soft, stiff)
+            _solve_two(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff)
             j += 2
     while j < hi:
         _one(task, rows, j, state, body, move, inv_h, soft, stiff)
@@ -969,7 +985,7 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
     elif task == RESTITUTE:
         _restitute(rows, j, state, body, move)
     else:
-        _solve_contact(rows, j, state, body, move, task == BIASED, inv_h, soft, stiff)
+        _solve_contact(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff)
 
 
 # Parallel loops below only call a function per item: Numba 0.6x miscompiled an in-place update of a tuple
@@ -1261,7 +1277,7 @@ CHUNK_BUNDLES = 8
 def phase_count(substeps, bstart, bounces):
     """The number of phases of a solve (``_solve_share``): per substep the two integration passes and the biased
     and relax sweeps, the warm start sweep once and the restitution sweep ``bounces`` times
-    (``restitution_sweeps``); a sweep has one phase per colour that has bundles (the overflow colour's
+    (``step_sweeps``); a sweep has one phase per colour that has bundles (the overflow colour's
     included)."""
     colours = 0
     for c in range(OVERFLOW + 1):
@@ -1492,7 +1508,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     hit_speed = np.full(c_count.shape[0], -np.inf)
     hit_point = np.full(c_count.shape[0], -1, np.int64)
     out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point)
-    bounces = restitution_sweeps(rows)
+    bounces, relax = step_sweeps(rows)
+    tasks[RELAX] = relax
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
         # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
