@@ -16,6 +16,7 @@ from carom.errors import SimulationError
 from carom.geometry import Circle, Capsule, Segment, Polygon, Transform, box
 from carom.rigid import queries as Q
 from shape_gen import random_shape, core_geometry, true_distance
+from test_queries import _all_shapes, _passes
 
 HALF_WIDTH = 10.0
 EPS = 1e-9
@@ -50,19 +51,6 @@ def _random_world(seed, target_shapes=150):
     return w, rng
 
 
-def _all_shapes(w):
-    """(handle, geometry, world Transform, shapely core) of every live shape, by shape index."""
-    out = []
-    for b in [w.static_body] + w.bodies:
-        xf = Transform(b.position, b.angle)
-        for h in b.shapes:
-            out.append((h, h.geometry, xf, core_geometry(h.geometry, xf)))
-    out.sort(key=lambda row: row[0].index)
-    return out
-
-
-def _passes(h, mask, category=None):
-    return (h.category & mask) != 0 and (category is None or (h.mask & category) != 0)
 
 
 def _signed_distance(g, core, p):

@@ -519,6 +519,18 @@ def _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep):
 
 
 @inline_njit
+def _clear_manifold(k, c_touch, c_normal, c_point, c_sep):
+    """Row k of the contact table without points: not touching, normal, points and separations zero."""
+    c_touch[k] = False
+    c_normal[k, 0] = 0.0
+    c_normal[k, 1] = 0.0
+    for p in range(2):
+        c_sep[k, p] = 0.0
+        c_point[k, p, 0] = 0.0
+        c_point[k, p, 1] = 0.0
+
+
+@inline_njit
 def _collide_pair(a, b, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals, sv, snm):
     """The manifold of shapes a and b (collide_sat's tuple, in a's body frame) with b's body at (tx, ty, tc, ts)
     relative to a's, points kept within ``spec``. Two circles take collide_sat's first case directly, without
@@ -639,15 +651,9 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         c_timp[k, 0] = 0.0
         c_timp[k, 1] = 0.0
         if cnt == 0:
-            c_touch[k] = False
             c_ids[k, 0] = 0
             c_ids[k, 1] = 0
-            c_normal[k, 0] = 0.0
-            c_normal[k, 1] = 0.0
-            for p in range(2):
-                c_sep[k, p] = 0.0
-                c_point[k, p, 0] = 0.0
-                c_point[k, p, 1] = 0.0
+            _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
             continue
         deepest = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
         c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
@@ -1043,14 +1049,8 @@ def sensor_stage(bodies, shapes, awake, contacts):
         c_count[k] = m[0]
         if m[0] > 0:
             c_touch[k] = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep) < 0.0
-            continue
-        c_touch[k] = False
-        c_normal[k, 0] = 0.0
-        c_normal[k, 1] = 0.0
-        for p in range(2):
-            c_sep[k, p] = 0.0
-            c_point[k, p, 0] = 0.0
-            c_point[k, p, 1] = 0.0
+        else:
+            _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
 
 
 @njit
