@@ -19,7 +19,8 @@ from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_
                          UNCACHED_MOTION)
 from ..geometry._math import relative_transform, angle_sin_cos, sin_cos_rows
 from ..geometry.aabb import core_box
-from ..geometry.manifold import collide_sat, collide_circles_local, collide_quadrilaterals
+from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold, _to_frame,
+                                 _incident_edge, _clip, _point_result)
 from ..geometry.toi import conservative_advancement
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys
 from ._solver import (prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING, capped_velocity,
@@ -557,8 +558,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
     if lo >= hi:
         return
     # borrowed views: the per-pair functions below take no references (``borrowed``)
-    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals, one_way = \
-        borrowed(shapes)
+    (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals, one_way, ghost,
+     chain) = borrowed(shapes)
     old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = \
         borrowed(old)
     c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache, c_step = borrowed(table)
@@ -624,6 +625,11 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         else:
             m = _collide_pair(a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals,
                               sv, snm)
+            if m[0] > 0 and not sensor and (chain[a] != 0 or chain[bsh] != 0):
+                # a chain segment: one-sided, and smooth across its joints (``chain_manifold``); the manifold is
+                # corrected before it is cached, so a recycled one is the corrected one
+                m = chain_manifold(m, a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts,
+                                   normals, ghost, chain, sv, snm)
             # (two circles keep no cache, nor does a pair moving too fast to be recycled next step: CACHE)
             if not circles:
                 if m[0] > 0 and spec > SPECULATIVE_DISTANCE + UNCACHED_MOTION:
@@ -631,8 +637,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                 else:
                     _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
-        if cnt > 0 and not sensor and one_way.shape[0] > 0 and (_is_one_way(one_way, a)
-                                                               or _is_one_way(one_way, bsh)):
+        if cnt > 0 and not sensor and one_way.shape[0] > 0 and (_is_one_way(one_way, a) or _is_one_way(one_way, bsh)) \
+                and chain[a] == 0 and chain[bsh] == 0:
             # the normal in the world, from A to B: a one-way shape acts only when it points out of its solid
             # side (``one_way_passes``)
             nwx = ac * m[1] - as_ * m[2]
@@ -700,6 +706,178 @@ def one_way_passes(one_way, s, c, sn, nx, ny):
     dy = sn * one_way[s, 0] + c * one_way[s, 1]
     # (n need not be a unit vector: the continuous stage passes the body's way back)
     return nx * dx + ny * dy < ONE_WAY_COS * math.sqrt(nx * nx + ny * ny)
+
+
+#: ``chain`` bits of a shape (``World._s_chain``): a chain segment (``Body.add_chain``), which has a segment
+#: before it (its first vertex is a joint) and one after it (its second vertex is a joint). The ghost row
+#: (``World._s_ghost``) holds the previous segment's first vertex and the next segment's second vertex
+CHAIN, CHAIN_PREV, CHAIN_NEXT = 1, 2, 4
+#: a joint counts as convex (a bump seen from the free side) when the sine of its turn exceeds this; flatter
+#: joints, and concave ones, snap normals to the segment's own (Box2D's convexTol)
+CHAIN_CONVEX = 0.01
+#: a normal is beyond a convex neighbour's when it is turned past it by more than this sine (Box2D's sinTol)
+CHAIN_SIN_TOL = 0.01
+
+
+@njit
+def chain_manifold(m, a, b, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals, ghost,
+                   chain, sv, snm):
+    """The manifold m of shapes a and b (collide_sat's, (a, b) in a's body frame, b's body at (tx, ty, tc, ts) in
+    a's), of which one is a chain segment, made one-sided and smooth across the chain's joints
+    (``_chain_rule``, in the chain segment's frame: a chain segment in b is handled in b's frame and the result
+    swapped back). One compiled function for both orders; the rule is inlined into it."""
+    if m[0] == 0:
+        return m
+    swap = chain[a] == 0
+    c, o = (b, a) if swap else (a, b)
+    if swap:
+        px, py, pc, ps = relative_transform(tx, ty, tc, ts, 0.0, 0.0, 1.0, 0.0)
+        mc = _swap_manifold(m, px, py, pc, ps)
+    else:
+        px, py, pc, ps = tx, ty, tc, ts
+        mc = m
+    # (one call: the rule is inlined, and each call site would be a copy of it)
+    r = _chain_rule(mc, c, o, px, py, pc, ps, spec, shape_offset, shape_count, shape_radius, verts, normals, ghost,
+                    chain, sv, snm)
+    return _swap_manifold(r, tx, ty, tc, ts) if swap else r
+
+
+@inline_njit
+def _chain_rule(m, c, o, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals, ghost, chain,
+                sv, snm):
+    """The manifold m of chain segment c and shape o (collide_sat's, (c, o) in c's frame, o's body at (tx, ty,
+    tc, ts) in c's) made one-sided and smooth across the chain's joints, as Box2D's chain segments are
+    (b2CollideChainSegmentAndPolygon: ghost vertices and the Gauss map of the joints).
+
+    The segment runs from v1 to v2, e = (v2 − v1)/|v2 − v1|, and its free side is on the left: N1 = (−e_y, e_x)
+    (``Body.add_chain``). Its neighbours, when it has them, run from the ghost g0 to v1 (e0, N0) and from v2 to
+    the ghost g3 (e2, N2). Seen from the free side, the joint at v1 is convex (a bump) when the path turns
+    right there, e0 × e < −CHAIN_CONVEX; flat and concave joints are not. At a convex joint the normals a
+    contact there may have fill the cone from N1 to N0; at a flat or concave one only N1 belongs to this
+    segment. An open end (no neighbour) counts as convex with N0 = −e (at v2, N2 = e): the end is rounded on
+    the free side only.
+
+    1. One-sided: o's centroid (of its core vertices) behind the line of N1, and behind N0 and N2 where those
+       joints are convex → no contact. (Its centroid, not the normal: a body on the free side stays held however
+       deep it sinks, and one from the back passes whatever SAT finds.)
+    2. The neighbour's face separates more: with w over o's core, min N0·(w − v1) > min N1·(w − v1) at a
+       convex joint (likewise N2 at v2) → no contact: the neighbour owns it (Box2D: "neighbouring segment is the
+       separating axis").
+    3. The normal n (from c to o) is classified on the side of N1 it leans to (n·e ≤ 0: the v1 side): at a
+       convex joint it is admitted inside the cone and skipped beyond it (N0 × n > CHAIN_SIN_TOL: turned
+       further than N0); at a flat or concave joint it is snapped to N1. A skipped normal of a pair apart
+       (by more than 0.1·LINEAR_SLOP) gives no contact (the neighbour's vertex region); of a pair in contact
+       it is snapped (SAT would have chosen N1 had the other axes not been excluded).
+    4. Snapped: the face manifold with the segment as reference face (normal N1) and o's edge most against
+       N1 clipped to it (``_clip``, as collide_sat); a circle's point is its centre's along N1.
+
+    Why: on a flat chain a box sliding across a joint met the next segment's end with its leading face — SAT
+    found its side face the least penetrating axis, pushing it backwards — and a circle rolling over a joint
+    got the joint's vertex normal, tilted towards it: both tripped or bounced where a single long segment is
+    smooth. With the rule every contact on a flat chain has the normal N1, as on one segment.
+
+    A dropped contact returns an empty manifold whose separation bound is −inf, so it is tested afresh next
+    step (``_still_apart`` never skips it)."""
+    if m[0] == 0:
+        return m
+    oc = shape_offset[c]
+    v1x = verts[oc, 0]
+    v1y = verts[oc, 1]
+    v2x = verts[oc + 1, 0]
+    v2y = verts[oc + 1, 1]
+    # the free side's normal is the stored normal of the edge v2 → v1 (edge_normals: right of travel)
+    n1x = normals[oc + 1, 0]
+    n1y = normals[oc + 1, 1]
+    ex = n1y
+    ey = -n1x
+    flags = chain[c]
+    prev = (flags & CHAIN_PREV) != 0
+    nxt = (flags & CHAIN_NEXT) != 0
+    if prev:
+        dx = v1x - ghost[c, 0]
+        dy = v1y - ghost[c, 1]
+        d = math.sqrt(dx * dx + dy * dy)
+        e0x = dx / d
+        e0y = dy / d
+        convex1 = e0x * ey - e0y * ex < -CHAIN_CONVEX
+        n0x = -e0y
+        n0y = e0x
+    else:
+        convex1 = True
+        n0x = -ex
+        n0y = -ey
+    if nxt:
+        dx = ghost[c, 2] - v2x
+        dy = ghost[c, 3] - v2y
+        d = math.sqrt(dx * dx + dy * dy)
+        e2x = dx / d
+        e2y = dy / d
+        convex2 = ex * e2y - ey * e2x < -CHAIN_CONVEX
+        n2x = -e2y
+        n2y = e2x
+    else:
+        convex2 = True
+        n2x = ex
+        n2y = ey
+    # o's core in c's frame: its centroid and its separations along N1, N0 and N2
+    count = shape_count[o]
+    oo = shape_offset[o]
+    w = borrowed_rows(sv, 0, count)
+    wn = borrowed_rows(snm, 0, count)
+    _to_frame(borrowed_rows(verts, oo, count), borrowed_rows(normals, oo, count), tx, ty, tc, ts, w, wn, count)
+    cx = 0.0
+    cy = 0.0
+    s0 = np.inf
+    s1 = np.inf
+    s2 = np.inf
+    for i in range(count):
+        cx += w[i, 0]
+        cy += w[i, 1]
+        s1 = min(s1, n1x * (w[i, 0] - v1x) + n1y * (w[i, 1] - v1y))
+        s0 = min(s0, n0x * (w[i, 0] - v1x) + n0y * (w[i, 1] - v1y))
+        s2 = min(s2, n2x * (w[i, 0] - v2x) + n2y * (w[i, 1] - v2y))
+    cx /= count
+    cy /= count
+    dropped = (0, 0.0, 0.0, 0.0, 0.0, -np.inf, 0, 0.0, 0.0, 0.0, 0)
+    # 1. one-sided
+    behind = n1x * (cx - v1x) + n1y * (cy - v1y) < 0.0
+    if prev and convex1:
+        behind = behind and n0x * (cx - v1x) + n0y * (cy - v1y) < 0.0
+    if nxt and convex2:
+        behind = behind and n2x * (cx - v2x) + n2y * (cy - v2y) < 0.0
+    if behind:
+        return dropped
+    # 2. a convex neighbour's face separates more
+    if (prev and convex1 and s0 > s1) or (nxt and convex2 and s2 > s1):
+        return dropped
+    nx = m[1]
+    ny = m[2]
+    if nx == n1x and ny == n1y:
+        return m
+    # 3. the normal on the Gauss map of the joints
+    if nx * ex + ny * ey <= 0.0:
+        convex = convex1
+        beyond = n0x * ny - n0y * nx > CHAIN_SIN_TOL
+    else:
+        convex = convex2
+        beyond = nx * n2y - ny * n2x > CHAIN_SIN_TOL
+    if convex and not beyond:
+        return m
+    if convex:
+        least = m[5] if m[0] == 1 else min(m[5], m[9])
+        if least > 0.1 * LINEAR_SLOP:
+            return dropped
+    # 4. snapped to N1
+    ra = shape_radius[c]
+    rb = shape_radius[o]
+    if count == 1:
+        return _point_result(n1x, n1y, w[0, 0] - s1 * n1x, w[0, 1] - s1 * n1y, w[0, 0], w[0, 1], ra, rb, s1,
+                             np.int64(0), spec)
+    inc = _incident_edge(n1x, n1y, wn, count)
+    flip = nx != nx       # (False, not a literal: as in _face_manifold)
+    r = _clip(borrowed_rows(verts, oc, 2), borrowed_rows(normals, oc, 2), ra, np.int64(1), w, wn, rb, inc, spec,
+              flip)
+    return r if r[0] > 0 else dropped
 
 
 #: the narrow phase splits the pairs into this many blocks (a fixed number, so results do not depend on the
@@ -780,7 +958,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # only the arrays the blocks use: every array a parallel loop receives costs compile time
     # (no one-way shape: an empty table of directions, which the blocks take as "none")
     shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals,
-                  shapes[16] if any_one_way else shapes[16][:0])
+                  shapes[16] if any_one_way else shapes[16][:0], shapes[17], shapes[18])
     old_data = old[:9] + (old[CACHE],)
     _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table, in_place, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no

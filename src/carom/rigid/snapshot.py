@@ -11,8 +11,8 @@ world go through the same bytes (``World.__reduce__``).
 Layout (every number little-endian)::
 
     magic     8 bytes   b"CAROMSNP"
-    version   u32       FORMAT_VERSION (2; version 1 had no body.can_sleep, body.fixed_rotation and
-                        body.mass_override)
+    version   u32       FORMAT_VERSION (3; version 2 had no shape.chain and shape.ghost, version 1 no
+                        body.can_sleep, body.fixed_rotation and body.mass_override)
     count     u32       number of entries
     entries   count x entry, in the fixed order of SCHEMA (every name exactly once)
     crc32     u32       zlib.crc32 of all the bytes before it (catches accidental damage; the checks below
@@ -60,7 +60,7 @@ from . import _step, _solver
 __all__ = ["Snapshot", "FORMAT_VERSION", "encode", "decode", "SCHEMA"]
 
 MAGIC = b"CAROMSNP"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 T_INT, T_FLOAT, T_BOOL, T_STR, T_ARRAY = 1, 2, 3, 4, 5
 B1, I1, I8, U8, F8 = 1, 2, 3, 4, 5
@@ -90,7 +90,7 @@ SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), (
                 ("_s_count", I8, ()), ("_s_radius", F8, ()), ("_s_friction", F8, ()), ("_s_restitution", F8, ()),
                 ("_s_density", F8, ()), ("_s_reach", F8, ()), ("_s_sensor", B1, ()), ("_s_category", U8, ()),
                 ("_s_mask", U8, ()), ("_s_group", I8, ()), ("_s_proxy", I8, ()), ("_s_tangent_speed", F8, ()),
-                ("_s_rolling", F8, ()), ("_s_one_way", F8, (2,)))
+                ("_s_rolling", F8, ()), ("_s_one_way", F8, (2,)), ("_s_chain", I8, ()), ("_s_ghost", F8, (4,)))
 #: the contact table's members before the colouring (``World._empty_contacts``, ``_solver.COLOURING``)
 CONTACT_FIELDS = (("keys", I8, ()), ("count", I8, ()), ("ids", I8, (2,)), ("normal_impulse", F8, (2,)),
                   ("tangent_impulse", F8, (2,)), ("normal", F8, (2,)), ("points", F8, (2, 2)),
@@ -629,6 +629,29 @@ def _check_shapes(d):
         i = _where(odd)
         raise _bad(f"shape.one_way[{i}] = {ow[i].tolist()} is neither (0, 0) nor a unit vector")
     _at_least(d, "shape.rolling", 0.0)
+    # chain segments: known bits only, on segments (two vertices) that are one-way, with finite ghost vertices
+    _finite(d, "shape.ghost")
+    chain = d["shape.chain"]
+    known = _step.CHAIN | _step.CHAIN_PREV | _step.CHAIN_NEXT
+    odd = (chain != 0) & (((chain & ~known) != 0) | ((chain & _step.CHAIN) == 0) | (d["shape.count"] != 2)
+                          | (length == 0.0))
+    if odd.any():
+        i = _where(odd)
+        raise _bad(f"shape.chain[{i}] = {int(chain[i])} is not a chain segment's bits, or shape {i} is not a "
+                   "one-way segment")
+    if (np.abs(d["shape.ghost"]) > WORLD_LIMIT).any():
+        raise _bad(f"shape.ghost reaches beyond the world limit {WORLD_LIMIT:g}")
+    # a ghost vertex on its joint would give the neighbour no direction (a live chain segment's only)
+    idx = np.flatnonzero(alive & (chain != 0))
+    if idx.size:
+        first = np.concatenate([[0], np.cumsum(count)])[idx]
+        geometry, ghost = d["shape.geometry"], d["shape.ghost"][idx]
+        on_joint = (((chain[idx] & _step.CHAIN_PREV) != 0) & (geometry[first] == ghost[:, :2]).all(axis=1)) | (
+            ((chain[idx] & _step.CHAIN_NEXT) != 0) & (geometry[first + 1] == ghost[:, 2:]).all(axis=1))
+        if on_joint.any():
+            i = int(idx[_where(on_joint)])
+            raise _bad(f"shape.ghost[{i}] = {d['shape.ghost'][i].tolist()} puts a ghost vertex on its segment's "
+                       "joint")
     _indices(d, "shape.proxy", d["n_proxies"], "broad-phase proxy")
     _free_list(d, "shape.free", alive, "shape")
     # each body's shape list: its live shapes, each once
@@ -746,6 +769,10 @@ def _check_contacts(d):
     for name, code, _ in CONTACT_FIELDS:
         if code == F8 and name != "cache":
             _finite(d, "contact." + name)
+    # impulses the solver can hold (single precision): 1e271 passed as finite and its warm start blew the
+    # bodies up to infinity
+    for name in ("normal_impulse", "tangent_impulse", "step_impulse"):
+        _at_least(d, "contact." + name, -FLOAT32_LIMIT, FLOAT32_LIMIT)
     cache = d["contact.cache"]
     plain = np.delete(cache, _step.CSEP, axis=1)
     if not np.isfinite(plain).all() or np.isnan(cache[:, _step.CSEP]).any() or (cache[:, _step.CSEP] == np.inf).any():

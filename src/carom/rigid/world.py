@@ -13,13 +13,13 @@ import numpy as np
 from .. import _validate
 from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads
 from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT32_LIMIT, ANGLE_LIMIT, MAX_SUBSTEPS,
-                         SPECULATIVE_DISTANCE, MAX_TRANSLATION_SPEED)
+                         SPECULATIVE_DISTANCE, MAX_TRANSLATION_SPEED, WELDING_TOLERANCE)
 
 #: Every collision category bit set: the default mask (a shape collides with all categories).
 ALL_CATEGORIES = np.uint64(0xFFFFFFFFFFFFFFFF)
 from ..errors import SimulationError, StaleHandleError, WorldLockedError, GeometryError, CaromError, \
     SnapshotError
-from ..geometry.shapes import Shape
+from ..geometry.shapes import Shape, Segment
 from ..geometry.mass import shape_moments
 from ..geometry.aabb import core_aabb
 from ..geometry.broadphase import DynamicTree
@@ -488,6 +488,35 @@ class Body:
         return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group,
                                      tangent_speed, rolling_resistance, one_way)
 
+    def add_chain(self, points, loop=False, friction=0.6, restitution=0.0, category=1, mask=ALL_CATEGORIES,
+                  group=0):
+        """Attach a chain: the polyline through ``points`` (n, 2) in the body frame, one segment shape per pair of
+        consecutive points, closed back to the first point when ``loop`` (Box2D's b2CreateChain, pymunk's
+        segments along a terrain). Returns the segments' handles, in order.
+
+        Chain segments are smooth where they join: a box sliding or a ball rolling across a joint of a flat
+        chain meets one surface, as on a single long segment (ghost vertices, as Box2D's chain segments:
+        ``carom.rigid._step.chain_manifold``), where separate segments trip it on their ends.
+
+        Each segment is one-sided: it collides only with shapes on its LEFT, seen walking from point i to point
+        i + 1 (its free side's normal is (−d_y, d_x)/|d|, d = p[i+1] − p[i]). So a floor listed left to right
+        holds bodies above it; a counter-clockwise loop holds bodies inside it (a container) and a clockwise
+        loop holds them outside (solid ground, an island). (Box2D v3 chains collide on the right, the other
+        way round.) A body coming from the back side passes through, as through a one-way shape (the segments'
+        ``one_way`` reads their free side's normal; it cannot be set). An open chain's two ends are rounded
+        on the free side.
+
+        ``friction`` and ``restitution`` are one number for all segments or one per segment (n − 1 of them,
+        n for a loop). Chains go on static and kinematic bodies only: a segment has no area and so no mass,
+        and Box2D's chains are static geometry (a dynamic body is refused). At least 2 points (3 for a loop);
+        consecutive points must differ (within the welding tolerance), and a loop's last point must not repeat
+        its first. Each segment is an ordinary shape afterwards: removing one handle removes that segment only
+        (its neighbours keep their ghost vertices, so their ends at the gap stay smooth as if it were there).
+        A refused call changes nothing.
+        """
+        i = self._i()
+        return self.world._add_chain(i, points, loop, friction, restitution, category, mask, group)
+
 
 class ShapeHandle:
     """Handle to a shape attached to a body: material can change at any time."""
@@ -551,6 +580,9 @@ class ShapeHandle:
     def one_way(self, value):
         i = self._i()
         self.world._check_unlocked()
+        if self.world._s_chain[i]:
+            raise CaromError(f"shape {i} is a chain segment: its one-sidedness follows its direction "
+                             "(Body.add_chain), it cannot be set")
         self.world._s_one_way[i] = _one_way(value)
 
     @property
@@ -694,10 +726,14 @@ class World:
         self._s_tangent_speed = np.zeros(scap)
         self._s_rolling = np.zeros(scap)
         self._s_one_way = np.zeros((scap, 2))
+        # chain segments (Body.add_chain): the bits _step.CHAIN | CHAIN_PREV | CHAIN_NEXT, and the ghost
+        # vertices (the previous segment's first vertex, the next segment's second vertex; body frame)
+        self._s_chain = np.zeros(scap, np.int64)
+        self._s_ghost = np.zeros((scap, 4))
         self._shape_arrays = ("_s_body", "_s_alive", "_s_gen", "_s_offset", "_s_count", "_s_radius",
                               "_s_friction", "_s_restitution", "_s_density", "_s_reach", "_s_sensor",
                               "_s_category", "_s_mask", "_s_group", "_s_tangent_speed", "_s_rolling",
-                              "_s_one_way")
+                              "_s_one_way", "_s_chain", "_s_ghost")
         self._n_shapes = 0
         self._free_shapes = []
         self._s_geometry = []
@@ -1250,6 +1286,8 @@ class World:
         self._s_tangent_speed[srows] = ts
         self._s_rolling[srows] = rr
         self._s_one_way[srows] = ow
+        self._s_chain[srows] = 0
+        self._s_ghost[srows] = 0.0
         # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet)
         # and its proxy: one compiled call each
         c, s = np.cos(a), np.sin(a)
@@ -1358,6 +1396,8 @@ class World:
         self._s_tangent_speed[s] = ts
         self._s_rolling[s] = rr
         self._s_one_way[s] = ow
+        self._s_chain[s] = 0
+        self._s_ghost[s] = 0.0
         self._s_density[s] = d
         self._s_sensor[s] = is_sensor
         self._s_category[s] = cat
@@ -1379,6 +1419,69 @@ class World:
         if self._asleep[:self._n_bodies].any():
             self._wake_touching(lx, ly, ux, uy)
         return handle
+
+    def _add_chain(self, b, points, loop, friction, restitution, category, mask, group):
+        """:meth:`Body.add_chain`: everything checked, then the segments added in order."""
+        self._check_unlocked()
+        if self._kind[b] == _step.DYNAMIC:
+            raise SimulationError(f"body {b} is dynamic: chains go on static or kinematic bodies (a segment has no "
+                                  "mass; Box2D's chains are static geometry)")
+        closed = _flag(loop, "loop")
+        p = _validate.points(points, "chain points", WORLD_LIMIT, error=GeometryError)
+        n = p.shape[0]
+        if n < (3 if closed else 2):
+            raise GeometryError(f"a {'loop' if closed else 'chain'} needs at least {3 if closed else 2} points, "
+                                f"got {n}: {p.tolist()}")
+        ends = np.roll(p, -1, axis=0)
+        step_len = np.hypot(*(ends - p).T)
+        short = step_len <= WELDING_TOLERANCE
+        if not closed:
+            short[-1] = False
+        if short.any():
+            k = int(np.argmax(short))
+            what = (f"the loop's last point {p[k].tolist()} repeats its first (a loop closes itself)"
+                    if k == n - 1 else f"chain points[{k}] = {p[k].tolist()} and points[{k + 1}] = "
+                    f"{p[k + 1].tolist()} are within {WELDING_TOLERANCE:g} m of each other")
+            raise GeometryError(what)
+        m = n if closed else n - 1
+        fr = self._per_segment(friction, "friction", m, 0.0, FLOAT32_LIMIT)
+        rs = self._per_segment(restitution, "restitution", m, 0.0, 1.0)
+        segments = [Segment(p[k], p[(k + 1) % n]) for k in range(m)]
+        for k in range(m):      # (the checks add_shape makes, before anything is added)
+            self._shape_settings(segments[k], 0.0, fr[k], rs[k], False, category, mask, group)
+        rows = []
+        for k in range(m):
+            a, c = p[k], p[(k + 1) % n]
+            d = c - a
+            nrm = np.array([-d[1], d[0]]) / math.hypot(d[0], d[1])
+            flags = _step.CHAIN
+            ghost = np.zeros(4)
+            if closed or k > 0:
+                flags |= _step.CHAIN_PREV
+                ghost[:2] = p[(k - 1) % n]
+            if closed or k < m - 1:
+                flags |= _step.CHAIN_NEXT
+                ghost[2:] = p[(k + 2) % n]
+            rows.append((flags, ghost, nrm))
+        handles = []
+        for k in range(m):
+            h = self._add_shape(b, segments[k], 0.0, fr[k], rs[k], False, category, mask, group,
+                                one_way=tuple(rows[k][2].tolist()))
+            self._s_chain[h.index] = rows[k][0]
+            self._s_ghost[h.index] = rows[k][1]
+            handles.append(h)
+        return handles
+
+    @staticmethod
+    def _per_segment(value, name, m, low, high):
+        """A chain's material: one number for every segment, or a sequence of exactly m (one per segment)."""
+        if isinstance(value, (list, tuple, np.ndarray)):
+            arr = _validate.values(value, name, low, high)
+            if arr.shape[0] != m:
+                raise SimulationError(f"{name} has {arr.shape[0]} values; the chain has {m} segments (give one "
+                                      "number, or one per segment)")
+            return arr.tolist()
+        return [_number(value, name, low, high)] * m
 
     def _wake_touching(self, lx, ly, ux, uy):
         """Wake the sleeping bodies with a shape within the speculative distance of the box [lx, ux] × [ly, uy]
@@ -1555,7 +1658,7 @@ class World:
                   self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
                   self._s_sensor[:ns], self._s_category[:ns], self._s_mask[:ns], self._s_group[:ns],
                   self._verts, self._normals, self._s_tangent_speed[:ns], self._s_rolling[:ns],
-                  self._s_one_way[:ns])
+                  self._s_one_way[:ns], self._s_ghost[:ns], self._s_chain[:ns])
         return bodies, shapes, self._s_proxy[:ns]
 
     def step(self, dt):
