@@ -625,9 +625,10 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         else:
             m = _collide_pair(a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals,
                               sv, snm)
-            if m[0] > 0 and not sensor and (chain[a] != 0 or chain[bsh] != 0):
+            if m[0] > 0 and not sensor and one_way.shape[0] > 0 and (chain[a] != 0 or chain[bsh] != 0):
                 # a chain segment: one-sided, and smooth across its joints (``chain_manifold``); the manifold is
-                # corrected before it is cached, so a recycled one is the corrected one
+                # corrected before it is cached, so a recycled one is the corrected one (chain segments are
+                # one-way shapes: with none, the empty direction table spares each pair the look)
                 m = chain_manifold(m, a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts,
                                    normals, ghost, chain, sv, snm)
             # (two circles keep no cache, nor does a pair moving too fast to be recycled next step: CACHE)
