@@ -868,18 +868,14 @@ def _build(d, geometry):
         raise _bad(str(exc)) from None
     _check_lists(w)
     nb, ns, nv = d["n_bodies"], d["n_shapes"], d["n_verts"]
-    cap = _capacity(nb)
-    for attr, _, _ in BODY_FIELDS:
-        arr = W._grow(getattr(w, attr), cap)
-        arr[:nb] = d[_entry_name("body.", attr)]
-        setattr(w, attr, arr)
+    for fields, prefix, n in ((BODY_FIELDS, "body.", nb), (SHAPE_FIELDS, "shape.", ns)):
+        cap = _capacity(n)
+        for attr, _, _ in fields:
+            arr = W._grow(getattr(w, attr), cap)
+            arr[:n] = d[_entry_name(prefix, attr)]
+            setattr(w, attr, arr)
     w._n_bodies = nb
     w._free_bodies = d["body.free"].tolist()
-    scap = _capacity(ns)
-    for attr, _, _ in SHAPE_FIELDS:
-        arr = W._grow(getattr(w, attr), scap)
-        arr[:ns] = d[_entry_name("shape.", attr)]
-        setattr(w, attr, arr)
     w._n_shapes = ns
     w._free_shapes = d["shape.free"].tolist()
     w._s_geometry = geometry
@@ -888,7 +884,7 @@ def _build(d, geometry):
     w._normals = W._grow(d["normals"], vcap)
     w._n_verts = nv
     gen = w._s_gen
-    w._body_shapes = [[] for _ in range(cap)]
+    w._body_shapes = [[] for _ in range(_capacity(nb))]
     counts = d["body.shape_count"]
     starts = np.concatenate([[0], np.cumsum(counts)])
     listed = d["body.shape_list"].tolist()
