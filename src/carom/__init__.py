@@ -5,6 +5,7 @@ from ._jit import (announce_compile as _announce_compile, tune_allocator as _tun
 from .errors import CaromError, GeometryError, WorldLockedError, StaleHandleError, SimulationError
 from . import constants, geometry
 from .rigid import World, Body, ShapeHandle
+from .rigid import joints
 from . import verlet
 
 __version__ = "0.1.0"

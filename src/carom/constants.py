@@ -67,6 +67,12 @@ CONTACT_DAMPING_RATIO = 10.0
 #: Largest speed at which overlap is pushed apart (m/s), so deep overlaps resolve without explosions.
 CONTACT_PUSH_MAX_VELOCITY = 3.0
 
+#: A joint's own constraints (a revolute's pivot, a weld, a limit once crossed) are soft in the biased solve with
+#: this frequency (Hz, capped at half the substep rate) and damping ratio, as Box2D v3's joint softness: stiffer
+#: than a contact, and heavily damped so that a chain settles instead of ringing
+JOINT_HERTZ = 60.0
+JOINT_DAMPING_RATIO = 2.0
+
 #: A dynamic-tree leaf is stretched this many displacements ahead of a moving proxy (Box2D's value), so a
 #: body moving steadily stays inside its fat box for a few steps before the tree has to be touched.
 AABB_DISPLACEMENT_MULTIPLIER = 4.0

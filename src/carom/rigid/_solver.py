@@ -71,8 +71,13 @@ from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, 
                     atomic_load, wait_for_change, wake_waiters)
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
+# body state fields and the integrators' flags (the joints read them too)
+from ._layout import VX, VY, W, DPX, DPY, DC, DS, PAD, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
-                         CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD)
+                         CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD, JOINT_HERTZ, JOINT_DAMPING_RATIO)
+from .joints._common import JointTable
+from .joints._solve import (joints_to_solve, joint_solved, prepare_joints, solve_joints, store_reactions,
+                            WARM_START as JOINT_WARM_START, SOLVE as JOINT_SOLVE, RELAX as JOINT_RELAX)
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 MIX_SQRT, MIX_MIN, MIX_MAX, MIX_MEAN, MIX_MULTIPLY = 0, 1, 2, 3, 4
@@ -97,9 +102,6 @@ POINT_WIDTH = 16
 RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, RELV, STEPN, STEPT = range(16)
 ROW_WIDTH = P0 + 2 * POINT_WIDTH
 
-# body state fields
-VX, VY, W, DPX, DPY, DC, DS, PAD = 0, 1, 2, 3, 4, 5, 6, 7
-STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``carom._simd.gather_rows``)
 
 
 @njit
@@ -999,9 +1001,6 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
 #: the step table (a cache line per body)
 KDVX, KDVY, KDW, KLDIV, KADIV, KW0, KV0X, KV0Y = range(8)
 KICK_WIDTH = 8      # one cache line per body
-#: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),
-#: and whose velocity the solver holds in single precision (``solved``, ``_velocity``)
-MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4
 
 #: the integrators' passes: the first of the step (fill the rows, the step table, then integrate velocities),
 #: velocities, positions
@@ -1274,16 +1273,18 @@ CHUNK_BUNDLES = 8
 
 
 @njit
-def phase_count(substeps, bstart, bounces):
+def phase_count(substeps, bstart, bounces, joints):
     """The number of phases of a solve (``_solve_share``): per substep the two integration passes and the biased
     and relax sweeps, the warm start sweep once and the restitution sweep ``bounces`` times
     (``step_sweeps``); a sweep has one phase per colour that has bundles (the overflow colour's
-    included)."""
+    included), and with ``joints`` one for the joints before the colours of the warm start, biased and relax
+    sweeps."""
     colours = 0
     for c in range(OVERFLOW + 1):
         if bstart[c + 1] > bstart[c]:
             colours += 1
-    return substeps * (2 + 2 * colours) + (1 + bounces) * colours
+    extra = 2 * substeps + 1 if joints else 0
+    return substeps * (2 + 2 * colours) + (1 + bounces) * colours + extra
 
 
 @inline_njit
@@ -1347,7 +1348,7 @@ def await_phase(sync, base, chunks):
 
 @pnjit
 def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces):
+                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata):
     """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread.
 
     Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
@@ -1358,12 +1359,13 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
     for w in prange(threads):
         # (np.int64: see _prepare_all_rows)
         _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
-                     motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces)
+                     motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces,
+                     jdata)
 
 
 @njit
 def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces):
+                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata):
     """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread). The step is a
     sequence of phases, each integration pass and each colour of each sweep (``phase_count``); every thread
     goes through them in order, claims chunks of the phase and does them until none is left
@@ -1385,12 +1387,15 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
                              state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w, sync)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
+            p = _joint_phase(JOINT_WARM_START, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync)
             p = _sweep_phases(tasks[WARM], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                               sync)
+        p = _joint_phase(JOINT_SOLVE, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync)
         p = _sweep_phases(tasks[BIASED], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
         p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, state, fstate, kick, flags, solved,
                              motion, dangle, rot, gx, gy, h, max_w, sync)
+        p = _joint_phase(JOINT_RELAX, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync)
         p = _sweep_phases(tasks[RELAX], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
     for _ in range(bounces):
@@ -1412,6 +1417,23 @@ def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, so
         finish_chunk(sync, base, chunks)
         k = claim_chunk(sync, base, w, threads, chunks)
     await_phase(sync, base, chunks)
+    return p + 1
+
+
+@njit
+def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync):
+    """The joints' sweep ``mode`` (``joints._solve.solve_joints``), phase p of the solve when there are joints to
+    solve: one chunk, which the first thread to come claims and solves in joint order while the others wait;
+    returns the next phase."""
+    jlist, jrows, jsoft = jdata[0], jdata[1], jdata[2]
+    if jlist.shape[0] == 0:
+        return p
+    joints = JointTable(*jdata[3:])
+    base = phase_base(p, threads)
+    if claim_chunk(sync, base, w, threads, 1) >= 0:
+        solve_joints(mode, jlist, joints, jrows, state, fstate, flags, dangle, jsoft, h, inv_h)
+        finish_chunk(sync, base, 1)
+    await_phase(sync, base, 1)
     return p + 1
 
 
@@ -1467,9 +1489,10 @@ def capped_velocity(vx, vy, w, max_w):
 
 
 @njit
-def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
-    """The soft step (module docstring) over the coloured bundles: substeps of integrate, warm start, biased
-    solve, integrate positions, relax; then restitution. The impulses go back to the contact table.
+def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints):
+    """The soft step (module docstring) over the coloured bundles and the joints (``joints._solve``): substeps of
+    integrate, warm start, biased solve, integrate positions, relax; then restitution. The impulses go back to
+    the contact table, the joints' reactions to the joint table.
     Returns the start-of-step positions and angles (for continuous collision) and each contact's hit speed
     and point (for hit events)."""
     perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
@@ -1510,17 +1533,30 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads):
     out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point)
     bounces, relax = step_sweeps(rows)
     tasks[RELAX] = relax
+    # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
+    # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
+    jlist = joints_to_solve(joints, bodies)
+    jrows = prepare_joints(jlist, joints, bodies, h)
+    solved = joint_solved(solved, jlist, joints, bodies)
+    jsoft = np.empty(3)
+    jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
+    # (a flat tuple of arrays: a parallel loop takes no named or nested tuples; ``_joint_phase`` names the
+    # table's fields again)
+    jdata = (jlist, jrows, jsoft, joints.kind, joints.active, joints.body, joints.local, joints.param,
+             joints.impulse, joints.reaction)
+    any_joints = jlist.shape[0] > 0
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
         # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
-        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces), threads), np.int64)
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, any_joints), threads), np.int64)
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
-                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces)
+                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata)
     else:
-        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces), 1), np.int64)
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, any_joints), 1), np.int64)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
-                     bounces)
+                     bounces, jdata)
+    store_reactions(jlist, joints, jrows, fstate, dangle, inv_h)
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, flags)

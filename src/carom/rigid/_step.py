@@ -23,6 +23,7 @@ from ..geometry.manifold import (collide_sat, collide_circles_local, collide_qua
                                  _incident_edge, _clip, _point_result)
 from ..geometry.toi import conservative_advancement
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys
+from .joints._common import FILTER
 from ._solver import (prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING, capped_velocity,
                       max_angular_speed)
 
@@ -285,12 +286,13 @@ def live_proxy_boxes(shape_alive, shape_proxy, lower, upper, shape_sensor, shape
 
 
 @njit
-def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads):
+def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads, joined):
     """Candidate shape pairs, sorted by key ``a << 32 | b`` (a < b), that pass the filter.
 
     The dynamic tree (carom.geometry.broadphase) keeps fat boxes: a shape that stays inside its fat box
     costs nothing, and candidate pairs are cached between steps (only re-inserted leaves are queried).
-    Pairs of one body, pairs without a dynamic body and sensor–sensor pairs are dropped.
+    Pairs of one body, pairs without a dynamic body and sensor–sensor pairs are dropped, and so are pairs of two
+    bodies a joint joins without ``collide_connected`` (``joined``: their body keys, sorted).
     """
     kind = bodies[7]
     shape_body, shape_alive = shapes[0], shapes[1]
@@ -319,6 +321,8 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
                 shape_category[sa], shape_mask[sa], shape_group[sa], shape_category[sb], shape_mask[sb],
                 shape_group[sb])):
             continue
+        if joined.shape[0] > 0 and _sorted_has(joined, (min(ba, bb) << KEY_SHIFT) | max(ba, bb)):
+            continue
         key = (min(sa, sb) << KEY_SHIFT) | max(sa, sb)
         keys[K] = key
         K += 1
@@ -328,6 +332,20 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     if not ordered:
         return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
     return keys[:K], new_cand
+
+
+@njit
+def _sorted_has(keys, key):
+    """Whether the sorted array ``keys`` holds ``key`` (binary search)."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < keys.shape[0] and keys[lo] == key
 
 
 # Contact cache (the table's member CACHE, one row per contact): the manifold as it was computed, in body A's
@@ -999,9 +1017,10 @@ def _find(parent, i):
 
 
 @njit
-def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair):
+def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
     """Islands and sleep (Box2D's rule): a body is slow while |v| + |ω|·reach < SLEEP_LINEAR_TOLERANCE; an
-    island (bodies joined by solved contacts; static bodies do not join) whose slowest-to-settle body has
+    island (bodies joined by solved contacts and by joints; static bodies do not join) whose slowest-to-settle
+    body has
     been slow for SLEEP_TIME falls asleep as a whole: velocities zeroed, labelled by its smallest body index.
     A body touching a moving kinematic body never sleeps, nor does one whose ``Body.sleep_enabled`` is off
     (``can_sleep``: its time stays 0, which keeps its whole island awake)."""
@@ -1021,9 +1040,18 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair):
             else:
                 sleep_time[b] += dt
     parent = np.arange(NB)
-    for i in range(pair.shape[0]):
-        ba = pair[i, 0]
-        bb = pair[i, 1]
+    P = pair.shape[0]
+    jkind, jactive, jbody = joints.kind, joints.active, joints.body
+    for i in range(P + jkind.shape[0]):
+        if i < P:
+            ba = pair[i, 0]
+            bb = pair[i, 1]
+        else:
+            j = i - P
+            if not jactive[j] or jkind[j] == FILTER:
+                continue
+            ba = jbody[j, 0]
+            bb = jbody[j, 1]
         if kind[ba] == KINEMATIC and awake[ba]:
             sleep_time[bb] = 0.0
         if kind[bb] == KINEMATIC and awake[bb]:
@@ -1145,9 +1173,40 @@ def first_bad_body(bodies):
     return BODY_OK, np.int64(-1)
 
 
+@njit
+def wake_jointed(bodies, joints):
+    """Wake the sleeping islands a joint ties to a moving body (an awake dynamic body, or a kinematic body with a
+    velocity), before anything else: a joint's bodies sleep and wake together. Repeated until nothing changes
+    (an island woken here may be tied to another)."""
+    vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies[2], bodies[3], bodies[7], bodies[9],
+                                                                 bodies[16], bodies[17], bodies[18])
+    jkind, jactive, jbody = joints.kind, joints.active, joints.body
+    NB = kind.shape[0]
+    changed = True
+    while changed:
+        changed = False
+        for j in range(jkind.shape[0]):
+            if not jactive[j] or jkind[j] == FILTER:
+                continue
+            for e in range(2):
+                a = jbody[j, e]
+                b = jbody[j, 1 - e]
+                if not (asleep[a] and kind[a] == DYNAMIC):
+                    continue
+                moving = body_alive[b] and not asleep[b] and (kind[b] == DYNAMIC or (
+                    kind[b] == KINEMATIC and (vel[b, 0] != 0.0 or vel[b, 1] != 0.0 or angvel[b] != 0.0)))
+                if moving:
+                    label = island[a]
+                    for q in range(NB):
+                        if body_alive[q] and asleep[q] and island[q] == label:
+                            asleep[q] = False
+                            sleep_time[q] = 0.0
+                    changed = True
+
+
 @linking_entry_njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled,
-                bodies, shapes, tree, shape_proxy, proxy_shape, old, threads, clock):
+                bodies, shapes, tree, shape_proxy, proxy_shape, old, joints, joined, threads, clock):
     """Advance the world by dt: the stages in order, in one compiled call.
 
     ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
@@ -1161,13 +1220,15 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         for i in range(1, clock.shape[0]):
             clock[i] = clock[0]
         return old, tree[9], no_hits(), bad
+    if joints.kind.shape[0] > 0:
+        wake_jointed(bodies, joints)
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes, threads)
     clock[1] = cycle_counter()
     if not awake.any():
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
             clock[i] = clock[1]
         return old, tree[9], no_hits(), bad
-    keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads)
+    keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads, joined)
     clock[2] = cycle_counter()
     # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and
     # the colouring may be kept
@@ -1177,12 +1238,12 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads,
                            (gx, gy, dt))
     clock[4] = cycle_counter()
-    com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads)
+    com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     clock[5] = cycle_counter()
     continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape)
     sensor_stage(bodies, shapes, awake, contacts)
     clock[6] = cycle_counter()
-    sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4])
+    sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4], joints)
     clock[7] = cycle_counter()
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
     return contacts + colouring_of(solver), new_cand, (hit_speed, hit_point), bad
@@ -1458,7 +1519,7 @@ def compile_late_stages(step_types):
     compile reaches them, while the bounds, broad and narrow phases are compiled on the other core
     (``tests/test_jit.py`` checks that the types are the step's own)."""
     (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
-     proxy_shape, old, threads, clock) = step_types
+     proxy_shape, old, joints, joined, threads, clock) = step_types
 
     def returned(kernel, arg_types):
         kernel.compile(arg_types)
@@ -1468,9 +1529,9 @@ def compile_late_stages(step_types):
     contacts = numba.types.Tuple(old.types[:COLOURING])
     solver = returned(prepare_stage, (bodies, shapes, contacts, old, numba.types.boolean, friction_rule,
                                       restitution_rule, threads, numba.types.UniTuple(dt, 3)))
-    solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads))
+    solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints))
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
     com0, angle0 = solved[0], solved[1]
     returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
-    returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4]))
+    returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4], joints))

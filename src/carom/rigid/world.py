@@ -24,6 +24,8 @@ from ..geometry.mass import shape_moments
 from ..geometry.aabb import core_aabb
 from ..geometry.broadphase import DynamicTree
 from . import _step, _solver, queries
+from . import joints as _joints
+from .joints import Joint, JointEvent
 from . import snapshot as _snapshot
 from .snapshot import Snapshot
 
@@ -78,7 +80,7 @@ HIT_DTYPE = np.dtype(_PAIR_FIELDS + [("point", np.float64, 2), ("normal", np.flo
 #: The events of the last step: three NumPy record arrays (``BEGIN_DTYPE``, ``END_DTYPE``, ``HIT_DTYPE``).
 ContactEvents = namedtuple("ContactEvents", "begin end hit")
 
-EVENT_KINDS = ("begin", "end", "hit", "leave")
+EVENT_KINDS = ("begin", "end", "hit", "leave", "joint")
 
 
 class ContactEvent:
@@ -769,6 +771,32 @@ class World:
         self._left = np.zeros(0, np.int64)
         self._left_gen = np.zeros(0, np.int64)
         self._remove_outside = False
+        # the joint table (carom.rigid.joints): kind, alive, generation, enabled, the two bodies, anchors and axis
+        # in the bodies' frames, settings, accumulated impulses (warm starting), the last step's reaction (force,
+        # torque), collide_connected, the force and torque thresholds and whether crossing one only reports
+        jcap = 16
+        self._j_kind = np.zeros(jcap, np.int64)
+        self._j_alive = np.zeros(jcap, np.bool_)
+        self._j_gen = np.zeros(jcap, np.int64)
+        self._j_enabled = np.zeros(jcap, np.bool_)
+        self._j_body = np.zeros((jcap, 2), np.int64)
+        self._j_local = np.zeros((jcap, _joints.LOCAL_WIDTH))
+        self._j_param = np.zeros((jcap, _joints.PARAM_WIDTH))
+        self._j_impulse = np.zeros((jcap, _joints.IMPULSE_WIDTH))
+        self._j_reaction = np.zeros((jcap, 3))
+        self._j_collide = np.zeros(jcap, np.bool_)
+        self._j_threshold = np.full((jcap, 2), np.inf)
+        self._j_report = np.zeros(jcap, np.bool_)
+        self._joint_arrays = ("_j_kind", "_j_alive", "_j_gen", "_j_enabled", "_j_body", "_j_local", "_j_param",
+                              "_j_impulse", "_j_reaction", "_j_collide", "_j_threshold", "_j_report")
+        self._n_joints = 0
+        self._free_joints = []
+        #: Joint.data by row (like _body_data)
+        self._joint_data = {}
+        #: the body pairs joints keep from colliding, sorted (``_joined_keys``), or None when to be rebuilt
+        self._joined = None
+        #: the last step's joint events (JointEvent), delivered to "joint" handlers
+        self._joint_events = []
         self._static_body = self.add_body(kind="static")
 
     # --- settings with validation ----------------------------------------------------------------------
@@ -969,8 +997,12 @@ class World:
         return Body(self, i, int(self._gen[i]))
 
     def remove(self, body):
-        """Remove a body (and its shapes) or a shape handle. The handle goes stale."""
+        """Remove a body (with its shapes and joints), a shape or a joint. The handle goes stale."""
         self._check_unlocked()
+        if isinstance(body, Joint):
+            if body.world is not self:
+                raise CaromError(f"{body!r} is a joint of another world")
+            return self._remove_joint(body._j())
         if isinstance(body, ShapeHandle):
             if body.world is not self:
                 raise CaromError(f"{body!r} is a shape of another world")
@@ -981,6 +1013,9 @@ class World:
         if body == self._static_body:
             raise CaromError("the world's static_body cannot be removed")
         self._wake(i, partners=True)
+        n = self._n_joints
+        for j in np.flatnonzero(self._j_alive[:n] & ((self._j_body[:n, 0] == i) | (self._j_body[:n, 1] == i))):
+            self._remove_joint(int(j))
         for sh in list(self._body_shapes[i]):
             self._remove_shape(sh, update_mass=False)
         self._alive[i] = False
@@ -989,6 +1024,159 @@ class World:
         self._free_bodies.append(i)
         self._mass_override[i] = 0
         self._body_data.pop(i, None)
+
+    # --- joints (carom.rigid.joints) ------------------------------------------------------------------------
+    def add_joint(self, definition) -> Joint:
+        """Add a joint from its definition (``carom.joints.Revolute(...)``, ...) and return its handle.
+
+        Every value is checked first; a bad one raises a carom error naming it and the world is unchanged. The
+        bodies must be live bodies of this world (``None`` is the world's static body), two different bodies,
+        at least one of them dynamic (a mouse joint's body dynamic). Adding a joint wakes its bodies."""
+        self._check_unlocked()
+        if not isinstance(definition, _joints._Definition):
+            raise CaromError(f"add_joint takes a joint definition (carom.joints.Revolute(...), ...), got "
+                             f"{definition!r}")
+        d = definition
+        rows = []
+        for name, body in (("body_a", d.body_a), ("body_b", d.body_b)):
+            if body is None:
+                rows.append(self._static_body.index)
+                continue
+            if not isinstance(body, Body):
+                raise CaromError(f"{name} must be a Body of this world or None (the static body), got {body!r}")
+            if body.world is not self:
+                raise CaromError(f"{name} {body!r} is a body of another world")
+            rows.append(body._i())
+        a, b = rows
+        if a == b:
+            raise SimulationError(f"a joint needs two different bodies, got body {a} twice")
+        if d.kind == _joints.MOUSE and self._kind[b] != _step.DYNAMIC:
+            raise SimulationError(f"a mouse joint's body must be dynamic; body {b} is "
+                                  f"{KIND_NAMES[int(self._kind[b])]}")
+        if self._kind[a] != _step.DYNAMIC and self._kind[b] != _step.DYNAMIC:
+            raise SimulationError(f"a joint needs a dynamic body; bodies {a} and {b} are "
+                                  f"{KIND_NAMES[int(self._kind[a])]} and {KIND_NAMES[int(self._kind[b])]}")
+        collide = _flag(d.collide_connected, "collide_connected")
+        enabled = _flag(d.enabled, "enabled")
+        thresholds = [self._threshold(d.force_threshold, "force_threshold"),
+                      self._threshold(d.torque_threshold, "torque_threshold")]
+        if d.on_threshold not in ("break", "report"):
+            raise SimulationError(f"on_threshold must be 'break' or 'report', got {d.on_threshold!r}")
+        local, param = d.frames(self, a, b)
+        # all checked: store the row
+        if self._free_joints:
+            i = self._free_joints.pop()
+        else:
+            i = self._n_joints
+            if i == self._j_kind.shape[0]:
+                for attr in self._joint_arrays:
+                    setattr(self, attr, _grow(getattr(self, attr), 2 * i))
+                self._j_threshold[i:] = np.inf
+            self._n_joints += 1
+        self._j_kind[i] = d.kind
+        self._j_alive[i] = True
+        self._j_enabled[i] = enabled
+        self._j_body[i] = (a, b)
+        self._j_local[i] = local
+        self._j_param[i] = param
+        self._j_impulse[i] = 0.0
+        self._j_reaction[i] = 0.0
+        # (a mouse joint never filters: its other body is the world's static body, which holds the ground)
+        self._j_collide[i] = collide or d.kind == _joints.MOUSE
+        self._j_threshold[i] = thresholds
+        self._j_report[i] = d.on_threshold == "report"
+        if d.data is not None:
+            self._joint_data[i] = d.data
+        self._joined = None
+        self._wake_joint(i)
+        return Joint(self, i, int(self._j_gen[i]))
+
+    @staticmethod
+    def _threshold(value, name):
+        if type(value) is float and value == np.inf:
+            return value
+        return _number(value, name, 0.0, FLOAT32_LIMIT)
+
+    def _remove_joint(self, i):
+        """Remove joint row i: its bodies wake, its handle goes stale, its row is free for the next joint."""
+        self._wake_joint(i)
+        self._j_alive[i] = False
+        self._j_enabled[i] = False
+        self._j_gen[i] += 1
+        self._j_impulse[i] = 0.0
+        self._j_reaction[i] = 0.0
+        self._joint_data.pop(i, None)
+        self._free_joints.append(i)
+        self._joined = None
+
+    def _wake_joint(self, i):
+        for e in range(2):
+            b = int(self._j_body[i, e])
+            if self._alive[b]:
+                self._wake(b)
+
+    @property
+    def joints(self):
+        """Handles of all joints, in row order."""
+        n = self._n_joints
+        return [Joint(self, int(i), int(self._j_gen[i])) for i in np.flatnonzero(self._j_alive[:n])]
+
+    @property
+    def joint_count(self) -> int:
+        return int(self._j_alive[:self._n_joints].sum())
+
+    def joint_events(self):
+        """The joints whose reaction force or torque exceeded their threshold in the last step, as
+        ``JointEvent(joint, force, torque, broke)`` (``broke``: the joint was removed)."""
+        return list(self._joint_events)
+
+    def _origin_frame(self, b):
+        """(origin, cos θ, sin θ) of body b."""
+        c, s = math.cos(self._angle[b]), math.sin(self._angle[b])
+        lc = self._local_center[b]
+        o = self._com[b] - np.array((c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]))
+        return o, c, s
+
+    def _joint_table(self):
+        """The joint table as the step sees it (``joints.JointTable``: views of the live rows)."""
+        n = self._n_joints
+        return _joints.JointTable(self._j_kind[:n], self._j_alive[:n] & self._j_enabled[:n], self._j_body[:n],
+                                  self._j_local[:n], self._j_param[:n], self._j_impulse[:n], self._j_reaction[:n])
+
+    def _joined_keys(self):
+        """The body pairs the joints keep from colliding, as sorted keys min << 32 | max: the pairs of live joints
+        without collide_connected, except joints to the world's static body (it holds the ground)."""
+        if self._joined is None:
+            n = self._n_joints
+            sb = self._static_body.index
+            pick = self._j_alive[:n] & ~self._j_collide[:n] & (self._j_body[:n, 0] != sb) & (self._j_body[:n, 1] != sb)
+            ab = self._j_body[:n][pick]
+            keys = (np.minimum(ab[:, 0], ab[:, 1]) << _step.KEY_SHIFT) | np.maximum(ab[:, 0], ab[:, 1])
+            self._joined = np.unique(keys).astype(np.int64)
+        return self._joined
+
+    def _check_joint_thresholds(self):
+        """After a step: the joints whose reaction crossed a threshold, reported and, unless they only report,
+        removed (``joint_events``)."""
+        n = self._n_joints
+        if n == 0:
+            if self._joint_events:
+                self._joint_events = []
+            return
+        th = self._j_threshold[:n]
+        watch = self._j_alive[:n] & self._j_enabled[:n] & ((th[:, 0] < np.inf) | (th[:, 1] < np.inf))
+        events = []
+        if watch.any():
+            r = self._j_reaction[:n]
+            force = np.hypot(r[:, 0], r[:, 1])
+            over = watch & ((force > th[:, 0]) | (np.abs(r[:, 2]) > th[:, 1]))
+            for i in np.flatnonzero(over).tolist():
+                handle = Joint(self, i, int(self._j_gen[i]))
+                broke = not self._j_report[i]
+                events.append(JointEvent(handle, r[i, 0:2].copy(), float(r[i, 2]), broke))
+                if broke:
+                    self._remove_joint(i)
+        self._joint_events = events
 
     @property
     def bodies(self):
@@ -1685,7 +1873,7 @@ class World:
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
-                    step_threads(), clock)
+                    self._joint_table(), self._joined_keys(), step_threads(), clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
@@ -1712,6 +1900,7 @@ class World:
                 self._left, self._left_gen = np.zeros(0, np.int64), np.zeros(0, np.int64)
         finally:
             self._locked = False
+        self._check_joint_thresholds()
         self._deliver_events()
         if self._remove_outside:
             for body in self.left_bounds():
@@ -1889,7 +2078,8 @@ class World:
     def on(self, kind, handler, categories=None):
         """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit"), or
         ``handler(body)`` for every body that left the world :attr:`bounds` ("leave"; before it is removed when
-        :attr:`remove_outside` is set).
+        :attr:`remove_outside` is set), or ``handler(joint_event)`` for every joint whose reaction crossed its
+        force or torque threshold ("joint": a :class:`~carom.rigid.joints.JointEvent`).
 
         ``categories=(cat_a, cat_b)`` limits it to pairs where one shape's category meets ``cat_a`` and the
         other's meets ``cat_b``; the event is then oriented so that ``event.shape_a`` is the ``cat_a`` one.
@@ -1970,6 +2160,9 @@ class World:
     def _deliver_events(self):
         if not self._handlers:
             return
+        for _kind, fn, _cats in [h for h in self._handlers if h[0] == "joint"]:
+            for event in self._joint_events:
+                fn(event)
         leave = [h for h in self._handlers if h[0] == "leave"]
         for body in (self.left_bounds() if leave else ()):
             for _kind, fn, _cats in leave:

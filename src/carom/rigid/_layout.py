@@ -1,0 +1,14 @@
+"""The solver's per-body rows, shared by the contact solver (``_solver``) and the joints (``joints``).
+
+Each body has a row of ``state`` (double precision, the integrators') and of ``fstate`` (single precision, what
+the sweeps gather and scatter): velocity (VX, VY, W), position change so far in the step (DPX, DPY) and the
+rotation so far as (cos, sin) (DC, DS). ``flags[b]`` holds the MOVE_* bits of the step."""
+from .._simd import ROW
+
+VX, VY, W, DPX, DPY, DC, DS, PAD = 0, 1, 2, 3, 4, 5, 6, 7
+STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``carom._simd.gather_rows``)
+
+#: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),
+#: and whose velocity the solver holds in single precision (``solved``, ``_velocity``: bodies of solved
+#: contacts and of solved joints)
+MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4

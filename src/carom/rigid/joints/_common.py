@@ -1,0 +1,231 @@
+"""What every joint kind shares: the kind codes, the layout of the joint table and of the step's joint rows, and
+the compiled pieces each kind's solve is made of.
+
+A joint is solved as Box2D v3 solves it, inside the soft step: prepared once per step (``prepare``: anchors
+about the centres of mass, masses, spring softness), then in every substep warm started, solved with a soft
+bias and relaxed without it. Its position error is tracked inside the step from the bodies' position and
+rotation changes (the solver's rows, ``_layout``), so nothing is recomputed from the poses between substeps:
+with rA, rB the anchors about the centres of mass at the start of the step, ΔcA, ΔqA the change of A's centre
+and rotation so far (and likewise for B),
+
+    d = (cB − cA) + (ΔcB − ΔcA) + ΔqB·rB − ΔqA·rA      (from anchor A to anchor B)
+    θ = (θB − θA − θref) + (ΔθB − ΔθA)                  (the relative angle)
+
+Every constraint is a row of the form Ċ = jB·vB + jbw·ωB − jA·vA − jaw·ωA with one accumulated impulse λ
+(``solve_row``), or the 2-d point constraint d = 0 (``solve_point``). A row is one of
+
+- rigid (a joint's own bond): bias β·C with the joint softness (frequency ``JOINT_HERTZ``, damping ratio
+  ``JOINT_DAMPING_RATIO``, as Box2D's joint softness) in the biased solve, none in the relax;
+- a limit (λ ≥ 0): speculative while apart (bias C/h: the bodies may close the gap, not more), rigid once
+  crossed;
+- a spring of the user's frequency f and damping ratio ζ, with bias, mass scale and impulse scale of
+  ``_solver.soft_params`` in every solve (a spring is the same in the relax);
+- a motor: bias −speed, λ clamped to ± the maximum force (or torque) × h.
+
+The λ are impulses per substep, so a joint's reaction force is λ/h (``reaction``)."""
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from ..._jit import njit, inline_njit
+from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
+
+#: joint kind codes (the table's ``kind``)
+(FILTER, DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING, ANGULAR_MOTOR,
+ RATCHET, GEAR, PULLEY) = range(14)
+KIND_COUNT = 14
+
+#: the joint table as the step sees it: per joint its kind code, whether it is solved (alive and enabled), its
+#: two bodies, and the columns below
+JointTable = namedtuple("JointTable", "kind active body local param impulse reaction")
+
+#: the joint table's columns: ``local`` holds anchor A and anchor B in their bodies' frames (from the body
+#: origin) and an axis in A's frame; ``param`` the kind's settings (each kind's module names its columns);
+#: ``impulse`` the accumulated impulses, kept from step to step (warm starting)
+LOCAL_WIDTH = 6
+PARAM_WIDTH = 16
+IMPULSE_WIDTH = 6
+
+#: the step's joint rows: inverse masses and inertias (0 for a body that is not dynamic), anchors about the
+#: centres of mass at the start of the step (RAX … RBY), cB − cA (DCX, DCY), θB − θA − θref (ANG0), the start
+#: angles (AA0, AB0), the axis in world coordinates at the start of the step (AXX, AXY); from K0 on the kind's
+#: own (springs' softness and the like)
+MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, ANG0, AA0, AB0, AXX, AXY = range(15)
+K0 = 15
+ROW_WIDTH = K0 + 9
+
+#: the current geometry a kind's solve gets (``geometry``): anchors about the centres of mass, separation
+#: d (anchor A to anchor B), relative angle, A's rotation since the start of the step (cos, sin), the absolute
+#: angles, the centres' changes since the start of the step
+G_RAX, G_RAY, G_RBX, G_RBY, G_DX, G_DY, G_ANGLE, G_QC, G_QS, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY = range(15)
+G_WIDTH = 15
+
+#: where a joint's velocities sit in the scratch ``v`` (A's then B's)
+VAX, VAY, VAW, VBX, VBY, VBW = range(6)
+
+INF = np.inf
+
+
+@njit
+def soft(hertz, zeta, h):
+    """(bias rate, mass scale, impulse scale) of a soft constraint of frequency ``hertz`` and damping ratio
+    ``zeta`` over a substep h; hertz = 0 is rigid (1, 0 scales, no bias). With ω = 2πf:
+    β = ω/(2ζ + hω), mass scale = hω(2ζ + hω)/(1 + hω(2ζ + hω)), impulse scale = 1/(1 + hω(2ζ + hω)): the
+    implicit integration of a spring–damper of that frequency and damping, stable for any stiffness
+    (Box2D v3's b2MakeSoft; "Solver2D", E. Catto 2024)."""
+    if hertz == 0.0:
+        return 0.0, 1.0, 0.0
+    omega = 2.0 * math.pi * hertz
+    a1 = 2.0 * zeta + h * omega
+    a2 = h * omega * a1
+    a3 = 1.0 / (1.0 + a2)
+    return omega / a1, a2 * a3, a3
+
+
+@inline_njit
+def rigid_bias(c, use_bias, jsoft):
+    """(bias, mass scale, impulse scale) of a rigid constraint with error c: the joint softness in the biased
+    solve, nothing in the relax."""
+    if use_bias:
+        return jsoft[0] * c, jsoft[1], jsoft[2]
+    return 0.0, 1.0, 0.0
+
+
+@inline_njit
+def limit_bias(c, use_bias, jsoft, inv_h):
+    """(bias, mass scale, impulse scale) of a one-sided limit with margin c (c ≥ 0 allowed): while apart a
+    speculative bias c/h lets the bodies close the gap in this substep but not cross it; once crossed, the
+    rigid bias."""
+    if c > 0.0:
+        return c * inv_h, 1.0, 0.0
+    return rigid_bias(c, use_bias, jsoft)
+
+
+@inline_njit
+def spring_bias(c, rows, j, col):
+    """(bias, mass scale, impulse scale) of a user spring whose softness ``prepare`` stored at rows[j, col:col+3]."""
+    return c * rows[j, col], rows[j, col + 1], rows[j, col + 2]
+
+
+@njit
+def solve_row(v, rows, j, ax, ay, aw, bx, by, bw, lam, bias, mass_scale, impulse_scale, lo, hi):
+    """One scalar constraint Ċ = (bx, by)·vB + bw·ωB − (ax, ay)·vA − aw·ωA: the impulse
+    Δλ = −m·mass_scale·(Ċ + bias) − impulse_scale·λ, m = 1/(mA|a|² + IA·aw² + mB|b|² + IB·bw²), with the
+    accumulated λ clamped to [lo, hi]; applied to the velocities in ``v``. Returns the new λ."""
+    k = (rows[j, MA] * (ax * ax + ay * ay) + rows[j, IA] * aw * aw + rows[j, MB] * (bx * bx + by * by)
+         + rows[j, IB] * bw * bw)
+    if k <= 0.0:
+        return lam
+    cdot = bx * v[VBX] + by * v[VBY] + bw * v[VBW] - ax * v[VAX] - ay * v[VAY] - aw * v[VAW]
+    new = lam - mass_scale * (cdot + bias) / k - impulse_scale * lam
+    new = min(max(new, lo), hi)
+    apply_row(v, rows, j, ax, ay, aw, bx, by, bw, new - lam)
+    return new
+
+
+@njit
+def apply_row(v, rows, j, ax, ay, aw, bx, by, bw, d):
+    """The impulse d of a scalar row (``solve_row``) applied to the velocities in ``v``."""
+    ma, ia, mb, ib = rows[j, MA], rows[j, IA], rows[j, MB], rows[j, IB]
+    v[VAX] -= ma * d * ax
+    v[VAY] -= ma * d * ay
+    v[VAW] -= ia * d * aw
+    v[VBX] += mb * d * bx
+    v[VBY] += mb * d * by
+    v[VBW] += ib * d * bw
+
+
+@njit
+def solve_point(v, rows, j, g, imp, i0, bias_rate, mass_scale, impulse_scale, max_impulse):
+    """The point constraint d = 0 (anchor B on anchor A) as one 2-d block:
+    Ċ = vB + ωB × rB − vA − ωA × rA, K = (mA + mB)·I + IA·[rA]ᵀ[rA] + IB·[rB]ᵀ[rB],
+    Δλ = −mass_scale·K⁻¹(Ċ + β·d) − impulse_scale·λ; with ``max_impulse`` finite the accumulated λ keeps
+    |λ| ≤ max_impulse (a mouse or motor joint's force limit × h). λ is imp[j, i0], imp[j, i0 + 1]."""
+    ma, ia, mb, ib = rows[j, MA], rows[j, IA], rows[j, MB], rows[j, IB]
+    rax, ray, rbx, rby = g[G_RAX], g[G_RAY], g[G_RBX], g[G_RBY]
+    cx = v[VBX] - v[VBW] * rby - v[VAX] + v[VAW] * ray
+    cy = v[VBY] + v[VBW] * rbx - v[VAY] - v[VAW] * rax
+    cx += bias_rate * g[G_DX]
+    cy += bias_rate * g[G_DY]
+    k11 = ma + mb + ray * ray * ia + rby * rby * ib
+    k12 = -ray * rax * ia - rby * rbx * ib
+    k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
+    det = k11 * k22 - k12 * k12
+    if det == 0.0:
+        return
+    bx = (k22 * cx - k12 * cy) / det
+    by = (k11 * cy - k12 * cx) / det
+    lx, ly = imp[j, i0], imp[j, i0 + 1]
+    nx = lx - mass_scale * bx - impulse_scale * lx
+    ny = ly - mass_scale * by - impulse_scale * ly
+    if max_impulse < INF:
+        m = math.sqrt(nx * nx + ny * ny)
+        if m > max_impulse:
+            nx *= max_impulse / m
+            ny *= max_impulse / m
+    imp[j, i0] = nx
+    imp[j, i0 + 1] = ny
+    apply_point(v, rows, j, g, nx - lx, ny - ly)
+
+
+@njit
+def apply_point(v, rows, j, g, px, py):
+    """The impulse (px, py) at the anchors: −P on A at rA, +P on B at rB."""
+    ma, ia, mb, ib = rows[j, MA], rows[j, IA], rows[j, MB], rows[j, IB]
+    v[VAX] -= ma * px
+    v[VAY] -= ma * py
+    v[VAW] -= ia * (g[G_RAX] * py - g[G_RAY] * px)
+    v[VBX] += mb * px
+    v[VBY] += mb * py
+    v[VBW] += ib * (g[G_RBX] * py - g[G_RBY] * px)
+
+
+@inline_njit
+def axis_now(rows, j, g):
+    """The joint's axis (fixed in A) now: A's rotation since the start of the step applied to the start axis."""
+    ux, uy = rows[j, AXX], rows[j, AXY]
+    return g[G_QC] * ux - g[G_QS] * uy, g[G_QS] * ux + g[G_QC] * uy
+
+
+@inline_njit
+def cross(ax, ay, bx, by):
+    return ax * by - ay * bx
+
+
+@njit
+def read_velocity(b, state, fstate, flags):
+    """Body b's velocity as the solver holds it: single precision for a body it solves, else double."""
+    if flags[b] & MOVE_SOLVED:
+        return np.float64(fstate[b, VX]), np.float64(fstate[b, VY]), np.float64(fstate[b, W])
+    return state[b, VX], state[b, VY], state[b, W]
+
+
+@njit
+def geometry(j, rows, a, b, fstate, dangle, g):
+    """The joint's current geometry (``G_*``) in ``g``, from the rows and the bodies' changes so far."""
+    ca, sa = np.float64(fstate[a, DC]), np.float64(fstate[a, DS])
+    cb, sb = np.float64(fstate[b, DC]), np.float64(fstate[b, DS])
+    rax = ca * rows[j, RAX] - sa * rows[j, RAY]
+    ray = sa * rows[j, RAX] + ca * rows[j, RAY]
+    rbx = cb * rows[j, RBX] - sb * rows[j, RBY]
+    rby = sb * rows[j, RBX] + cb * rows[j, RBY]
+    g[G_RAX] = rax
+    g[G_RAY] = ray
+    g[G_RBX] = rbx
+    g[G_RBY] = rby
+    pax, pay = np.float64(fstate[a, DPX]), np.float64(fstate[a, DPY])
+    pbx, pby = np.float64(fstate[b, DPX]), np.float64(fstate[b, DPY])
+    g[G_DX] = rows[j, DCX] + (pbx - pax) + rbx - rax
+    g[G_DY] = rows[j, DCY] + (pby - pay) + rby - ray
+    g[G_CAX] = pax
+    g[G_CAY] = pay
+    g[G_CBX] = pbx
+    g[G_CBY] = pby
+    da = dangle[a]
+    db = dangle[b]
+    g[G_ANGLE] = rows[j, ANG0] + (db - da)
+    g[G_QC] = ca
+    g[G_QS] = sa
+    g[G_TA] = rows[j, AA0] + da
+    g[G_TB] = rows[j, AB0] + db

@@ -1,0 +1,66 @@
+"""Prismatic joint (Box2D's prismatic, pymunk's GrooveJoint with ``free_rotation``): body B slides along an
+axis fixed in body A. With u the axis now and p its left normal, the rows are (solved in this order)
+
+- spring: C = u·d − target, Jacobian jA = u, jaw = (d + rA) × u, jB = u, jbw = rB × u;
+- motor: Ċ − speed along u, |λ| ≤ max force × h;
+- limits: u·d − lower ≥ 0, upper − u·d ≥ 0;
+- the axis: C = p·d = 0 (jA = p, jaw = (d + rA) × p, jB = p, jbw = rB × p), and unless the rotation is free
+  C = θ = 0."""
+from ..._jit import njit
+from ._common import (INF, G_DX, G_DY, G_RAX, G_RAY, G_RBX, G_RBY, G_ANGLE, K0, rigid_bias, limit_bias,
+                      spring_bias, solve_row, apply_row, soft, cross, axis_now)
+
+REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_FORCE, HERTZ, DAMPING_RATIO, TARGET, FREE_ROTATION = range(9)
+PERP, ANGULAR, SPRING, MOTOR, LOW, HIGH = range(6)
+SOFT = K0
+
+
+@njit
+def prepare(j, param, imp, rows, h, ca, cb):
+    rows[j, SOFT], rows[j, SOFT + 1], rows[j, SOFT + 2] = soft(param[j, HERTZ], param[j, DAMPING_RATIO], h)
+
+
+@njit
+def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
+    ux, uy = axis_now(rows, j, g)
+    px, py = -uy, ux
+    dx, dy = g[G_DX], g[G_DY]
+    # the lever arm of A is from its centre to anchor B (d + rA): the axis turns with A
+    ax, ay = dx + g[G_RAX], dy + g[G_RAY]
+    a1 = cross(ax, ay, ux, uy)
+    a2 = cross(g[G_RBX], g[G_RBY], ux, uy)
+    s1 = cross(ax, ay, px, py)
+    s2 = cross(g[G_RBX], g[G_RBY], px, py)
+    if mode == 0:
+        axial = imp[j, SPRING] + imp[j, MOTOR] + imp[j, LOW] - imp[j, HIGH]
+        apply_row(v, rows, j, ux, uy, a1, ux, uy, a2, axial)
+        apply_row(v, rows, j, px, py, s1, px, py, s2, imp[j, PERP])
+        apply_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, ANGULAR])
+        return
+    use_bias = mode == 1
+    translation = ux * dx + uy * dy
+    if param[j, HERTZ] > 0.0:
+        bias, ms, isc = spring_bias(translation - param[j, TARGET], rows, j, SOFT)
+        imp[j, SPRING] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING], bias, ms, isc, -INF, INF)
+    if param[j, MAX_MOTOR_FORCE] > 0.0:
+        m = param[j, MAX_MOTOR_FORCE] * h
+        imp[j, MOTOR] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, MOTOR], -param[j, MOTOR_SPEED], 1.0, 0.0,
+                               -m, m)
+    if param[j, LOWER] > -INF:
+        bias, ms, isc = limit_bias(translation - param[j, LOWER], use_bias, jsoft, inv_h)
+        imp[j, LOW] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, LOW], bias, ms, isc, 0.0, INF)
+    if param[j, UPPER] < INF:
+        bias, ms, isc = limit_bias(param[j, UPPER] - translation, use_bias, jsoft, inv_h)
+        imp[j, HIGH] = solve_row(v, rows, j, -ux, -uy, -a1, -ux, -uy, -a2, imp[j, HIGH], bias, ms, isc, 0.0, INF)
+    bias, ms, isc = rigid_bias(px * dx + py * dy, use_bias, jsoft)
+    imp[j, PERP] = solve_row(v, rows, j, px, py, s1, px, py, s2, imp[j, PERP], bias, ms, isc, -INF, INF)
+    if param[j, FREE_ROTATION] == 0.0:
+        bias, ms, isc = rigid_bias(g[G_ANGLE], use_bias, jsoft)
+        imp[j, ANGULAR] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, ANGULAR], bias, ms, isc, -INF, INF)
+
+
+@njit
+def reaction(j, rows, param, imp, g):
+    ux, uy = axis_now(rows, j, g)
+    axial = imp[j, SPRING] + imp[j, MOTOR] + imp[j, LOW] - imp[j, HIGH]
+    return axial * ux - imp[j, PERP] * uy, axial * uy + imp[j, PERP] * ux, imp[j, ANGULAR]
