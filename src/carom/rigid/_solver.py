@@ -1270,21 +1270,25 @@ PHASE_CHUNKS_PER_THREAD = 4
 #: chunk takes (about 1 µs of a sweep)
 CHUNK_BODIES = 256
 CHUNK_BUNDLES = 8
+#: the fewest joints a chunk of a joint colour takes (a few µs of a sweep)
+CHUNK_JOINTS = 64
 
 
 @njit
-def phase_count(substeps, bstart, bounces, joints):
+def phase_count(substeps, bstart, bounces, jstart):
     """The number of phases of a solve (``_solve_share``): per substep the two integration passes and the biased
     and relax sweeps, the warm start sweep once and the restitution sweep ``bounces`` times
     (``step_sweeps``); a sweep has one phase per colour that has bundles (the overflow colour's
-    included), and with ``joints`` one for the joints before the colours of the warm start, biased and relax
+    included), and one per joint colour (``jstart``) before the contacts of the warm start, biased and relax
     sweeps."""
     colours = 0
+    joint_colours = 0
     for c in range(OVERFLOW + 1):
         if bstart[c + 1] > bstart[c]:
             colours += 1
-    extra = 2 * substeps + 1 if joints else 0
-    return substeps * (2 + 2 * colours) + (1 + bounces) * colours + extra
+        if jstart[c + 1] > jstart[c]:
+            joint_colours += 1
+    return substeps * (2 + 2 * colours) + (1 + bounces) * colours + (2 * substeps + 1) * joint_colours
 
 
 @inline_njit
@@ -1422,19 +1426,29 @@ def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, so
 
 @njit
 def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync):
-    """The joints' sweep ``mode`` (``joints._solve.solve_joints``), phase p of the solve when there are joints to
-    solve: one chunk, which the first thread to come claims and solves in joint order while the others wait;
+    """Thread w's part of the joints' sweep ``mode`` (``joints._solve.solve_joints``) from phase p of the solve,
+    colour by colour as ``_sweep_phases`` (the overflow colour's joints, which share bodies, in one chunk);
     returns the next phase."""
-    jlist, jrows, jsoft = jdata[0], jdata[1], jdata[2]
+    jlist, jstart, jrows, jsoft = jdata[0], jdata[1], jdata[2], jdata[3]
     if jlist.shape[0] == 0:
         return p
-    joints = JointTable(*jdata[3:])
-    base = phase_base(p, threads)
-    if claim_chunk(sync, base, w, threads, 1) >= 0:
-        solve_joints(mode, jlist, joints, jrows, state, fstate, flags, dangle, jsoft, h, inv_h)
-        finish_chunk(sync, base, 1)
-    await_phase(sync, base, 1)
-    return p + 1
+    joints = JointTable(*jdata[4:])
+    for c in range(OVERFLOW + 1):
+        lo = jstart[c]
+        n = jstart[c + 1] - lo
+        if n == 0:
+            continue
+        chunks = phase_chunks(n, threads, CHUNK_JOINTS) if c < OVERFLOW else np.int64(1)
+        base = phase_base(p, threads)
+        k = claim_chunk(sync, base, w, threads, chunks)
+        while k >= 0:
+            solve_joints(mode, jlist[lo + k * n // chunks:lo + (k + 1) * n // chunks], joints, jrows, state, fstate,
+                         flags, dangle, jsoft, h, inv_h)
+            finish_chunk(sync, base, chunks)
+            k = claim_chunk(sync, base, w, threads, chunks)
+        await_phase(sync, base, chunks)
+        p += 1
+    return p
 
 
 @njit
@@ -1535,24 +1549,23 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     tasks[RELAX] = relax
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
-    jlist = joints_to_solve(joints, bodies)
+    jlist, jstart = joints_to_solve(joints, bodies)
     jrows = prepare_joints(jlist, joints, bodies, h)
     solved = joint_solved(solved, jlist, joints, bodies)
     jsoft = np.empty(3)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
     # (a flat tuple of arrays: a parallel loop takes no named or nested tuples; ``_joint_phase`` names the
     # table's fields again)
-    jdata = (jlist, jrows, jsoft, joints.kind, joints.active, joints.body, joints.local, joints.param,
+    jdata = (jlist, jstart, jrows, jsoft, joints.kind, joints.active, joints.body, joints.local, joints.param,
              joints.impulse, joints.reaction)
-    any_joints = jlist.shape[0] > 0
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
         # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
-        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, any_joints), threads), np.int64)
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, jstart), threads), np.int64)
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
                         dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata)
     else:
-        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, any_joints), 1), np.int64)
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, jstart), 1), np.int64)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata)

@@ -28,7 +28,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..._jit import njit, inline_njit
+from ..._jit import njit
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
 
 #: joint kind codes (the table's ``kind``)
@@ -83,7 +83,7 @@ def soft(hertz, zeta, h):
     return omega / a1, a2 * a3, a3
 
 
-@inline_njit
+@njit
 def rigid_bias(c, use_bias, jsoft):
     """(bias, mass scale, impulse scale) of a rigid constraint with error c: the joint softness in the biased
     solve, nothing in the relax."""
@@ -92,7 +92,7 @@ def rigid_bias(c, use_bias, jsoft):
     return 0.0, 1.0, 0.0
 
 
-@inline_njit
+@njit
 def limit_bias(c, use_bias, jsoft, inv_h):
     """(bias, mass scale, impulse scale) of a one-sided limit with margin c (c ≥ 0 allowed): while apart a
     speculative bias c/h lets the bodies close the gap in this substep but not cross it; once crossed, the
@@ -102,7 +102,7 @@ def limit_bias(c, use_bias, jsoft, inv_h):
     return rigid_bias(c, use_bias, jsoft)
 
 
-@inline_njit
+@njit
 def spring_bias(c, rows, j, col):
     """(bias, mass scale, impulse scale) of a user spring whose softness ``prepare`` stored at rows[j, col:col+3]."""
     return c * rows[j, col], rows[j, col + 1], rows[j, col + 2]
@@ -181,14 +181,14 @@ def apply_point(v, rows, j, g, px, py):
     v[VBW] += ib * (g[G_RBX] * py - g[G_RBY] * px)
 
 
-@inline_njit
+@njit
 def axis_now(rows, j, g):
     """The joint's axis (fixed in A) now: A's rotation since the start of the step applied to the start axis."""
     ux, uy = rows[j, AXX], rows[j, AXY]
     return g[G_QC] * ux - g[G_QS] * uy, g[G_QS] * ux + g[G_QC] * uy
 
 
-@inline_njit
+@njit
 def cross(ax, ay, bx, by):
     return ax * by - ay * bx
 

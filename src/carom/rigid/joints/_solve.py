@@ -1,9 +1,10 @@
 """The joints' part of the step: which joints are solved, their rows (``prepare_joints``), the sweeps over them
 (``solve_joints``, dispatching on the kind) and their reactions (``store_reactions``).
 
-The joints are solved in joint order, in one thread, before the contacts of each sweep (as Box2D solves a
-colour's joints before its contacts): in the first substep a warm start with last step's impulses, in every
-substep a biased solve and a relax. A later substep's warm start is the body's velocity change over the
+The joints are solved before the contacts of each sweep (as Box2D solves a colour's joints before its
+contacts): in the first substep a warm start with last step's impulses, in every substep a biased solve and a
+relax. They are coloured as the contacts are (``colour_joints``): the joints of one colour touch disjoint
+dynamic bodies, so the threads share a colour's joints and the result does not depend on how. A later substep's warm start is the body's velocity change over the
 substep before (``_solver._integrate_velocity``), which holds the joints' impulses as well as the contacts',
 since every dynamic body of a solved joint is one the solver holds (``joint_solved``). One thread in a fixed
 order: the result is bitwise the same for any thread count."""
@@ -18,28 +19,59 @@ from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_
                ratchet, gear, pulley)
 
 DYNAMIC = 2
+#: colours 0 … OVERFLOW − 1 are solved in parallel, OVERFLOW in one thread (as the contacts': ``_solver``)
+OVERFLOW = 63
 #: the modes of a joint sweep: warm start, biased solve, relax
 WARM_START, SOLVE, RELAX = 0, 1, 2
 
 
 @njit
 def joints_to_solve(joints, bodies):
-    """The joints solved this step, in joint order: active (alive and enabled), not a filter, with at least one
-    awake dynamic body."""
+    """The joints solved this step (active, not a filter, with at least one awake dynamic body), coloured: each
+    takes, in joint order, the lowest colour that neither of its dynamic bodies uses yet, those that find none
+    below OVERFLOW go to the overflow colour (solved in one thread). Returns (the joints sorted by colour, in
+    joint order within a colour; the colour start offsets)."""
     kind, active, body = joints.kind, joints.active, joints.body
     bkind, asleep = bodies[7], bodies[16]
     J = kind.shape[0]
-    out = np.empty(J, np.int64)
+    NB = bkind.shape[0]
+    used = np.zeros(NB, np.uint64)
+    picked = np.empty(J, np.int64)
+    colour = np.empty(J, np.int64)
+    counts = np.zeros(OVERFLOW + 2, np.int64)
     n = 0
     for j in range(J):
         if not active[j] or kind[j] == FILTER:
             continue
         a = body[j, 0]
         b = body[j, 1]
-        if (bkind[a] == DYNAMIC and not asleep[a]) or (bkind[b] == DYNAMIC and not asleep[b]):
-            out[n] = j
-            n += 1
-    return out[:n]
+        dyn_a = bkind[a] == DYNAMIC
+        dyn_b = bkind[b] == DYNAMIC
+        if not ((dyn_a and not asleep[a]) or (dyn_b and not asleep[b])):
+            continue
+        busy = (used[a] if dyn_a else np.uint64(0)) | (used[b] if dyn_b else np.uint64(0))
+        c = 0
+        while c < OVERFLOW and busy & (np.uint64(1) << np.uint64(c)):
+            c += 1
+        if c < OVERFLOW:
+            bit = np.uint64(1) << np.uint64(c)
+            if dyn_a:
+                used[a] |= bit
+            if dyn_b:
+                used[b] |= bit
+        picked[n] = j
+        colour[n] = c
+        counts[c + 1] += 1
+        n += 1
+    start = np.zeros(OVERFLOW + 2, np.int64)
+    for c in range(OVERFLOW + 1):
+        start[c + 1] = start[c] + counts[c + 1]
+    fill = start[:OVERFLOW + 1].copy()
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        out[fill[colour[i]]] = picked[i]
+        fill[colour[i]] += 1
+    return out, start
 
 
 @njit
