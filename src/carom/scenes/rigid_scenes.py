@@ -294,15 +294,15 @@ def add_ragdoll(world, position, angle=0.0, group=-1, friction_torque=0.05):
     return bodies
 
 
-def ragdolls(count=20, columns=5, seed=5):
-    """``count`` ragdolls (:func:`add_ragdoll`) dropped in a pile into an open box, each turned at random and
-    given a small random push, in ``columns`` columns."""
+def ragdolls(count=20, columns=4, seed=5):
+    """``count`` ragdolls (:func:`add_ragdoll`) dropped in a pile into an open box 6 m wide, each turned at
+    random and given a small random push, in ``columns`` columns."""
     w = World(gravity=(0, -10))
-    container(w, 4.5, 10.0)
+    container(w, 3.0, 12.0)
     rng = np.random.default_rng(seed)
     for k in range(count):
         column, row = k % columns, k // columns
-        x = (column - 0.5 * (columns - 1)) * 1.6 + rng.uniform(-0.2, 0.2)
+        x = (column - 0.5 * (columns - 1)) * 1.3 + rng.uniform(-0.2, 0.2)
         bodies = add_ragdoll(w, (x, 1.0 + 1.9 * row), angle=rng.uniform(-0.6, 0.6), group=-(k + 1))
         push = rng.uniform(-2.0, 2.0, 2)
         for body in bodies.values():
