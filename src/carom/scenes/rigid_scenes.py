@@ -221,8 +221,9 @@ def bridge(planks=80, plank_length=0.5, friction_torque=20.0, drops=12, seed=4):
     """Box2D's bridge: ``planks`` boards (``plank_length`` × 0.125 m) pinned end to end between two static
     posts, at y = 10, with ``drops`` boxes, circles and capsules dropped on it (Box2D: 160 boards of 1 m).
 
-    The boards meet the posts exactly, so the bridge sags only as far as its joints give; each joint has a little
-    friction (a motor of speed 0 and at most ``friction_torque`` N·m), as Box2D's, which calms the swaying.
+    The boards span exactly from pin to pin, so the bridge sags only as far as its joints give; each joint has a
+    little friction (a motor of speed 0 and at most ``friction_torque`` N·m), as Box2D's, which calms the
+    swaying.
     """
     w = World(gravity=(0, -10))
     span = planks * plank_length
