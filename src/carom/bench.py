@@ -23,22 +23,32 @@ scene: the increment is what the scene itself costs.
 
 Quality, computed the same way for every engine from the final poses and velocities (one ruler):
 
-* deepest overlap (mm): the largest penetration between any two shapes of different bodies, by carom's SAT
-  (:func:`carom.geometry.manifold.collide_many`) over the pairs carom's sweep-and-prune reports;
+* deepest overlap (mm): the largest penetration between any two shapes of different bodies that may collide
+  (their collision filters let them, and no joint joins their bodies without ``collide_connected``), by
+  carom's SAT (:func:`carom.geometry.manifold.collide_many`) over the pairs carom's sweep-and-prune reports;
 * top-box drift (m), pyramids only: how far the top box of each pyramid moved (the largest of them);
 * bodies escaped: dynamic bodies outside the scene's bounds — the box around the initial bodies, the static
   shapes and the discs kinematic shapes sweep when they turn, grown by 1 m plus the distance 2·v_max·t that
   no body could cover physically (2·v_max is the fastest a light body can leave an elastic collision with a
-  heavy one moving at v_max); inside a turning container (the tumbler), also bodies whose centres are past
-  the inner face of a wall in the container's frame;
-* kinetic energy (J) at the end: Σ ½·m·|v|² + ½·I·ω² over dynamic bodies, with carom's masses for everyone.
+  heavy one moving at v_max), and in a scene that hangs from joints with nothing below (``hanging``: the
+  joint grid) by the free-fall distance ½·|g|·t² along gravity as well; inside a turning container (the
+  tumbler), also bodies whose centres are past the inner face of a wall in the container's frame;
+* kinetic energy (J) at the end: Σ ½·m·|v|² + ½·I·ω² over dynamic bodies, with carom's masses for everyone;
+* joint error (mm), scenes with joints: how far the joints are from holding, the largest over the joints of
+  the distance between the two anchors of a revolute joint, or of a rigid distance joint's length from its
+  set length (each engine's joints are soft to some degree, and a long chain of them stretches).
 
 Two settings are matched so that the engines solve the same problem: pymunk's ``collision_slop`` is set to
 carom's (and Box2D's) linear slop of 5 mm instead of pymunk's default 0.1, and pymunk's friction, which
 multiplies (μa·μb), is given √μ per shape so that two shapes of friction μ meet with μ as in carom and Box2D
 (√(μa·μb)). Sleeping is off in all three (carom's ``sleep_enabled``, pybox2d's per-body ``allowSleep``;
-pymunk does not sleep by default): every body stays awake, as in Box2D's benchmarks. Sensors and collision
-filters are not translated (no benchmark scene has them).
+pymunk does not sleep by default): every body stays awake, as in Box2D's benchmarks. Collision filters are
+translated (category and mask bits, to 32 bits in pymunk and 16 in Box2D; a negative group, whose shapes never
+collide with each other, to a pymunk group and a Box2D group index); sensors are not (no benchmark scene has
+them). Joints are translated where the other engine has the same joint: a revolute joint with its angle limits
+and motor (pymunk: a PivotJoint, a RotaryLimitJoint and a SimpleMotor; Box2D: a revolute joint), a rigid
+distance joint (pymunk's PinJoint, Box2D's distance joint) and a rope (pymunk's SlideJoint, Box2D's rope joint);
+any other joint or setting makes the scene not expressible in that engine.
 
 Start-up: ``python -c "import carom; <small pyramid>; w.step(1/60)"`` with ``NUMBA_CACHE_DIR`` set to a new
 empty directory (cold: every kernel the step needs is compiled) and again with the same directory (warm: the
@@ -82,6 +92,9 @@ BENCH_SCENES = {
                     note="45 × 45 boxes of 0.25 m, container kinematic at 25°/s (Box2D: motor at 25°/s)"),
     "circle_pile": dict(builder="circle_pile", kwargs={}, pyramid=False,
                         note="5,000 circles of radius 0.25 m dropped into an open box"),
+    "joint_grid": dict(builder="joint_grid", kwargs={}, pyramid=False, hanging=True,
+                       note="100 × 100 circles that do not collide, 19,794 revolute joints (Box2D: 19,800, six of "
+                            "them between static bodies), hanging from the top row's seven middle bodies"),
 }
 
 
@@ -120,22 +133,44 @@ def describe(world):
     'static'),
     ``position`` (origin), ``angle``, ``velocity`` (of the centre of mass), ``angular_velocity``, ``mass`` and
     ``inertia`` (about the centre of mass); ``shapes``: (owner row or −1 for the static body, geometry,
-    density, friction, restitution) in the world's shape order.
+    density, friction, restitution) in the world's shape order, and ``filters``: (category, mask, group) of
+    each shape in the same order; ``joints``: one dict per joint (:func:`describe_joint`).
     """
     bodies = world.bodies
-    shapes = []
-    for h in world.static_body.shapes:
-        shapes.append((-1, h.geometry, 0.0, h.friction, h.restitution))
-    for k, b in enumerate(bodies):
+    shapes, filters = [], []
+    for k, b in [(-1, world.static_body)] + list(enumerate(bodies)):
         for h in b.shapes:
-            shapes.append((k, h.geometry, h.density, h.friction, h.restitution))
+            shapes.append((k, h.geometry, 0.0 if k < 0 else h.density, h.friction, h.restitution))
+            filters.append((h.category, h.mask, h.group))
+    row = {b.index: k for k, b in enumerate(bodies)}
+    row[world.static_body.index] = -1
     return dict(
         gravity=tuple(float(g) for g in world.gravity),
         kind=[b.kind for b in bodies],
         position=world.positions, angle=world.angles, velocity=world.velocities,
         angular_velocity=world.angular_velocities,
         mass=np.array([b.mass for b in bodies]), inertia=np.array([b.inertia for b in bodies]),
-        shapes=shapes)
+        shapes=shapes, filters=filters, joints=[describe_joint(j, row) for j in world.joints])
+
+
+#: the settings :func:`describe_joint` keeps, per joint kind (those the other engines can be given)
+JOINT_SETTINGS = {"revolute": ("reference_angle", "lower", "upper", "motor_speed", "max_motor_torque", "hertz"),
+                  "distance": ("length", "min_length", "max_length", "hertz", "max_motor_force")}
+
+
+def describe_joint(joint, row):
+    """A joint as plain data: ``kind``, the bodies' rows ``a`` and ``b`` (``row``: body index → row, −1 the static
+    body), ``anchor_a`` and ``anchor_b`` in their bodies' frames (from the origin, as pymunk and Box2D take
+    them), ``collide_connected`` and the kind's settings of :data:`JOINT_SETTINGS` (``settings``)."""
+    ends = []
+    for body, anchor in ((joint.body_a, joint.anchor_a), (joint.body_b, joint.anchor_b)):
+        c, s = math.cos(body.angle), math.sin(body.angle)
+        d = anchor - body.position
+        ends.append(np.array((c * d[0] + s * d[1], -s * d[0] + c * d[1])))
+    kind = joint.kind
+    return dict(kind=kind, a=row[joint.body_a.index], b=row[joint.body_b.index], anchor_a=ends[0],
+                anchor_b=ends[1], collide_connected=joint.collide_connected,
+                settings={name: getattr(joint, name) for name in JOINT_SETTINGS.get(kind, ())})
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -159,7 +194,7 @@ def build_pymunk(desc):
         bodies.append(b)
     owned = [[] for _ in bodies]
     static = []
-    for owner, geom, density, friction, restitution in desc["shapes"]:
+    for (owner, geom, density, friction, restitution), bits in zip(desc["shapes"], desc["filters"]):
         body = space.static_body if owner < 0 else bodies[owner]
         v = geom.vertices
         if geom.kind == CIRCLE:
@@ -172,6 +207,7 @@ def build_pymunk(desc):
             s.density = density
         s.friction = math.sqrt(friction)          # pymunk multiplies: √μa·√μb = √(μa·μb) as in carom
         s.elasticity = math.sqrt(restitution)
+        s.filter = _pymunk_filter(pymunk, *bits)
         (static if owner < 0 else owned[owner]).append(s)
     space.add(*static)
     for b, shapes in zip(bodies, owned):
@@ -179,7 +215,50 @@ def build_pymunk(desc):
     for k, b in enumerate(bodies):                # velocities after the shapes set the centre of mass
         b.velocity = tuple(desc["velocity"][k])
         b.angular_velocity = float(desc["angular_velocity"][k])
+    for joint in desc["joints"]:
+        space.add(*_pymunk_joint(pymunk, joint, [space.static_body if k < 0 else bodies[k]
+                                                 for k in (joint["a"], joint["b"])]))
     return space, bodies
+
+
+def _pymunk_filter(pymunk, category, mask, group):
+    """A pymunk ShapeFilter with carom's filter: categories and mask to 32 bits, a negative group (never collide
+    with each other) as the pymunk group −group. A positive group (always collide, whatever the masks) has no
+    pymunk equivalent."""
+    bits = 0xFFFFFFFF
+    if category & ~bits:
+        raise NotExpressible(f"pymunk categories have 32 bits, got category {category:#x}")
+    if group > 0:
+        raise NotExpressible("pymunk has no group whose shapes always collide (a positive group)")
+    return pymunk.ShapeFilter(group=-group, categories=category, mask=mask & bits)
+
+
+def _pymunk_joint(pymunk, joint, bodies):
+    """The pymunk constraints of a described joint (:func:`describe_joint`), on ``bodies`` (A, B)."""
+    a, b = bodies
+    anchors = tuple(joint["anchor_a"]), tuple(joint["anchor_b"])
+    p = joint["settings"]
+    if joint["kind"] == "revolute" and p["hertz"] == 0.0:
+        parts = [pymunk.PivotJoint(a, b, *anchors)]
+        if p["lower"] > -math.inf or p["upper"] < math.inf:
+            # pymunk limits θB − θA; carom's angle is θB − θA − the reference angle
+            parts.append(pymunk.RotaryLimitJoint(a, b, p["lower"] + p["reference_angle"],
+                                                 p["upper"] + p["reference_angle"]))
+        if p["max_motor_torque"] > 0.0:
+            motor = pymunk.SimpleMotor(a, b, -p["motor_speed"])     # (Chipmunk drives ωB − ωA to −rate)
+            motor.max_force = p["max_motor_torque"]
+            parts.append(motor)
+    elif joint["kind"] == "distance" and p["hertz"] == 0.0 and p["max_motor_force"] == 0.0:
+        if p["min_length"] == p["max_length"]:
+            parts = [pymunk.PinJoint(a, b, *anchors)]
+            parts[0].distance = p["length"]
+        else:
+            parts = [pymunk.SlideJoint(a, b, *anchors, p["min_length"], p["max_length"])]
+    else:
+        raise NotExpressible(f"no pymunk joint for carom's {joint['kind']} joint with {joint['settings']}")
+    for c in parts:
+        c.collide_bodies = joint["collide_connected"]
+    return parts
 
 
 def build_box2d(desc):
@@ -198,7 +277,8 @@ def build_box2d(desc):
                     static=world.CreateStaticBody)[kind]
         # allowSleep per body: in pybox2d 2.3.10 the world's doSleep=False alone still lets bodies sleep
         bodies.append(make(position=tuple(desc["position"][k]), angle=float(desc["angle"][k]), allowSleep=False))
-    for owner, geom, density, friction, restitution in desc["shapes"]:
+    for (owner, geom, density, friction, restitution), (category, mask, group) in zip(desc["shapes"],
+                                                                                    desc["filters"]):
         v = geom.vertices
         if geom.kind == CIRCLE:
             shape = Box2D.b2CircleShape(radius=geom.radius, pos=tuple(v[0]))
@@ -214,12 +294,40 @@ def build_box2d(desc):
             shape = Box2D.b2PolygonShape(vertices=[tuple(p) for p in v])
         body = ground if owner < 0 else bodies[owner]
         dynamic = owner >= 0 and desc["kind"][owner] == "dynamic"
+        if category & ~0xFFFF or not -2 ** 15 <= group < 2 ** 15:
+            raise NotExpressible(f"Box2D filters have 16 category bits and 16-bit groups, got category "
+                                 f"{category:#x}, group {group}")
         body.CreateFixture(shape=shape, density=density if dynamic else 0.0, friction=friction,
-                           restitution=restitution)
+                           restitution=restitution, categoryBits=category, maskBits=mask & 0xFFFF,
+                           groupIndex=group)
     for k, b in enumerate(bodies):
         b.linearVelocity = tuple(desc["velocity"][k])
         b.angularVelocity = float(desc["angular_velocity"][k])
+    for joint in desc["joints"]:
+        _box2d_joint(world, joint, [ground if k < 0 else bodies[k] for k in (joint["a"], joint["b"])])
     return world, bodies
+
+
+def _box2d_joint(world, joint, bodies):
+    """The pybox2d joint of a described joint (:func:`describe_joint`), between ``bodies`` (A, B)."""
+    common = dict(bodyA=bodies[0], bodyB=bodies[1], localAnchorA=tuple(joint["anchor_a"]),
+                  localAnchorB=tuple(joint["anchor_b"]), collideConnected=joint["collide_connected"])
+    p = joint["settings"]
+    if joint["kind"] == "revolute" and p["hertz"] == 0.0:
+        limited = p["lower"] > -math.inf, p["upper"] < math.inf
+        if limited[0] != limited[1]:
+            raise NotExpressible("Box2D's revolute limits are both on or both off")
+        return world.CreateRevoluteJoint(referenceAngle=p["reference_angle"], enableLimit=limited[0],
+                                         lowerAngle=p["lower"] if limited[0] else 0.0,
+                                         upperAngle=p["upper"] if limited[0] else 0.0,
+                                         enableMotor=p["max_motor_torque"] > 0.0, motorSpeed=p["motor_speed"],
+                                         maxMotorTorque=p["max_motor_torque"], **common)
+    if joint["kind"] == "distance" and p["hertz"] == 0.0 and p["max_motor_force"] == 0.0:
+        if p["min_length"] == p["max_length"]:
+            return world.CreateDistanceJoint(length=p["length"], frequencyHz=0.0, dampingRatio=0.0, **common)
+        if p["min_length"] == 0.0:
+            return world.CreateRopeJoint(maxLength=p["max_length"], **common)
+    raise NotExpressible(f"no pybox2d joint for carom's {joint['kind']} joint with {joint['settings']}")
 
 
 class _Runner:
@@ -307,6 +415,7 @@ def deepest_overlap(desc, positions, angles):
     pairs = np.asarray(sap.pairs(), np.int64).reshape(-1, 2)
     keep = (owner[pairs[:, 0]] != owner[pairs[:, 1]]) | (owner[pairs[:, 0]] < 0)
     keep &= dynamic[pairs[:, 0]] | dynamic[pairs[:, 1]]
+    keep &= may_collide(desc, pairs)
     pairs = np.ascontiguousarray(pairs[keep])
     if len(pairs) == 0:
         return 0.0
@@ -315,6 +424,49 @@ def deepest_overlap(desc, positions, angles):
     collide_many(verts, normals, offsets, counts, radii, xf, pairs, 0.0, out_f, out_i)
     seps = np.concatenate([out_f[out_i[:, 0] >= 1, 4], out_f[out_i[:, 0] >= 2, 7]])
     return float(max(0.0, -seps.min())) if seps.size else 0.0
+
+
+def may_collide(desc, pairs):
+    """For each pair of shape rows (k, 2): whether the two shapes may collide at all, by their filters (a shared
+    nonzero group: a positive one always, a negative one never; otherwise each one's category meets the other's
+    mask) and their joints (bodies joined by a joint without ``collide_connected`` do not collide, except a
+    joint's static body, which keeps colliding with everything)."""
+    i, k = pairs[:, 0], pairs[:, 1]
+    cat = np.array([f[0] for f in desc["filters"]], np.uint64)
+    mask = np.array([f[1] for f in desc["filters"]], np.uint64)
+    group = np.array([f[2] for f in desc["filters"]], np.int64)
+    same = (group[i] == group[k]) & (group[i] != 0)
+    out = np.where(same, group[i] > 0, ((cat[i] & mask[k]) != 0) & ((cat[k] & mask[i]) != 0))
+    joined = {frozenset((j["a"], j["b"])) for j in desc["joints"]
+              if not j["collide_connected"] and min(j["a"], j["b"]) >= 0}
+    if joined:
+        owner = [s[0] for s in desc["shapes"]]
+        for r in np.flatnonzero(out):
+            out[r] = frozenset((owner[i[r]], owner[k[r]])) not in joined
+    return out
+
+
+def joint_error(desc, positions, angles):
+    """The largest error of the revolute and rigid distance joints (m) with the bodies at the given poses: the
+    distance between a revolute joint's anchors, the difference between a rigid distance joint's anchor
+    distance and its length. None when the scene has no such joint."""
+    worst = None
+    for j in desc["joints"]:
+        p = j["settings"]
+        rigid_distance = j["kind"] == "distance" and p["hertz"] == 0.0 and p["min_length"] == p["max_length"]
+        if j["kind"] != "revolute" and not rigid_distance:
+            continue
+        ends = []
+        for row, local in ((j["a"], j["anchor_a"]), (j["b"], j["anchor_b"])):
+            if row < 0:
+                ends.append(np.asarray(local, float))
+                continue
+            c, s = math.cos(angles[row]), math.sin(angles[row])
+            ends.append(positions[row] + (c * local[0] - s * local[1], s * local[0] + c * local[1]))
+        gap = float(np.hypot(*(ends[1] - ends[0])))
+        err = abs(gap - p["length"]) if rigid_distance else gap
+        worst = err if worst is None else max(worst, err)
+    return worst
 
 
 def pyramid_tops(desc):
@@ -330,8 +482,9 @@ def pyramid_tops(desc):
     return np.array(tops, np.int64)
 
 
-def scene_bounds(desc, elapsed):
-    """(lower, upper) that no body can physically leave in ``elapsed`` seconds (see the module docstring)."""
+def scene_bounds(desc, elapsed, hanging=False):
+    """(lower, upper) that no body can physically leave in ``elapsed`` seconds (see the module docstring);
+    ``hanging``: nothing holds the bodies up but joints, so they may also fall freely."""
     p = desc["position"]
     lo, hi = p.min(axis=0), p.max(axis=0)
     for owner, geom, *_ in desc["shapes"]:
@@ -345,18 +498,20 @@ def scene_bounds(desc, elapsed):
             hi = np.maximum(hi, p[owner] + reach)
     vmax = float(np.max(np.hypot(*desc["velocity"].T))) if len(p) else 0.0
     grow = 1.0 + 2.0 * vmax * elapsed
-    return lo - grow, hi + grow
+    fall = 0.5 * np.array(desc["gravity"]) * elapsed ** 2 if hanging else np.zeros(2)
+    return lo - grow + np.minimum(fall, 0.0), hi + grow + np.maximum(fall, 0.0)
 
 
 def quality(spec, desc, state, elapsed):
-    """The quality figures of one final state (dict): overlap_mm, drift_m, escaped, kinetic_J."""
+    """The quality figures of one final state (dict): overlap_mm, drift_m, escaped, kinetic_J and, with joints,
+    joint_mm."""
     pos, ang, vel, angvel = state
     dyn = np.array([k == "dynamic" for k in desc["kind"]])
     out = dict(overlap_mm=1000.0 * deepest_overlap(desc, pos, ang))
     if spec.get("pyramid"):
         tops = pyramid_tops(desc)
         out["drift_m"] = float(np.max(np.hypot(*(pos[tops] - desc["position"][tops]).T))) if len(tops) else 0.0
-    lo, hi = scene_bounds(desc, elapsed)
+    lo, hi = scene_bounds(desc, elapsed, spec.get("hanging", False))
     outside = np.any((pos < lo) | (pos > hi), axis=1)
     if spec.get("container_half"):
         k = desc["kind"].index("kinematic")
@@ -368,6 +523,9 @@ def quality(spec, desc, state, elapsed):
     m, inertia = desc["mass"], desc["inertia"]
     ke = 0.5 * m * (vel[:, 0] ** 2 + vel[:, 1] ** 2) + 0.5 * inertia * angvel ** 2
     out["kinetic_J"] = float(np.sum(ke[dyn]))
+    gap = joint_error(desc, pos, ang)
+    if gap is not None:
+        out["joint_mm"] = 1000.0 * gap
     return out
 
 
@@ -697,7 +855,7 @@ def markdown_table(header, rows):
 
 
 TABLE_HEADER = ["scene", "bodies", "engine", "ms/step (best of {runs})", "÷ carom", "runs spread", "memory (MB)",
-                "top-box drift (m)", "deepest overlap (mm)", "escaped", "kinetic energy (J)"]
+                "top-box drift (m)", "deepest overlap (mm)", "escaped", "kinetic energy (J)", "joint error (mm)"]
 
 
 def _row(name, bodies, label, res, carom_ms):
@@ -708,8 +866,9 @@ def _row(name, bodies, label, res, carom_ms):
     ratio = f"{best / carom_ms:.2f}" if carom_ms else ""
     spread = f"{(max(res['ms']) - best) / best * 100:.0f}%"
     drift = f"{q['drift_m']:.4f}" if "drift_m" in q else ""
+    joint = f"{q['joint_mm']:.1f}" if "joint_mm" in q else ""
     return [name, bodies, label, f"{best:.2f}", ratio, spread, f"{res['memory_mb']:.1f}", drift,
-            f"{q['overlap_mm']:.1f}", q["escaped"], f"{q['kinetic_J']:.4g}"]
+            f"{q['overlap_mm']:.1f}", q["escaped"], f"{q['kinetic_J']:.4g}", joint]
 
 
 def _speedup_line(name, ms_one, ms_many, around):
@@ -817,9 +976,10 @@ def run(scenes, engines, steps, runs=RUNS, threads=1, startup=False, log=print):
                "off everywhere. Memory: peak resident set during build + first run minus the resident set "
                "before building (imports and loaded kernels excluded; peak mark reset before the scene). "
                "Quality, from the final state of the last run with one ruler for every engine: deepest overlap "
-               "by carom's SAT between shapes of different bodies; drift of the pyramids' top boxes (largest); "
-               "bodies escaped from the scene bounds (tumbler: past a wall's inner face in the container "
-               "frame); kinetic energy with carom's masses.")
+               "by carom's SAT between shapes of different bodies that may collide; drift of the pyramids' top "
+               "boxes (largest); bodies escaped from the scene bounds (tumbler: past a wall's inner face in the "
+               "container frame); kinetic energy with carom's masses; joint error: the largest distance between "
+               "a revolute joint's two anchors (or a rigid distance joint's error in length).")
     if scene_notes:
         report += "\n\nScenes: " + " ".join(scene_notes)
     if notes:

@@ -45,7 +45,7 @@ def _demo(args):
     if not headless:
         try:
             from .render.window import DemoApp
-            app = DemoApp(name, size=args.size or (960, 720), headless=False)
+            app = DemoApp(name, size=args.size or (960, 720), headless=False, joints=args.joints)
         except (ImportError, OSError, RuntimeError) as exc:   # pygame.error is a RuntimeError: no display
             print(f"carom: cannot open a window ({exc}); rendering headless instead", file=sys.stderr)
         else:
@@ -57,7 +57,7 @@ def _demo(args):
     out = args.out or os.path.join("out", f"{name}.gif")
     from .render.headless import record_scene
     record_scene(name, out, frames=args.frames or HEADLESS_FRAMES, size=args.size or (480, 360),
-                 progress=not args.quiet)
+                 progress=not args.quiet, joints=args.joints)
     print(f"wrote {out}")
     return 0
 
@@ -88,8 +88,8 @@ def parser():
     sub = p.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run a scene in a window, or headless into a GIF/PNG",
                           description="Keys in the window: space pause, s/right single step, r reset, "
-                                      "tab/n next scene, 1-9 scene, c contacts, a AABBs, t tree, drag and click "
-                                      "with the mouse, esc quit.")
+                                      "tab/n next scene, 1-9 scene, c contacts, a AABBs, t tree, j joints, drag and "
+                                      "click with the mouse, esc quit.")
     demo.add_argument("scene", nargs="?", default=None, help="scene name (default pile; see `carom scenes`)")
     demo.add_argument("--out", default=None, help="write this .gif or .png headless (default out/SCENE.gif "
                                                   "when there is no display)")
@@ -98,6 +98,8 @@ def parser():
     demo.add_argument("--size", type=_size, default=None, help="picture size WxH (480x360 headless, "
                                                                "960x720 window)")
     demo.add_argument("--headless", action="store_true", help="never open a window")
+    demo.add_argument("--joints", action=argparse.BooleanOptionalAction, default=None,
+                      help="draw the joints (default: for scenes of at most 1,000 joints; J in the window)")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("scenes", help="list the scenes")
     lab = sub.add_parser("lab", help="step-by-step pictures of a collision algorithm")

@@ -80,17 +80,17 @@ def to_pygame(primitives, view, surface):
     return surface
 
 
-def draw_pygame(world, surface, view=None, contacts=True, aabbs=False, tree=False, clear=True):
+def draw_pygame(world, surface, view=None, contacts=True, aabbs=False, tree=False, clear=True, joints=True):
     """Debug-draw a rigid or Verlet world onto a pygame surface (the whole world fitted when ``view`` is None).
 
-    Shapes with rotation marks, sleeping bodies dimmed, contact points and normals; AABBs and the broad-phase
-    tree on demand. Returns the view used.
+    Shapes with rotation marks, sleeping bodies dimmed, joints, contact points and normals; AABBs and the
+    broad-phase tree on demand. Returns the view used.
     """
     if view is None:
         view = View(*fit_bounds(world), *surface.get_size())
     if clear:
         surface.fill(BACKGROUND)
-    to_pygame(describe(world, contacts=contacts, aabbs=aabbs, tree=tree), view, surface)
+    to_pygame(describe(world, contacts=contacts, aabbs=aabbs, tree=tree, joints=joints), view, surface)
     return view
 
 
@@ -133,13 +133,13 @@ def to_matplotlib(primitives, ax):
     return ax
 
 
-def draw_matplotlib(world, ax=None, contacts=True, aabbs=False, tree=False, lower=None, upper=None):
+def draw_matplotlib(world, ax=None, contacts=True, aabbs=False, tree=False, lower=None, upper=None, joints=True):
     """Debug-draw a rigid or Verlet world on matplotlib axes (a new figure when ``ax`` is None), for notebooks.
     ``lower``/``upper`` set the axis limits (default: everything). Returns the axes."""
     if ax is None:
         import matplotlib.pyplot as plt
         _, ax = plt.subplots(figsize=(6, 4.5))
-    to_matplotlib(describe(world, contacts=contacts, aabbs=aabbs, tree=tree), ax)
+    to_matplotlib(describe(world, contacts=contacts, aabbs=aabbs, tree=tree, joints=joints), ax)
     if lower is None or upper is None:
         lower, upper = fit_bounds(world)
     ax.set_xlim(lower[0], upper[0])

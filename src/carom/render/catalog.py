@@ -9,12 +9,19 @@ from collections import namedtuple
 SceneInfo = namedtuple("SceneInfo", ("name", "build", "doc", "lower", "upper"))
 
 #: Hand-picked framing (lower, upper) for the scenes whose extent the builder alone does not show well
-#: (the pile starts 37 m high; the pyramid's ground is 100 m wide).
+#: (the pile starts 37 m high; the pyramid's ground is 100 m wide; joint scenes swing beyond their first pose).
 FRAMES = {
     "balls": ((-10, -1), (10, 14)),
     "pyramid": ((-12, -1), (12, 21)),
     "pile": ((-10, -1), (10, 14)),
     "bullets": ((-10, -1), (12, 12)),
+    "pendulum": ((-5, -0.5), (5, 5.5)),
+    "chain": ((-21, -1), (21, 23)),
+    "bridge": ((-22, -1), (22, 26)),
+    "ragdolls": ((-4.5, -1), (4.5, 12)),
+    "car": ((-11, -3), (41, 12)),
+    "cradle": ((-3.5, 0), (3.5, 4)),
+    "joint_grid": ((-15, -115), (115, 5)),
     "verlet_boxes": ((-13.5, -1.5), (13.5, 18)),
     "rope_cloth": ((-10, -1), (10, 13)),
     "jelly": ((-11.5, -1.5), (11.5, 12)),

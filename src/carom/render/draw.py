@@ -26,6 +26,8 @@ KINEMATIC_FILL = (120, 160, 222)
 CONTACT = (214, 39, 40)
 AABB = (44, 160, 44)
 TREE_STATIC = (150, 150, 150)
+JOINT = (217, 119, 6)
+JOINT_AXIS = (31, 119, 180)
 #: Internal tree nodes are coloured by depth (root first), cycling through these.
 DEPTH_COLOURS = ((31, 119, 180), (255, 127, 14), (148, 103, 189), (23, 190, 207), (188, 189, 34),
                  (227, 119, 194), (140, 86, 75))
@@ -191,9 +193,50 @@ def _rigid_shapes(world):
     return ids, bodies, verts, world._s_radius[ids], ang
 
 
-def describe_rigid(world, contacts=True, aabbs=False, tree=False, normal_length=0.35):
+#: joint kinds that only relate the two bodies' angles (their anchors are just the bodies' origins): drawn as a
+#: thin line between the bodies' centres
+ANGULAR_JOINTS = ("rotary_limit", "rotary_spring", "angular_motor", "ratchet", "gear")
+#: joint kinds whose two anchors are apart by design: drawn with a line from one anchor to the other (the rod,
+#: the rope, the spring, the mouse's pull)
+SPAN_JOINTS = ("distance", "mouse", "pulley")
+
+
+def describe_joints(world, axis_length=0.5):
+    """Primitives for the joints of a rigid world, from the public joint handles (``world.joints``): a line
+    from each body's centre of mass to its anchor (none for the world's static body), a dot at each anchor,
+    a line between the anchors of distance, mouse and pulley joints, and the axis (``axis_length`` m each
+    side of anchor A) of prismatic and wheel joints. Joints that only tie angles link the two centres with a
+    thin line; filter joints are not drawn."""
+    out = []
+    static = world.static_body
+    for j in world.joints:
+        kind = j.kind
+        if kind == "filter":
+            continue
+        bodies = [body for body in (j.body_a, j.body_b) if body != static]
+        if kind in ANGULAR_JOINTS:
+            if len(bodies) == 2:
+                out.append(Lines([bodies[0].world_center, bodies[1].world_center], JOINT, 1))
+            continue
+        pa, pb = j.anchor_a, j.anchor_b
+        for body, anchor in ((j.body_a, pa), (j.body_b, pb)):
+            if body != static:
+                out.append(Lines([body.world_center, anchor], JOINT, 1))
+        if kind in SPAN_JOINTS:
+            out.append(Lines([pa, pb], JOINT, 2))
+        if kind in ("prismatic", "wheel"):
+            u = axis_length * j.axis
+            out.append(Lines([pa - u, pa + u], JOINT_AXIS, 1))
+        out.append(Dot(pa, 2.5, JOINT))
+        if kind in SPAN_JOINTS:
+            out.append(Dot(pb, 2.5, JOINT))
+    return out
+
+
+def describe_rigid(world, contacts=True, aabbs=False, tree=False, normal_length=0.35, joints=True):
     """Primitives for a rigid world: shapes (circles with a rotation mark), sleeping bodies dimmed, sensors
-    as outlines; optionally contact points with normals, shape AABBs and the broad-phase tree."""
+    as outlines, joints (:func:`describe_joints`, unless ``joints`` is False); optionally contact points with
+    normals, shape AABBs and the broad-phase tree."""
     out = []
     ids, bodies, verts, radii, angles = _rigid_shapes(world)
     asleep = getattr(world, "_asleep", None)
@@ -216,6 +259,8 @@ def describe_rigid(world, contacts=True, aabbs=False, tree=False, normal_length=
             out.append(Lines(v, fill or outline, 2))
         else:
             out.append(Poly(rounded_outline(v, r) if r > 0.0 else v, fill, outline))
+    if joints and world.joint_count:
+        out.extend(describe_joints(world))
     if aabbs:
         for v, r in zip(verts, radii):
             lo, hi = v.min(axis=0) - r, v.max(axis=0) + r
@@ -287,10 +332,12 @@ def describe_verlet(world, aabbs=False, **_ignored):
     return out
 
 
-def describe(world, contacts=True, aabbs=False, tree=False, normal_length=0.35):
-    """Primitives for either kind of world (see :func:`describe_rigid` and :func:`describe_verlet`)."""
+def describe(world, contacts=True, aabbs=False, tree=False, normal_length=0.35, joints=True):
+    """Primitives for either kind of world (see :func:`describe_rigid` and :func:`describe_verlet`; a Verlet
+    world's edges are always drawn, ``joints`` is for rigid joints)."""
     if _is_rigid(world):
-        return describe_rigid(world, contacts=contacts, aabbs=aabbs, tree=tree, normal_length=normal_length)
+        return describe_rigid(world, contacts=contacts, aabbs=aabbs, tree=tree, normal_length=normal_length,
+                              joints=joints)
     return describe_verlet(world, aabbs=aabbs)
 
 

@@ -72,11 +72,11 @@ def save_frames(images, path, dt=1 / 60):
 
 
 def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), size=(480, 360),
-           progress=True, contacts=True, aabbs=False, tree=False):
+           progress=True, contacts=True, aabbs=False, tree=False, joints=True):
     """Step ``world`` ``frames`` times, drawing each frame with pillow; write a GIF (or the last frame as PNG).
 
-    ``lower``/``upper`` are the world corners shown; ``contacts``/``aabbs``/``tree`` as in the debug draw.
-    Returns ``path``.
+    ``lower``/``upper`` are the world corners shown; ``contacts``/``aabbs``/``tree``/``joints`` as in the debug
+    draw. Returns ``path``.
     """
     from PIL import Image, ImageDraw
     check_output(path, frames)
@@ -86,7 +86,7 @@ def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), 
     for f in range(frames):
         world.step(dt)
         img = Image.new("RGB", tuple(size), BACKGROUND)
-        to_pillow(describe(world, contacts=contacts, aabbs=aabbs, tree=tree), view, img)
+        to_pillow(describe(world, contacts=contacts, aabbs=aabbs, tree=tree, joints=joints), view, img)
         ImageDraw.Draw(img).text((4, 2), f"t = {(f + 1) * dt:.3f} s", fill=INK)
         images.append(img)
         bar.update(f + 1)

@@ -6,12 +6,14 @@ driver is used: nothing appears on screen, but the surface, the event queue and 
 same class writes the headless GIFs (:func:`carom.render.headless.record_scene`).
 
 Controls: space pause/resume · → or S single step (pauses) · R reset · Tab / N next scene, Backspace / B
-previous, 1–9 scene by number · C contacts · A AABBs · T broad-phase tree · left drag moves a body (or a
-Verlet particle) · left click on empty space or right click spawns a body · Esc / Q quit.
+previous, 1–9 scene by number · C contacts · A AABBs · T broad-phase tree · J joints · left drag moves a body
+(or a Verlet particle) · left click on empty space or right click spawns a body · Esc / Q quit.
 
-Dragging a rigid body is a soft spring on velocity (there are no joints): each frame the grabbed point's
-velocity is pulled a fraction of the way towards (mouse − point) / τ by an impulse at that point, so the body
-swings about where it was grabbed. A Verlet particle is simply pinned to the mouse while held.
+Dragging a rigid body is Box2D's mouse joint (:class:`carom.joints.Mouse`): grabbing adds one at the grabbed
+point (a spring of 5 Hz, damping ratio 0.7, at most 1000 × the body's mass in newtons, so it can lift the
+body and whatever hangs from it, but not fling it through walls), each frame moves its target to the mouse,
+and letting go removes it; the body hangs from where it was grabbed, its turning damped while it is held
+(``GRAB_ANGULAR_DAMPING``). A Verlet particle is simply pinned to the mouse while held.
 """
 import math
 import os
@@ -20,20 +22,25 @@ import time
 
 import numpy as np
 
+from ..rigid.joints import Mouse
 from . import catalog
 from .draw import View, describe, BACKGROUND, INK
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
-#: Grab spring: the grabbed point's velocity is steered towards (mouse − point) / GRAB_TIME ...
-GRAB_TIME = 0.08
-#: ... by this fraction per frame (a soft constraint: 1 would be rigid and jittery) ...
-GRAB_STIFFNESS = 0.5
-#: ... and never faster than this (m/s), so a flick does not launch the body through the walls.
-GRAB_MAX_SPEED = 30.0
+#: The mouse joint's strongest pull, per kilogram of the grabbed body (Box2D's samples: 1000 × mass).
+GRAB_FORCE_PER_KG = 1000.0
+#: The angular damping (1/s) of a body while it is held: carom's mouse joint pulls the point only, and a body
+#: held off its centre would swing about that point like a pendulum for as long as it is held (Box2D's mouse
+#: joint damps the body's turning itself; here the body's own ``angular_damping`` does, and is put back on
+#: release).
+GRAB_ANGULAR_DAMPING = 5.0
 #: Scenes with more bodies than this start with contact drawing off (C turns it on): tens of thousands of
 #: contact markers hide the bodies and cost more than the step.
 CONTACTS_BODY_LIMIT = 1000
+#: Scenes with more joints than this start with joint drawing off (J turns it on): every joint is read through
+#: its handle, some microseconds each, and the joint grid's 20,000 would take longer than its step.
+JOINTS_DRAW_LIMIT = 1000
 
 
 def display_available():
@@ -71,13 +78,16 @@ class DemoApp:
 
     Public state for tests and tools: ``world``, ``scene``, ``view``, ``paused``, ``steps`` (world steps since
     the scene was (re)loaded), ``frames`` (frames drawn), ``running``, ``step_ms`` (smoothed step time),
-    ``show_contacts``/``show_aabbs``/``show_tree``, ``grabbed``.
+    ``show_contacts``/``show_aabbs``/``show_tree``/``show_joints``, ``grabbed`` (None, ``("body", index,
+    mouse joint)`` or ``("particle", index, was pinned)``).
 
     ``headless=None`` opens a window when :func:`display_available` says so and falls back to the dummy
-    driver if it cannot; ``headless=False`` raises RuntimeError instead.
+    driver if it cannot; ``headless=False`` raises RuntimeError instead. ``joints`` True or False draws the
+    joints of every scene or of none; None (default) draws them for scenes of at most ``JOINTS_DRAW_LIMIT``.
     """
 
-    def __init__(self, scene="pile", size=(960, 720), headless=None, dt=1 / 60, seed=0, hud=True, scenes=None):
+    def __init__(self, scene="pile", size=(960, 720), headless=None, dt=1 / 60, seed=0, hud=True, scenes=None,
+                 joints=None):
         self.headless = (not display_available()) if headless is None else bool(headless)
         try:
             self.pygame = pg = _init_pygame(self.headless)
@@ -99,6 +109,7 @@ class DemoApp:
         self.running = True
         self.show_aabbs = False
         self.show_tree = False
+        self.joints = joints
         self.frames = 0
         self._single_step = False
         self.load(scene)
@@ -115,6 +126,10 @@ class DemoApp:
         self.grabbed = None
         count = self.world.body_count if self.rigid else len(self.world.bodies)
         self.show_contacts = count <= CONTACTS_BODY_LIMIT
+        if self.joints is None:
+            self.show_joints = self.rigid and self.world.joint_count <= JOINTS_DRAW_LIMIT
+        else:
+            self.show_joints = bool(self.joints)
         self.mouse = None
 
     def reset(self):
@@ -151,6 +166,8 @@ class DemoApp:
                 self.show_aabbs = not self.show_aabbs
             elif key == pg.K_t:
                 self.show_tree = not self.show_tree
+            elif key == pg.K_j:
+                self.show_joints = not self.show_joints
             elif key in (pg.K_ESCAPE, pg.K_q):
                 self.running = False
         elif event.type == pg.MOUSEBUTTONDOWN:
@@ -192,9 +209,11 @@ class DemoApp:
             b = self.body_at(p)
             if b is None:
                 return False
-            x, y, c, s = self.world._origin_transform(b)
-            d = p - (x, y)
-            self.grabbed = ("body", b, np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1]]))
+            body = _body_handle(self.world, b)
+            pull = self.world.add_joint(Mouse(body, p, max_force=GRAB_FORCE_PER_KG * body.mass))
+            self.grabbed = ("body", b, pull)
+            self._held_damping = body.angular_damping
+            body.angular_damping = max(body.angular_damping, GRAB_ANGULAR_DAMPING)
             return True
         pos = self.world.positions
         free = np.isfinite(self.world.masses)
@@ -208,36 +227,27 @@ class DemoApp:
         return True
 
     def _release(self):
-        if self.grabbed is not None and self.grabbed[0] == "particle" and not self.grabbed[2]:
-            self.world.unpin(self.grabbed[1])
+        if self.grabbed is not None:
+            kind, index, extra = self.grabbed
+            if kind == "particle" and not extra:
+                self.world.unpin(index)
+            elif kind == "body" and extra.alive:
+                _body_handle(self.world, index).angular_damping = self._held_damping
+                self.world.remove(extra)
         self.grabbed = None
 
     def _drag(self):
-        """Pull the grabbed body point (or pin the grabbed particle) towards the mouse."""
+        """Move the grabbed body's mouse joint's target (or pin the grabbed particle) to the mouse. A body that
+        is gone (its joint went with it) is let go."""
         if self.grabbed is None or self.mouse is None:
             return
         kind, index, extra = self.grabbed
         if kind == "particle":
             self.world.pin(index, self.mouse)
-            return
-        w = self.world
-        if not w._alive[index]:
+        elif extra.alive:
+            extra.target = self.mouse
+        else:
             self.grabbed = None
-            return
-        x, y, c, s = w._origin_transform(index)
-        anchor = np.array([x + c * extra[0] - s * extra[1], y + s * extra[0] + c * extra[1]])
-        r = anchor - w._com[index]
-        v_anchor = w._vel[index] + w._angvel[index] * np.array([-r[1], r[0]])
-        target = (self.mouse - anchor) / GRAB_TIME
-        speed = math.hypot(*target)
-        if speed > GRAB_MAX_SPEED:
-            target *= GRAB_MAX_SPEED / speed
-        body = _body_handle(w, index)
-        wake = getattr(body, "wake", None)
-        if callable(wake):
-            wake()
-        body.apply_impulse(GRAB_STIFFNESS * w._mass[index] * (target - v_anchor), point=anchor)
-        body.angular_velocity = 0.9 * body.angular_velocity
 
     def spawn(self, p):
         """Drop a random body (box, circle or capsule; a box in a Verlet world) at world point ``p``."""
@@ -278,7 +288,7 @@ class DemoApp:
         from .backends import to_pygame
         self.screen.fill(BACKGROUND)
         to_pygame(describe(self.world, contacts=self.show_contacts, aabbs=self.show_aabbs,
-                           tree=self.show_tree), self.view, self.screen)
+                           tree=self.show_tree, joints=self.show_joints), self.view, self.screen)
         if self.hud:
             self._draw_hud()
 
@@ -291,7 +301,7 @@ class DemoApp:
         lines = [f"{self.scene}   step {self.steps}   t = {self.steps * self.dt:5.2f} s   {count}   {state}"]
         if self.size[0] >= 640:
             scenes = "  ".join(f"{k + 1}:{n}" for k, n in enumerate(self.names[:9]))
-            lines.append("space pause  s step  r reset  tab scene  c/a/t contacts/aabbs/tree  drag/click")
+            lines.append("space pause  s step  r reset  tab scene  c/a/t/j contacts/aabbs/tree/joints  drag/click")
             lines.append(scenes)
         images = [self.font.render(text, True, INK) for text in lines]
         width = max(img.get_width() for img in images) + 12

@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from ..geometry import Circle, Capsule, Segment, Polygon, box
-from ..rigid import World
+from ..rigid import World, joints
+from ..rigid.world import ALL_CATEGORIES
 
 
 def pyramid(base=20, size=1.0, friction=0.6, substeps=4, ground_half_width=None):
@@ -166,6 +167,237 @@ def tumbler(grid=45, angular_speed_deg=25.0):
     return w
 
 
+# ------------------------------------------------------------------------------------------------- joints
+def pendulum(release_deg=60.0):
+    """A simple pendulum (a 0.1 m ball 1 m below its pin, released ``release_deg`` from the vertical) beside a
+    double pendulum (two such balls one below the other, released from the horizontal), above a floor that
+    neither reaches.
+
+    The simple pendulum's period is near 2π·√(1 m / 10 m/s²) ≈ 2.0 s, a bit longer at a large release angle;
+    the double pendulum is chaotic: two runs that start a hair apart soon differ.
+    """
+    w = World(gravity=(0, -10))
+    w.static_body.add_shape(box(5.0, 0.25, center=(0, -0.25)))
+    ball = Circle(0.1)
+    pin = np.array((-2.5, 3.0))
+    a = math.radians(release_deg)
+    bob = w.add_body(position=pin + (math.sin(a), -math.cos(a)))
+    bob.add_shape(ball, density=1.0)
+    w.add_joint(joints.Revolute(None, bob, anchor=pin))
+    pin = np.array((1.0, 3.0))
+    upper = w.add_body(position=pin + (1.0, 0.0))
+    upper.add_shape(ball, density=1.0)
+    lower = w.add_body(position=pin + (1.0 + math.cos(0.3), -math.sin(0.3)))
+    lower.add_shape(ball, density=1.0)
+    w.add_joint(joints.Revolute(None, upper, anchor=pin))
+    w.add_joint(joints.Revolute(upper, lower, anchor=upper.position))
+    return w
+
+
+def chain(links=40, link_length=0.5, top=(0.0, 21.0)):
+    """A chain of ``links`` capsules (``link_length`` m each, 0.1 m thick) pinned to the static body at ``top``
+    and let go from the horizontal: it swings down and hangs, over a ground box and a few balls.
+
+    Each link is pinned to the next at their shared end (neighbours do not collide; links further apart do, so
+    the swinging chain folds on itself rather than through itself).
+    """
+    w = World(gravity=(0, -10))
+    w.static_body.add_shape(box(30.0, 0.5, center=(0, -0.5)), friction=0.6)
+    top = np.asarray(top, float)
+    half = 0.5 * link_length
+    shape = Capsule((-half, 0.0), (half, 0.0), 0.05)
+    previous = None
+    for k in range(links):
+        link = w.add_body(position=top + ((k + 0.5) * link_length, 0.0))
+        link.add_shape(shape, density=1.0, friction=0.4)
+        w.add_joint(joints.Revolute(previous, link, anchor=top + (k * link_length, 0.0)))
+        previous = link
+    for k, x in enumerate((-4.0, -2.5, 3.0)):
+        w.add_body(position=(x, 0.6 + 0.3 * k)).add_shape(Circle(0.6 + 0.3 * k), density=1.0)
+    return w
+
+
+def bridge(planks=80, plank_length=0.5, friction_torque=20.0, drops=12, seed=4):
+    """Box2D's bridge: ``planks`` boards (``plank_length`` × 0.125 m) pinned end to end between two static
+    posts, at y = 10, with ``drops`` boxes, circles and capsules dropped on it (Box2D: 160 boards of 1 m).
+
+    The boards span exactly from pin to pin, so the bridge sags only as far as its joints give; each joint has a
+    little friction (a motor of speed 0 and at most ``friction_torque`` N·m), as Box2D's, which calms the
+    swaying.
+    """
+    w = World(gravity=(0, -10))
+    span = planks * plank_length
+    x0, y = -0.5 * span, 10.0
+    for x in (x0, -x0):      # (the posts' tops 0.5 m below the pins: the end boards turn without touching them)
+        w.static_body.add_shape(box(0.5, 4.75, center=(x + math.copysign(0.5, x), y - 5.25)), friction=0.6)
+    w.static_body.add_shape(box(0.5 * span + 10.0, 0.5, center=(0, -0.5)), friction=0.6)
+    shape = box(0.5 * plank_length, 0.0625)
+    previous = None
+    for k in range(planks):
+        plank = w.add_body(position=(x0 + (k + 0.5) * plank_length, y))
+        plank.add_shape(shape, density=20.0, friction=0.6)
+        w.add_joint(joints.Revolute(previous, plank, anchor=(x0 + k * plank_length, y),
+                                    max_motor_torque=friction_torque))
+        previous = plank
+    w.add_joint(joints.Revolute(previous, None, anchor=(-x0, y), max_motor_torque=friction_torque))
+    rng = np.random.default_rng(seed)
+    for k in range(drops):
+        b = w.add_body(position=(rng.uniform(0.8 * x0, -0.8 * x0), y + 2.0 + 1.2 * k), angle=rng.uniform(0, 3))
+        kind = k % 3
+        if kind == 0:
+            b.add_shape(box(*rng.uniform(0.25, 0.6, 2)), density=1.0)
+        elif kind == 1:
+            b.add_shape(Circle(rng.uniform(0.25, 0.6)), density=1.0)
+        else:
+            b.add_shape(Capsule((-0.4, 0), (0.4, 0), rng.uniform(0.15, 0.3)), density=1.0)
+    return w
+
+
+#: The bones of a ragdoll (after Box2D's "human" sample, 1.55 m tall): name, parent, the body origin's height,
+#: the capsule (bottom and top of its core along the body's y axis, radius), the pin's height, the limits on
+#: the angle to the parent (in half turns, π), the joint friction (a fraction of the ragdoll's) and, for the
+#: forearms, a reference angle (π) that keeps the elbows a little bent.
+HUMAN_BONES = (
+    ("hip", None, 0.95, (-0.02, 0.02, 0.095), None, None, 1.0, 0.0),
+    ("torso", "hip", 1.2, (-0.135, 0.135, 0.09), 1.0, (-0.25, 0.0), 0.5, 0.0),
+    ("head", "torso", 1.475, (-0.038, 0.039, 0.075), 1.4, (-0.3, 0.1), 0.25, 0.0),
+    ("upper_left_leg", "hip", 0.775, (-0.125, 0.125, 0.06), 0.9, (-0.05, 0.4), 1.0, 0.0),
+    ("lower_left_leg", "upper_left_leg", 0.475, (-0.155, 0.125, 0.045), 0.625, (-0.5, -0.02), 0.5, 0.0),
+    ("upper_right_leg", "hip", 0.775, (-0.125, 0.125, 0.06), 0.9, (-0.05, 0.4), 1.0, 0.0),
+    ("lower_right_leg", "upper_right_leg", 0.475, (-0.155, 0.125, 0.045), 0.625, (-0.5, -0.02), 0.5, 0.0),
+    ("upper_left_arm", "torso", 1.225, (-0.125, 0.125, 0.035), 1.35, (-0.1, 0.8), 0.5, 0.0),
+    ("lower_left_arm", "upper_left_arm", 0.975, (-0.125, 0.125, 0.03), 1.1, (-0.2, 0.3), 0.1, 0.25),
+    ("upper_right_arm", "torso", 1.225, (-0.125, 0.125, 0.035), 1.35, (-0.1, 0.8), 0.5, 0.0),
+    ("lower_right_arm", "upper_right_arm", 0.975, (-0.125, 0.125, 0.03), 1.1, (-0.2, 0.3), 0.1, 0.25),
+)
+
+
+def add_ragdoll(world, position, angle=0.0, group=-1, friction_torque=0.05):
+    """A ragdoll of :data:`HUMAN_BONES` standing on ``position`` (its feet's height), turned by ``angle`` about
+    that point: eleven capsule bodies, ten revolute joints with angle limits and joint friction (a motor of
+    speed 0 and at most its share of ``friction_torque`` N·m). Its shapes share the negative ``group``, so
+    its own limbs never collide with each other (Box2D's ragdolls do the same). Returns ``{name: body}``."""
+    p0 = np.asarray(position, float)
+    c, s = math.cos(angle), math.sin(angle)
+
+    def placed(height):
+        return p0 + (-s * height, c * height)
+
+    bodies = {}
+    for name, parent, height, (y0, y1, radius), pin, limits, friction, reference in HUMAN_BONES:
+        body = world.add_body(position=placed(height), angle=angle)
+        body.add_shape(Capsule((0.0, y0), (0.0, y1), radius), density=1.0, friction=0.2, group=group)
+        bodies[name] = body
+        if parent is not None:
+            world.add_joint(joints.Revolute(bodies[parent], body, anchor=placed(pin), lower=limits[0] * math.pi,
+                                            upper=limits[1] * math.pi, reference_angle=reference * math.pi,
+                                            max_motor_torque=friction * friction_torque))
+    return bodies
+
+
+def ragdolls(count=20, columns=4, seed=5):
+    """``count`` ragdolls (:func:`add_ragdoll`) dropped in a pile into an open box 6 m wide, each turned at
+    random and given a small random push, in ``columns`` columns."""
+    w = World(gravity=(0, -10))
+    container(w, 3.0, 12.0)
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        column, row = k % columns, k // columns
+        x = (column - 0.5 * (columns - 1)) * 1.3 + rng.uniform(-0.2, 0.2)
+        bodies = add_ragdoll(w, (x, 1.0 + 1.9 * row), angle=rng.uniform(-0.6, 0.6), group=-(k + 1))
+        push = rng.uniform(-2.0, 2.0, 2)
+        for body in bodies.values():
+            body.velocity = push
+    return w
+
+
+def car(motor_speed=-12.0, max_motor_torque=40.0, hertz=5.0, damping_ratio=0.7, track_length=40.0):
+    """A car on bumpy ground: a rounded chassis and two wheels on wheel joints (a suspension spring of ``hertz``
+    and ``damping_ratio`` along the chassis' vertical, ±0.25 m of travel), the rear one driven by a motor of
+    ``motor_speed`` rad/s (negative: clockwise, so the car drives to +x) and at most ``max_motor_torque`` N·m.
+
+    The ground is a static chain: flat at the start, then bumps of 0.1–0.35 m and a ramp, ``track_length`` m
+    long, with a wall at each end.
+    """
+    w = World(gravity=(0, -10))
+    x = np.arange(-10.0, track_length + 0.01, 1.0)
+    bumps = np.where(x > 3.0, 0.1 + 0.25 * (0.5 + 0.5 * np.sin(1.7 * x)) * np.sin(0.9 * x) ** 2, 0.0)
+    ramp = np.clip((x - 0.6 * track_length) * 0.25, 0.0, 1.5) * (x < 0.8 * track_length)
+    w.static_body.add_chain(np.stack([x, bumps + ramp], 1), friction=0.8)
+    for wall_x in (x[0], x[-1]):
+        w.static_body.add_shape(box(0.5, 3.0, center=(wall_x + math.copysign(0.5, wall_x), 2.5)))
+    chassis = w.add_body(position=(0.0, 1.4))
+    chassis.add_shape(Polygon([(-1.5, -0.4), (1.5, -0.4), (1.5, 0.05), (0.1, 0.75), (-1.1, 0.75), (-1.5, 0.2)],
+                              radius=0.1), density=1.0, friction=0.6)
+    wheel = Circle(0.4)
+    wheels = []
+    for wx in (-1.0, 1.0):
+        body = w.add_body(position=(wx, 0.85))
+        body.add_shape(wheel, density=2.0, friction=1.2)
+        wheels.append(body)
+    rear, front = wheels
+    w.add_joint(joints.Wheel(chassis, rear, anchor=rear.position, axis=(0, 1), hertz=hertz,
+                             damping_ratio=damping_ratio, lower=-0.25, upper=0.25, motor_speed=motor_speed,
+                             max_motor_torque=max_motor_torque))
+    w.add_joint(joints.Wheel(chassis, front, anchor=front.position, axis=(0, 1), hertz=hertz,
+                             damping_ratio=damping_ratio, lower=-0.25, upper=0.25))
+    return w
+
+
+def cradle(balls=5, radius=0.25, string=2.0, pull_deg=45.0, gap=0.03):
+    """Newton's cradle: ``balls`` balls (restitution 1, friction 0) each hanging on a rigid ``string`` m long
+    (a distance joint) from a bar, ``gap`` m apart, the first one pulled ``pull_deg`` aside.
+
+    Let go, the first ball swings down into the row, stops, and the last one swings out. The balls hang 3 cm
+    apart rather than touching: within the speculative distance (2 cm) the solver treats a row of balls as one
+    block and shares each impact among them (the last three would leave together); 3 cm apart, each impact is
+    a collision of two equal balls of its own and hands the whole swing on.
+    """
+    w = World(gravity=(0, -10))
+    top = string + 1.0
+    pitch = 2 * radius + gap
+    x0 = -0.5 * (balls - 1) * pitch
+    w.static_body.add_shape(box(0.5 * balls * pitch + 0.5, 0.1, center=(0, top + 0.1)))
+    shape = Circle(radius)
+    a = math.radians(pull_deg)
+    for k in range(balls):
+        pin = np.array((x0 + pitch * k, top))
+        hang = (-math.sin(a) * string, -math.cos(a) * string) if k == 0 else (0.0, -string)
+        ball = w.add_body(position=pin + hang)
+        ball.add_shape(shape, density=1.0, friction=0.0, restitution=1.0)
+        w.add_joint(joints.Distance(None, ball, anchor_a=pin, anchor_b=ball.position))
+    return w
+
+
+def joint_grid(n=100):
+    """Box2D v3's joint_grid benchmark: ``n`` × ``n`` circles of radius 0.4 at (i, −j), 1 m apart, each pinned to
+    its left and upper neighbours halfway between them (2·n·(n − 1) revolute joints, 19,800 for n = 100), hanging
+    from the seven middle bodies of the top row, which are static, under gravity (0, −10).
+
+    The circles never touch each other (category 2, mask all but 2, as Box2D's), so the step's work is the joints.
+    Box2D also pins the static top-row bodies to each other; carom refuses a joint between two static bodies,
+    so those six are left out (19,794 joints for n = 100).
+    """
+    w = World(gravity=(0, -10))
+    shape = Circle(0.4)
+    mask = ALL_CATEGORIES ^ np.uint64(2)
+    grid = {}
+    for i in range(max(0, n // 2 - 3), min(n, n // 2 + 4)):
+        grid[i, 0] = w.add_body(position=(float(i), 0.0), kind="static")
+        grid[i, 0].add_shape(shape, category=2, mask=mask)
+    cells = [(i, j) for i in range(n) for j in range(n) if (i, j) not in grid]
+    # (the dynamic bodies in one call: a third of the build time of body-by-body shapes)
+    positions = np.array(cells, float).reshape(-1, 2) * (1.0, -1.0)
+    grid.update(zip(cells, w.add_bodies(positions, shape=shape, density=1.0, category=2, mask=mask)))
+    for i in range(n):
+        for j in range(n):
+            if j > 0:
+                w.add_joint(joints.Revolute(grid[i, j - 1], grid[i, j], anchor=(i, 0.5 - j)))
+            if i > 0 and not (j == 0 and grid[i - 1, j].kind == grid[i, j].kind == "static"):
+                w.add_joint(joints.Revolute(grid[i - 1, j], grid[i, j], anchor=(i - 0.5, -j)))
+    return w
+
+
 SCENES = {
     "balls": (balls, "15 balls of random radius and restitution bouncing in a box (the seed article)"),
     "pyramid": (pyramid, "a pyramid of 210 boxes (base 20) standing on the ground"),
@@ -173,4 +405,12 @@ SCENES = {
     "bullets": (bullets, "small circles at 200 m/s against 0.1 m walls: continuous collision"),
     "smash": (smash, "a heavy box at 40 m/s into a block of 9,600 small boxes, no gravity (Box2D's smash)"),
     "tumbler": (tumbler, "2,025 small boxes in a hollow square turning at 25°/s (Box2D's tumbler)"),
+    "pendulum": (pendulum, "a simple pendulum of 1 m beside a double pendulum (revolute joints)"),
+    "chain": (chain, "a chain of 40 capsules on revolute joints swinging down from a pin"),
+    "bridge": (bridge, "80 planks pinned end to end between two posts, things dropped on it (Box2D's bridge)"),
+    "ragdolls": (ragdolls, "20 ragdolls of 11 capsules, joints with angle limits and friction, in a pile"),
+    "car": (car, "a car on wheel joints (spring suspension, rear-wheel motor) driving over bumpy ground"),
+    "cradle": (cradle, "Newton's cradle: 5 elastic balls on distance joints, the first pulled aside"),
+    "joint_grid": (joint_grid, "100 × 100 circles, 19,794 revolute joints, hanging from its top row "
+                               "(Box2D's joint_grid)"),
 }
