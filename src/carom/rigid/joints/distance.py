@@ -47,7 +47,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
         imp[j, AXIAL] = solve_row(v, rows, j, ux, uy, aw, ux, uy, bw, imp[j, AXIAL], bias, ms, isc, -INF, INF)
         return
     if spring:
-        bias, ms, isc = spring_bias(length - param[j, LENGTH], rows, j, SOFT)
+        bias, ms, isc = spring_bias(length - param[j, LENGTH], mode == 1, rows, j, SOFT)
         imp[j, AXIAL] = solve_row(v, rows, j, ux, uy, aw, ux, uy, bw, imp[j, AXIAL], bias, ms, isc,
                                param[j, LOWER_FORCE] * h, param[j, UPPER_FORCE] * h)
     if param[j, MAX_MOTOR_FORCE] > 0.0:

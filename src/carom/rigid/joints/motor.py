@@ -25,13 +25,13 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
         return
     corr = param[j, CORRECTION] * inv_h
     if param[j, ANGULAR_HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(g[G_ANGLE], rows, j, ASOFT)
+        bias, ms, isc = spring_bias(g[G_ANGLE], mode == 1, rows, j, ASOFT)
     else:
         bias, ms, isc = corr * g[G_ANGLE], 1.0, 0.0
     m = param[j, MAX_TORQUE] * h
     imp[j, ANGULAR] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, ANGULAR], bias, ms, isc, -m, m)
     if param[j, LINEAR_HERTZ] > 0.0:
-        rate, ms, isc = spring_bias(1.0, rows, j, LSOFT)
+        rate, ms, isc = spring_bias(1.0, mode == 1, rows, j, LSOFT)
     else:
         rate, ms, isc = corr, 1.0, 0.0
     solve_point(v, rows, j, g, imp, PX, rate, ms, isc, param[j, MAX_FORCE] * h)

@@ -20,7 +20,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     if mode == 0:
         apply_point(v, rows, j, g, imp[j, PX], imp[j, PY])
         return
-    rate, ms, isc = spring_bias(1.0, rows, j, SOFT)
+    rate, ms, isc = spring_bias(1.0, mode == 1, rows, j, SOFT)
     solve_point(v, rows, j, g, imp, PX, rate, ms, isc, param[j, MAX_FORCE] * h)
 
 

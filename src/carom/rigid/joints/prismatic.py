@@ -40,7 +40,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     use_bias = mode == 1
     translation = ux * dx + uy * dy
     if param[j, HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(translation - param[j, TARGET], rows, j, SOFT)
+        bias, ms, isc = spring_bias(translation - param[j, TARGET], mode == 1, rows, j, SOFT)
         imp[j, SPRING] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING], bias, ms, isc, -INF, INF)
     if param[j, MAX_MOTOR_FORCE] > 0.0:
         m = param[j, MAX_MOTOR_FORCE] * h

@@ -28,7 +28,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     use_bias = mode == 1
     angle = g[G_ANGLE]
     if param[j, HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(angle - param[j, TARGET], rows, j, SOFT)
+        bias, ms, isc = spring_bias(angle - param[j, TARGET], mode == 1, rows, j, SOFT)
         imp[j, SPRING] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, SPRING], bias, ms, isc, -INF, INF)
     if param[j, MAX_MOTOR_TORQUE] > 0.0:
         m = param[j, MAX_MOTOR_TORQUE] * h

@@ -18,7 +18,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     if mode == 0:
         apply_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, SPRING])
         return
-    bias, ms, isc = spring_bias(g[G_ANGLE] - param[j, REST_ANGLE], rows, j, SOFT)
+    bias, ms, isc = spring_bias(g[G_ANGLE] - param[j, REST_ANGLE], mode == 1, rows, j, SOFT)
     imp[j, SPRING] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, SPRING], bias, ms, isc, -INF, INF)
 
 

@@ -24,12 +24,12 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
         return
     use_bias = mode == 1
     if param[j, ANGULAR_HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(g[G_ANGLE], rows, j, ASOFT)
+        bias, ms, isc = spring_bias(g[G_ANGLE], mode == 1, rows, j, ASOFT)
     else:
         bias, ms, isc = rigid_bias(g[G_ANGLE], use_bias, jsoft)
     imp[j, ANGULAR] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, ANGULAR], bias, ms, isc, -INF, INF)
     if param[j, LINEAR_HERTZ] > 0.0:
-        rate, ms, isc = spring_bias(1.0, rows, j, LSOFT)
+        rate, ms, isc = spring_bias(1.0, mode == 1, rows, j, LSOFT)
     else:
         rate, ms, isc = rigid_bias(1.0, use_bias, jsoft)
     solve_point(v, rows, j, g, imp, PX, rate, ms, isc, INF)

@@ -38,7 +38,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
         imp[j, MOTOR] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, MOTOR], -param[j, MOTOR_SPEED], 1.0,
                                0.0, -m, m)
     if param[j, HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(translation, rows, j, SOFT)
+        bias, ms, isc = spring_bias(translation, mode == 1, rows, j, SOFT)
         imp[j, SPRING] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING], bias, ms, isc, -INF, INF)
     if param[j, LOWER] > -INF:
         bias, ms, isc = limit_bias(translation - param[j, LOWER], use_bias, jsoft, inv_h)
