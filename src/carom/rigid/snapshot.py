@@ -11,8 +11,8 @@ world go through the same bytes (``World.__reduce__``).
 Layout (every number little-endian)::
 
     magic     8 bytes   b"CAROMSNP"
-    version   u32       FORMAT_VERSION (3; version 2 had no shape.chain and shape.ghost, version 1 no
-                        body.can_sleep, body.fixed_rotation and body.mass_override)
+    version   u32       FORMAT_VERSION (4; version 3 had no joints, version 2 no shape.chain and
+                        shape.ghost, version 1 no body.can_sleep, body.fixed_rotation and body.mass_override)
     count     u32       number of entries
     entries   count x entry, in the fixed order of SCHEMA (every name exactly once)
     crc32     u32       zlib.crc32 of all the bytes before it (catches accidental damage; the checks below
@@ -56,11 +56,12 @@ from ..geometry import _broadphase_kernels as K
 from ..geometry.broadphase import DynamicTree
 from ..geometry.shapes import Circle, Capsule, Segment, Polygon, Shape
 from . import _step, _solver
+from . import joints as _joints
 
 __all__ = ["Snapshot", "FORMAT_VERSION", "encode", "decode", "SCHEMA"]
 
 MAGIC = b"CAROMSNP"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 T_INT, T_FLOAT, T_BOOL, T_STR, T_ARRAY = 1, 2, 3, 4, 5
 B1, I1, I8, U8, F8 = 1, 2, 3, 4, 5
@@ -91,6 +92,11 @@ SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), (
                 ("_s_density", F8, ()), ("_s_reach", F8, ()), ("_s_sensor", B1, ()), ("_s_category", U8, ()),
                 ("_s_mask", U8, ()), ("_s_group", I8, ()), ("_s_proxy", I8, ()), ("_s_tangent_speed", F8, ()),
                 ("_s_rolling", F8, ()), ("_s_one_way", F8, (2,)), ("_s_chain", I8, ()), ("_s_ghost", F8, (4,)))
+#: the joint arrays (``World._joint_arrays``)
+JOINT_FIELDS = (("_j_kind", I8, ()), ("_j_alive", B1, ()), ("_j_gen", I8, ()), ("_j_enabled", B1, ()),
+                ("_j_body", I8, (2,)), ("_j_local", F8, (_joints.LOCAL_WIDTH,)), ("_j_param", F8, (_joints.PARAM_WIDTH,)),
+                ("_j_impulse", F8, (_joints.IMPULSE_WIDTH,)), ("_j_reaction", F8, (3,)), ("_j_collide", B1, ()),
+                ("_j_threshold", F8, (2,)), ("_j_report", B1, ()))
 #: the contact table's members before the colouring (``World._empty_contacts``, ``_solver.COLOURING``)
 CONTACT_FIELDS = (("keys", I8, ()), ("count", I8, ()), ("ids", I8, (2,)), ("normal_impulse", F8, (2,)),
                   ("tangent_impulse", F8, (2,)), ("normal", F8, (2,)), ("points", F8, (2, 2)),
@@ -105,7 +111,8 @@ EVENT_FIELDS = {"begin": _PAIR + (("point", F8, (2,)), ("normal", F8, (2,)), ("s
 EVENT_SETS = (("begin", "begin"), ("end", "end"), ("hit", "hit"), ("pending_end", "end"))
 
 #: the counts the array shapes refer to
-SYMBOLS = {"NB": "n_bodies", "NS": "n_shapes", "NV": "n_verts", "NP": "n_proxies", "K": "n_contacts"}
+SYMBOLS = {"NB": "n_bodies", "NS": "n_shapes", "NV": "n_verts", "NP": "n_proxies", "K": "n_contacts",
+           "NJ": "n_joints"}
 
 
 #: every attribute of a World and what becomes of it in a snapshot. A test checks that a world has no other,
@@ -113,6 +120,11 @@ SYMBOLS = {"NB": "n_bodies", "NS": "n_shapes", "NV": "n_verts", "NP": "n_proxies
 WORLD_ATTRIBUTES = {
     **{a: "body arrays (BODY_FIELDS), rows [:n_bodies]" for a, _, _ in BODY_FIELDS},
     **{a: "shape arrays (SHAPE_FIELDS), rows [:n_shapes]" for a, _, _ in SHAPE_FIELDS},
+    **{a: "joint arrays (JOINT_FIELDS), rows [:n_joints]" for a, _, _ in JOINT_FIELDS},
+    "_joint_arrays": "the constructor's (checked against JOINT_FIELDS)", "_n_joints": "n_joints",
+    "_free_joints": "joint.free", "_joined": "not saved: rebuilt from the joint arrays by the next step",
+    "_joint_events": "not saved: the last step's joint events, delivered after it",
+    "_joint_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
     "_body_arrays": "the constructor's (checked against BODY_FIELDS)",
     "_shape_arrays": "the constructor's (checked against SHAPE_FIELDS)",
     "_n_bodies": "n_bodies", "_n_shapes": "n_shapes", "_n_verts": "n_verts",
@@ -149,7 +161,7 @@ BROAD_PHASE_ATTRIBUTES = {
 
 
 def _entry_name(prefix, attr):
-    return prefix + attr.lstrip("_").removeprefix("s_")
+    return prefix + attr.lstrip("_").removeprefix("s_").removeprefix("j_")
 
 
 def _schema():
@@ -169,6 +181,8 @@ def _schema():
     s += [(_entry_name("shape.", a), T_ARRAY, c, ("NS",) + row) for a, c, row in SHAPE_FIELDS]
     s += [("shape.free", T_ARRAY, I8, (None,)), ("shape.geometry", T_ARRAY, F8, (None, 2)),
           ("verts", T_ARRAY, F8, ("NV", 2)), ("normals", T_ARRAY, F8, ("NV", 2))]
+    s += [(_entry_name("joint.", a), T_ARRAY, c, ("NJ",) + row) for a, c, row in JOINT_FIELDS]
+    s += [("joint.free", T_ARRAY, I8, (None,))]
     s += [("contact." + n, T_ARRAY, c, ("K",) + row) for n, c, row in CONTACT_FIELDS]
     s += [("broad.margin", T_FLOAT, None, None), ("broad.multiplier", T_FLOAT, None, None),
           ("broad.flags", T_ARRAY, I1, ("NP",)), ("broad.lower", T_ARRAY, F8, ("NP", 2)),
@@ -263,8 +277,8 @@ class _Writer:
 def _check_lists(world):
     """The world's array lists must be the ones this format knows: a new body or shape array that the
     snapshot did not save would be silently lost (and the restored world would not continue identically)."""
-    for what, known, have in (("body", BODY_FIELDS, world._body_arrays), ("shape", SHAPE_FIELDS,
-                                                                          world._shape_arrays)):
+    for what, known, have in (("body", BODY_FIELDS, world._body_arrays), ("shape", SHAPE_FIELDS, world._shape_arrays),
+                              ("joint", JOINT_FIELDS, world._joint_arrays)):
         names = [a for a, _, _ in known]
         if sorted(names) != sorted(have):
             raise SnapshotError(f"the world's {what} arrays {sorted(have)} are not the ones the snapshot format "
@@ -286,6 +300,7 @@ def encode(world) -> bytes:
     w.int("n_verts", nv)
     w.int("n_proxies", npx)
     w.int("n_contacts", contacts[0].shape[0])
+    w.int("n_joints", world._n_joints)
     w.int("static_body", world._static_body.index)
     w.int("step_count", world.step_count)
     w.float("last_dt", world._last_dt)
@@ -312,6 +327,9 @@ def encode(world) -> bytes:
     w.array("shape.geometry", _geometry_rows(world, ns))
     w.array("verts", world._verts[:nv])
     w.array("normals", world._normals[:nv])
+    for attr, code, _ in JOINT_FIELDS:
+        w.array(_entry_name("joint.", attr), _rows(world, attr, code, world._n_joints))
+    w.array("joint.free", np.array(world._free_joints, np.int64))
     for (name, _, _), arr in zip(CONTACT_FIELDS, contacts):
         w.array("contact." + name, arr)
     flags = bp._flags[:npx]
@@ -597,6 +615,35 @@ def _check_bodies(d):
     _free_list(d, "body.free", alive, "body")
 
 
+def _check_joints(d):
+    """The joint table: kinds, bodies (two different live bodies of which one is dynamic, for a live joint),
+    anchors and impulses finite, settings and thresholds not NaN (limits may be infinite), each live joint's
+    settings consistent (``joints._consistent``), the free list."""
+    nb = d["n_bodies"]
+    alive = d["joint.alive"]
+    _indices(d, "joint.kind", _joints.KIND_COUNT, "joint kind")
+    _at_least(d, "joint.gen", 0)
+    _indices(d, "joint.body", nb, "body")
+    for name in ("joint.local", "joint.impulse", "joint.reaction"):
+        _finite(d, name)
+    _at_least(d, "joint.local", -WORLD_LIMIT, WORLD_LIMIT)
+    for name in ("joint.param", "joint.threshold"):
+        if np.isnan(d[name]).any():
+            raise _bad(f"{name}[{_where(np.isnan(d[name]))}] is NaN")
+    _at_least(d, "joint.threshold", 0.0)
+    body = d["joint.body"]
+    balive, bkind = d["body.alive"], d["body.kind"]
+    for j in np.flatnonzero(alive).tolist():
+        a, b = int(body[j, 0]), int(body[j, 1])
+        if a == b or not (balive[a] and balive[b]) or _step.DYNAMIC not in (bkind[a], bkind[b]):
+            raise _bad(f"joint {j} joins bodies {a} and {b}, not two different live bodies of which one is dynamic")
+        try:
+            _joints._consistent(int(d["joint.kind"][j]), d["joint.param"][j], f"joint {j}: ")
+        except CaromError as exc:
+            raise _bad(str(exc)) from None
+    _free_list(d, "joint.free", alive, "joint")
+
+
 def _check_shapes(d):
     ns, nb, nv = d["n_shapes"], d["n_bodies"], d["n_verts"]
     alive = d["shape.alive"]
@@ -840,6 +887,7 @@ def decode(snapshot):
     _check_settings(d)
     _check_bodies(d)
     _check_shapes(d)
+    _check_joints(d)
     geometry = _shapes_geometry(d)
     _check_contacts(d)
     _check_broad_phase(d)
@@ -868,7 +916,8 @@ def _build(d, geometry):
         raise _bad(str(exc)) from None
     _check_lists(w)
     nb, ns, nv = d["n_bodies"], d["n_shapes"], d["n_verts"]
-    for fields, prefix, n in ((BODY_FIELDS, "body.", nb), (SHAPE_FIELDS, "shape.", ns)):
+    for fields, prefix, n in ((BODY_FIELDS, "body.", nb), (SHAPE_FIELDS, "shape.", ns),
+                              (JOINT_FIELDS, "joint.", d["n_joints"])):
         cap = _capacity(n)
         for attr, _, _ in fields:
             arr = W._grow(getattr(w, attr), cap)
@@ -878,6 +927,9 @@ def _build(d, geometry):
     w._free_bodies = d["body.free"].tolist()
     w._n_shapes = ns
     w._free_shapes = d["shape.free"].tolist()
+    w._n_joints = d["n_joints"]
+    w._free_joints = d["joint.free"].tolist()
+    w._j_threshold[w._n_joints:] = np.inf
     w._s_geometry = geometry
     vcap = max(64, nv)
     w._verts = W._grow(d["verts"], vcap)

@@ -2239,24 +2239,27 @@ class World:
         # The user's .data objects, if any, follow as the state, given to _set_user_data rather than
         # __setstate__ (after the world exists, so data that refers to the world or its bodies is pickled too)
         reduced = (World._from_snapshot_bytes, (_snapshot.encode(self),))
-        if self._body_data or self._shape_data:
-            reduced += ((dict(self._body_data), dict(self._shape_data)), None, None, World._set_user_data)
+        if self._body_data or self._shape_data or self._joint_data:
+            reduced += ((dict(self._body_data), dict(self._shape_data), dict(self._joint_data)), None, None,
+                        World._set_user_data)
         return reduced
 
     @staticmethod
     def _set_user_data(world, state):
-        """Give an unpickled world its bodies' and shapes' ``.data`` (``__reduce__``): two dicts by row, every
-        row one of a live body or shape, or SnapshotError."""
-        if not (isinstance(state, tuple) and len(state) == 2 and all(type(d) is dict for d in state)):
-            raise SnapshotError("invalid pickle of a World: its user data is not two dicts")
+        """Give an unpickled world its bodies', shapes' and joints' ``.data`` (``__reduce__``): three dicts by
+        row, every row one of a live body, shape or joint, or SnapshotError."""
+        if not (isinstance(state, tuple) and len(state) == 3 and all(type(d) is dict for d in state)):
+            raise SnapshotError("invalid pickle of a World: its user data is not three dicts")
         for what, table, alive, count in (("body", state[0], world._alive, world._n_bodies),
-                                          ("shape", state[1], world._s_alive, world._n_shapes)):
+                                          ("shape", state[1], world._s_alive, world._n_shapes),
+                                          ("joint", state[2], world._j_alive, world._n_joints)):
             for k in table:
                 if type(k) is not int or not 0 <= k < count or not alive[k]:
                     raise SnapshotError(f"invalid pickle of a World: user data for {what} {k!r}, which does not "
                                         "exist")
         world._body_data = state[0]
         world._shape_data = state[1]
+        world._joint_data = state[2]
 
     def _contacts_to_save(self):
         """The contact table with the cache rows the narrow phase left unwritten zeroed: those of two-circle
@@ -2285,6 +2288,7 @@ class World:
         w = World.restore(self.snapshot())
         w._body_data = dict(self._body_data)
         w._shape_data = dict(self._shape_data)
+        w._joint_data = dict(self._joint_data)
         return w
 
     def __deepcopy__(self, memo):
@@ -2292,6 +2296,7 @@ class World:
         memo first: data that refers to this world or its bodies refers to the copy)."""
         w = World.restore(self.snapshot())
         memo[id(self)] = w
-        if self._body_data or self._shape_data:
-            w._body_data, w._shape_data = copy.deepcopy((self._body_data, self._shape_data), memo)
+        if self._body_data or self._shape_data or self._joint_data:
+            w._body_data, w._shape_data, w._joint_data = copy.deepcopy(
+                (self._body_data, self._shape_data, self._joint_data), memo)
         return w

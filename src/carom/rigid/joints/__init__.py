@@ -25,7 +25,8 @@ from ... import _validate
 from ...constants import FLOAT32_LIMIT, ANGLE_LIMIT, WORLD_LIMIT
 from ...errors import CaromError, SimulationError, StaleHandleError
 from ._common import (FILTER, DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING,
-                      ANGULAR_MOTOR, RATCHET, GEAR, PULLEY, LOCAL_WIDTH, PARAM_WIDTH, IMPULSE_WIDTH, JointTable)
+                      ANGULAR_MOTOR, RATCHET, GEAR, PULLEY, KIND_COUNT, LOCAL_WIDTH, PARAM_WIDTH, IMPULSE_WIDTH,
+                      JointTable)
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
                ratchet, gear, pulley)
 

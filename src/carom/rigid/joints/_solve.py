@@ -9,7 +9,7 @@ since every dynamic body of a solved joint is one the solver holds (``joint_solv
 order: the result is bitwise the same for any thread count."""
 import numpy as np
 
-from ..._jit import njit
+from ..._jit import njit, borrowed
 from .._layout import VX, VY, W, MOVE_SOLVED
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, ANG0, AA0, AB0, AXX, AXY, ROW_WIDTH, G_WIDTH,
                       WARM_DV, FRESH,
@@ -135,10 +135,15 @@ def solve_joints(mode, jlist, joints, rows, state, fstate, flags, dangle, jsoft,
     velocity change it applied in the substep (``WARM_DV``), and at the start of the next substep's biased
     solve takes that carried part back and warm starts afresh with its accumulated impulses and today's
     Jacobians, as Box2D warm starts its joints in every substep."""
-    kind, body, param, imp = joints.kind, joints.body, joints.param, joints.impulse
-    v = np.empty(6)
+    v_owned = np.empty(6)
+    g_owned = np.empty(G_WIDTH)
+    # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
+    # (an atomic increment and decrement per array per call: most of a joint's time without this)
+    kind, body, param, imp = borrowed((joints.kind, joints.body, joints.param, joints.impulse))
+    jlist, rows, state, fstate, flags, dangle, jsoft = borrowed((jlist, rows, state, fstate, flags, dangle, jsoft))
+    v, g = borrowed((v_owned, g_owned))
+    # (only read and written here, never passed on)
     v0 = np.empty(6)
-    g = np.empty(G_WIDTH)
     for j in jlist:
         a = body[j, 0]
         b = body[j, 1]
