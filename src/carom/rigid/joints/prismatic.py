@@ -8,7 +8,7 @@ axis fixed in body A. With u the axis now and p its left normal, the rows are (s
   C = θ = 0, these two as one 2-d block (as Box2D solves them: ``solve_axis``)."""
 from ..._jit import njit
 from ._common import (INF, G_DX, G_DY, G_RAX, G_RAY, G_RBX, G_RBY, G_ANGLE, K0, MA, IA, MB, IB, VAX, VAY, VAW, VBX,
-                      VBY, VBW, rigid_bias, limit_bias, spring_bias, solve_row, apply_row, soft, cross, axis_now)
+                      VBY, VBW, rigid_bias, limit_bias, spring_bias, solve_row, apply_row, set_soft, cross, axis_now)
 
 REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_FORCE, HERTZ, DAMPING_RATIO, TARGET, FREE_ROTATION = range(9)
 PERP, ANGULAR, SPRING, MOTOR, LOW, HIGH = range(6)
@@ -17,7 +17,7 @@ SOFT = K0
 
 @njit
 def prepare(j, param, imp, rows, h, ca, cb):
-    rows[j, SOFT], rows[j, SOFT + 1], rows[j, SOFT + 2] = soft(param[j, HERTZ], param[j, DAMPING_RATIO], h)
+    set_soft(rows, j, SOFT, 0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
 
 
 @njit
@@ -40,7 +40,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     use_bias = mode == 1
     translation = ux * dx + uy * dy
     if param[j, HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(translation - param[j, TARGET], mode == 1, rows, j, SOFT)
+        bias, ms, isc = spring_bias(translation - param[j, TARGET], mode, rows, j, SOFT, 0)
         imp[j, SPRING] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING], bias, ms, isc, -INF, INF)
     if param[j, MAX_MOTOR_FORCE] > 0.0:
         m = param[j, MAX_MOTOR_FORCE] * h

@@ -10,7 +10,8 @@ threshold 5 % above its load broke it at once), and as a block 1.0000. With a sp
 its own softness: the angular row first, then the point."""
 from ..._jit import njit
 from ._common import (INF, G_ANGLE, G_DX, G_DY, G_RAX, G_RAY, G_RBX, G_RBY, K0, MA, IA, MB, IB, VAX, VAY, VAW, VBX,
-                      VBY, VBW, rigid_bias, spring_bias, solve_row, apply_row, solve_point, apply_point, soft)
+                      VBY, VBW, rigid_bias, spring_bias, spring_point, solve_row, apply_row, solve_point, apply_point,
+                      set_soft)
 
 REF, LINEAR_HERTZ, LINEAR_DAMPING, ANGULAR_HERTZ, ANGULAR_DAMPING = range(5)
 PX, PY, ANGULAR = range(3)
@@ -19,9 +20,8 @@ LSOFT, ASOFT = K0, K0 + 3
 
 @njit
 def prepare(j, param, imp, rows, h, ca, cb):
-    rows[j, LSOFT], rows[j, LSOFT + 1], rows[j, LSOFT + 2] = soft(param[j, LINEAR_HERTZ], param[j, LINEAR_DAMPING], h)
-    rows[j, ASOFT], rows[j, ASOFT + 1], rows[j, ASOFT + 2] = soft(param[j, ANGULAR_HERTZ], param[j, ANGULAR_DAMPING],
-                                                                  h)
+    set_soft(rows, j, LSOFT, 1, param[j, LINEAR_HERTZ], param[j, LINEAR_DAMPING], h)
+    set_soft(rows, j, ASOFT, 0, param[j, ANGULAR_HERTZ], param[j, ANGULAR_DAMPING], h)
 
 
 @njit
@@ -36,12 +36,12 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
         if solve_block(v, rows, j, g, imp, rate, ms, isc):
             return
     if param[j, ANGULAR_HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(g[G_ANGLE], mode == 1, rows, j, ASOFT)
+        bias, ms, isc = spring_bias(g[G_ANGLE], mode, rows, j, ASOFT, 0)
     else:
         bias, ms, isc = rigid_bias(g[G_ANGLE], use_bias, jsoft)
     imp[j, ANGULAR] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, ANGULAR], bias, ms, isc, -INF, INF)
     if param[j, LINEAR_HERTZ] > 0.0:
-        rate, ms, isc = spring_bias(1.0, mode == 1, rows, j, LSOFT)
+        rate, ms, isc = spring_point(mode, rows, j, g, LSOFT)
     else:
         rate, ms, isc = rigid_bias(1.0, use_bias, jsoft)
     solve_point(v, rows, j, g, imp, PX, rate, ms, isc, INF)
