@@ -13,6 +13,7 @@ import numpy as np
 from ..._jit import njit, borrowed
 from .._layout import VX, VY, W, MOVE_SOLVED
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, ANG0, AA0, AB0, AXX, AXY, ROW_WIDTH, G_WIDTH,
+                      WARM_DV, FRESH,
                       VAX, VAY, VAW, VBX, VBY, VBW, FILTER, DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE,
                       ROTARY_LIMIT, ROTARY_SPRING, ANGULAR_MOTOR, RATCHET, GEAR, PULLEY, read_velocity, geometry)
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
@@ -155,7 +156,17 @@ def _prepare_kind(k, j, param, imp, rows, h, ca, cb):
 @njit
 def solve_joints(mode, jlist, joints, rows, state, fstate, flags, dangle, jsoft, h, inv_h):
     """One sweep (``mode``: WARM_START, SOLVE or RELAX) over the joints of ``jlist``, in order: each joint's
-    bodies' velocities are read, changed by its kind's solve and written back."""
+    bodies' velocities are read, changed by its kind's solve and written back.
+
+    The warm start of every substep but the first is the solver's carry (``_solver._integrate_velocity``): the
+    bodies' whole velocity change over the substep before, which repeats each joint's impulses through the
+    Jacobians they were applied with. A contact's Jacobian is fixed for the step; a joint's is not (its anchors
+    turn with the bodies, a distance joint's axis follows the anchors), and the stale one is not harmless: a
+    pendulum's rope pull, repeated along where the rope pointed a substep ago, has a component along the
+    motion, and the swing gained 8 % of its energy per period (60 Hz, 4 substeps). So each joint records the
+    velocity change it applied in the substep (``WARM_DV``), and at the start of the next substep's biased
+    solve takes that carried part back and warm starts afresh with its accumulated impulses and today's
+    Jacobians, as Box2D warm starts its joints in every substep."""
     v_owned = np.empty(6)
     g_owned = np.empty(G_WIDTH)
     # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
@@ -163,13 +174,33 @@ def solve_joints(mode, jlist, joints, rows, state, fstate, flags, dangle, jsoft,
     kind, body, param, imp = borrowed((joints.kind, joints.body, joints.param, joints.impulse))
     jlist, rows, state, fstate, flags, dangle, jsoft = borrowed((jlist, rows, state, fstate, flags, dangle, jsoft))
     v, g = borrowed((v_owned, g_owned))
+    # (only read and written here, never passed on)
+    v0 = np.empty(6)
     for j in jlist:
         a = body[j, 0]
         b = body[j, 1]
         v[VAX], v[VAY], v[VAW] = read_velocity(a, state, fstate, flags)
         v[VBX], v[VBY], v[VBW] = read_velocity(b, state, fstate, flags)
         geometry(j, rows, a, b, fstate, dangle, g)
+        if mode == WARM_START:
+            for e in range(6):
+                rows[j, WARM_DV + e] = 0.0
+        elif mode == SOLVE and rows[j, FRESH] == 0.0:
+            # a later substep: the carried warm start replaced by a fresh one (docstring)
+            for e in range(6):
+                v[e] -= rows[j, WARM_DV + e]
+                rows[j, WARM_DV + e] = 0.0
+            for e in range(6):
+                v0[e] = v[e]
+            _solve_kind(kind[j], j, rows, param, imp, v, g, WARM_START, jsoft, h, inv_h)
+            for e in range(6):
+                rows[j, WARM_DV + e] = v[e] - v0[e]
+        rows[j, FRESH] = 1.0 if mode == WARM_START else 0.0
+        for e in range(6):
+            v0[e] = v[e]
         _solve_kind(kind[j], j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
+        for e in range(6):
+            rows[j, WARM_DV + e] += v[e] - v0[e]
         # only the bodies the solver holds are written: a static or kinematic body is only read
         if flags[a] & MOVE_SOLVED and rows[j, MA] + rows[j, IA] > 0.0:
             fstate[a, VX] = v[VAX]

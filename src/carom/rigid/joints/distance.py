@@ -9,7 +9,7 @@ import math
 
 from ..._jit import njit
 from ._common import (INF, G_DX, G_DY, G_RAX, G_RAY, G_RBX, G_RBY, K0, rigid_bias, limit_bias, spring_bias,
-                      solve_row, apply_row, soft, cross)
+                      solve_row, apply_row, set_soft, cross)
 
 REF, LENGTH, MIN_LENGTH, MAX_LENGTH, HERTZ, DAMPING_RATIO, LOWER_FORCE, UPPER_FORCE, MOTOR_SPEED, MAX_MOTOR_FORCE = \
     range(10)
@@ -21,7 +21,7 @@ UX, UY = K0 + 3, K0 + 4
 
 @njit
 def prepare(j, param, imp, rows, h, ca, cb):
-    rows[j, SOFT], rows[j, SOFT + 1], rows[j, SOFT + 2] = soft(param[j, HERTZ], param[j, DAMPING_RATIO], h)
+    set_soft(rows, j, SOFT, 0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
 
 
 @njit
@@ -47,7 +47,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
         imp[j, AXIAL] = solve_row(v, rows, j, ux, uy, aw, ux, uy, bw, imp[j, AXIAL], bias, ms, isc, -INF, INF)
         return
     if spring:
-        bias, ms, isc = spring_bias(length - param[j, LENGTH], rows, j, SOFT)
+        bias, ms, isc = spring_bias(length - param[j, LENGTH], mode, rows, j, SOFT, 0)
         imp[j, AXIAL] = solve_row(v, rows, j, ux, uy, aw, ux, uy, bw, imp[j, AXIAL], bias, ms, isc,
                                param[j, LOWER_FORCE] * h, param[j, UPPER_FORCE] * h)
     if param[j, MAX_MOTOR_FORCE] > 0.0:

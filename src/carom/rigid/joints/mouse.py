@@ -3,7 +3,7 @@ user's frequency and damping ratio, with the force capped (|λ| ≤ max force ×
 where it was grabbed and cannot be forced through walls. Body A is the world's static body; anchor A is the
 target."""
 from ..._jit import njit
-from ._common import K0, spring_bias, solve_point, apply_point, soft
+from ._common import K0, spring_point, solve_point, apply_point, set_soft
 
 REF, HERTZ, DAMPING_RATIO, MAX_FORCE = range(4)
 PX, PY = range(2)
@@ -12,7 +12,7 @@ SOFT = K0
 
 @njit
 def prepare(j, param, imp, rows, h, ca, cb):
-    rows[j, SOFT], rows[j, SOFT + 1], rows[j, SOFT + 2] = soft(param[j, HERTZ], param[j, DAMPING_RATIO], h)
+    set_soft(rows, j, SOFT, 1, param[j, HERTZ], param[j, DAMPING_RATIO], h)
 
 
 @njit
@@ -20,7 +20,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     if mode == 0:
         apply_point(v, rows, j, g, imp[j, PX], imp[j, PY])
         return
-    rate, ms, isc = spring_bias(1.0, rows, j, SOFT)
+    rate, ms, isc = spring_point(mode, rows, j, g, SOFT)
     solve_point(v, rows, j, g, imp, PX, rate, ms, isc, param[j, MAX_FORCE] * h)
 
 

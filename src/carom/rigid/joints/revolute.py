@@ -6,7 +6,7 @@ last word): spring Ċ = ωB − ωA with bias β·(θ − target); motor Ċ − 
 C = θ − lower ≥ 0, upper C = upper − θ ≥ 0; point d = 0 (``_common.solve_point``)."""
 from ..._jit import njit
 from ._common import (INF, G_ANGLE, K0, rigid_bias, limit_bias, spring_bias, solve_row, apply_row,
-                      solve_point, apply_point, soft)
+                      solve_point, apply_point, set_soft)
 
 REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_TORQUE, HERTZ, DAMPING_RATIO, TARGET = range(8)
 # impulses: the point (x, y), spring, motor, lower, upper
@@ -16,7 +16,7 @@ SOFT = K0
 
 @njit
 def prepare(j, param, imp, rows, h, ca, cb):
-    rows[j, SOFT], rows[j, SOFT + 1], rows[j, SOFT + 2] = soft(param[j, HERTZ], param[j, DAMPING_RATIO], h)
+    set_soft(rows, j, SOFT, 0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
 
 
 @njit
@@ -28,7 +28,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     use_bias = mode == 1
     angle = g[G_ANGLE]
     if param[j, HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(angle - param[j, TARGET], rows, j, SOFT)
+        bias, ms, isc = spring_bias(angle - param[j, TARGET], mode, rows, j, SOFT, 0)
         imp[j, SPRING] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, SPRING], bias, ms, isc, -INF, INF)
     if param[j, MAX_MOTOR_TORQUE] > 0.0:
         m = param[j, MAX_MOTOR_TORQUE] * h

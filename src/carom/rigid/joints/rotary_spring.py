@@ -1,7 +1,7 @@
 """Rotary spring (pymunk's DampedRotarySpring, as a spring of frequency and damping ratio): the relative angle
 θ = θB − θA pulled towards ``rest_angle``, one angular row with the user's softness (``_common.soft``)."""
 from ..._jit import njit
-from ._common import INF, G_ANGLE, K0, spring_bias, solve_row, apply_row, soft
+from ._common import INF, G_ANGLE, K0, spring_bias, solve_row, apply_row, set_soft
 
 REF, REST_ANGLE, HERTZ, DAMPING_RATIO = range(4)
 SPRING = 0
@@ -10,7 +10,7 @@ SOFT = K0
 
 @njit
 def prepare(j, param, imp, rows, h, ca, cb):
-    rows[j, SOFT], rows[j, SOFT + 1], rows[j, SOFT + 2] = soft(param[j, HERTZ], param[j, DAMPING_RATIO], h)
+    set_soft(rows, j, SOFT, 0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
 
 
 @njit
@@ -18,7 +18,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
     if mode == 0:
         apply_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, SPRING])
         return
-    bias, ms, isc = spring_bias(g[G_ANGLE] - param[j, REST_ANGLE], rows, j, SOFT)
+    bias, ms, isc = spring_bias(g[G_ANGLE] - param[j, REST_ANGLE], mode, rows, j, SOFT, 0)
     imp[j, SPRING] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, SPRING], bias, ms, isc, -INF, INF)
 
 

@@ -4,7 +4,7 @@ a rotational motor (Ċ = ωB − ωA − speed, |λ| ≤ max torque × h). The r
 (``prismatic``) without the angular one."""
 from ..._jit import njit
 from ._common import (INF, G_DX, G_DY, G_RAX, G_RAY, G_RBX, G_RBY, K0, rigid_bias, limit_bias, spring_bias,
-                      solve_row, apply_row, soft, cross, axis_now)
+                      solve_row, apply_row, set_soft, cross, axis_now)
 
 REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_TORQUE, HERTZ, DAMPING_RATIO = range(7)
 PERP, SPRING, MOTOR, LOW, HIGH = range(5)
@@ -13,7 +13,7 @@ SOFT = K0
 
 @njit
 def prepare(j, param, imp, rows, h, ca, cb):
-    rows[j, SOFT], rows[j, SOFT + 1], rows[j, SOFT + 2] = soft(param[j, HERTZ], param[j, DAMPING_RATIO], h)
+    set_soft(rows, j, SOFT, 0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
 
 
 @njit
@@ -38,7 +38,7 @@ def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
         imp[j, MOTOR] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, MOTOR], -param[j, MOTOR_SPEED], 1.0,
                                0.0, -m, m)
     if param[j, HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(translation, rows, j, SOFT)
+        bias, ms, isc = spring_bias(translation, mode, rows, j, SOFT, 0)
         imp[j, SPRING] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING], bias, ms, isc, -INF, INF)
     if param[j, LOWER] > -INF:
         bias, ms, isc = limit_bias(translation - param[j, LOWER], use_bias, jsoft, inv_h)
