@@ -80,10 +80,8 @@ def test_pendulum_swings_through_the_bottom():
 #: change) reapplies the impulses of the substep before along that substep's directions, while a joint's turn
 #: with its bodies: each substep pushes a swinging body a little along its motion, and swinging scenes gain
 #: energy (a pendulum doubles its energy in 10 s with 4 substeps; with 1 substep it keeps it within 5 %)
-WARM_START_GAIN = "joints gain energy from the carried warm start of later substeps (see the report)"
 
 
-@pytest.mark.xfail(reason=WARM_START_GAIN, strict=True)
 def test_pendulum_keeps_its_energy():
     """A 1 m pendulum released 60° aside: over 10 s its energy stays within 5 % (a soft step loses a little)."""
     world = R.pendulum()
@@ -99,7 +97,6 @@ def test_pendulum_keeps_its_energy():
         assert abs(energy() - 10.0 * 2.0 - e0) < 0.05 * e0
 
 
-@pytest.mark.xfail(reason=WARM_START_GAIN, strict=True)
 def test_chain_swings_down_and_hangs_below_its_anchor():
     world = R.chain()
     links = [b for b in world.bodies if b.shapes[0].geometry.kind == carom.geometry.CAPSULE]
