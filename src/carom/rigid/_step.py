@@ -1525,17 +1525,13 @@ def compile_late_stages(step_types):
         kernel.compile(arg_types)
         return kernel.overloads[arg_types].signature.return_type
 
-    # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags; the start-of-step poses
-    # solve_stage returns: fresh copies of the centres and angles
-    reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
-    com0, angle0 = numba.typeof(np.zeros((1, 2))), numba.typeof(np.zeros(1))
-    # the continuous stage first: the step reaches it last, and the solve (with the joints) is now the larger
-    # job, which the step should find done when it gets there rather than compile beside the helper
-    returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
     # the narrow phase's table: last step's without the colouring (``colouring_of``)
     contacts = numba.types.Tuple(old.types[:COLOURING])
     solver = returned(prepare_stage, (bodies, shapes, contacts, old, numba.types.boolean, friction_rule,
                                       restitution_rule, threads, numba.types.UniTuple(dt, 3)))
     solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints))
-    assert (solved[0], solved[1]) == (com0, angle0)
+    # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
+    reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
+    com0, angle0 = solved[0], solved[1]
+    returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
     returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4], joints))
