@@ -69,8 +69,6 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
     #: mark the kernel's own functions ``alwaysinline`` (:func:`llvm_inline_njit`), in the IR that callers
     #: link and that the cache stores
     inline_into_callers = False
-    #: mark them ``noinline`` instead (:func:`call_njit`)
-    never_inline = False
 
     @property
     def codegen(self):
@@ -78,10 +76,10 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
 
     def _finalize_final_module(self):
         """The end of Numba's ``finalize`` (after linking and optimising): no JIT engine, no machine code."""
-        if self.inline_into_callers or self.never_inline:
+        if self.inline_into_callers:
             for fn in self._final_module.functions:
                 if not fn.is_declaration and fn.linkage == llvm_binding.Linkage.external:
-                    fn.add_function_attribute("alwaysinline" if self.inline_into_callers else "noinline")
+                    fn.add_function_attribute("alwaysinline")
         self._finalize_dynamic_globals()
         self._finalized = True
 
@@ -102,7 +100,6 @@ class _LibraryCompiler(numba.core.compiler.Compiler):
         if self.state.library is None:
             self.state.library = self.library_class(self.state.targetctx.codegen(), func.__qualname__)
             self.state.library.inline_into_callers = func in _LLVM_INLINE
-            self.state.library.never_inline = func in _LLVM_NOINLINE
             self.state.library.enable_object_caching()
         return super().compile_extra(func)
 
@@ -155,13 +152,6 @@ def _kernel(func, **options):
 
 
 _LLVM_INLINE = set()
-_LLVM_NOINLINE = set()
-
-
-def call_njit(func):
-    """:func:`njit`, never inlined by LLVM into its callers: each caller keeps a call to the one copy."""
-    _LLVM_NOINLINE.add(func)
-    return _kernel(func)
 
 
 def llvm_inline_njit(func):

@@ -67,7 +67,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import (njit, call_njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, sin_cos, borrowed, atomic_add,
+from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, sin_cos, borrowed, atomic_add,
                     atomic_load, wait_for_change, wake_waiters)
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
@@ -1424,7 +1424,7 @@ def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, so
     return p + 1
 
 
-@call_njit
+@njit
 def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync):
     """Thread w's part of the joints' sweep ``mode`` (``joints._solve.solve_joints``) from phase p of the solve,
     colour by colour as ``_sweep_phases`` (the overflow colour's joints, which share bodies, in one chunk);

@@ -10,7 +10,7 @@ since every dynamic body of a solved joint is one the solver holds (``joint_solv
 order: the result is bitwise the same for any thread count."""
 import numpy as np
 
-from ..._jit import njit, borrowed, call_njit
+from ..._jit import njit, borrowed
 from .._layout import VX, VY, W, MOVE_SOLVED
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, ANG0, AA0, AB0, AXX, AXY, ROW_WIDTH, G_WIDTH,
                       WARM_DV, FRESH,
@@ -153,7 +153,7 @@ def _prepare_kind(k, j, param, imp, rows, h, ca, cb):
         pulley.prepare(j, param, imp, rows, h, ca, cb)
 
 
-@call_njit
+@njit
 def solve_joints(mode, jlist, joints, rows, state, fstate, flags, dangle, jsoft, h, inv_h):
     """One sweep (``mode``: WARM_START, SOLVE or RELAX) over the joints of ``jlist``, in order: each joint's
     bodies' velocities are read, changed by its kind's solve and written back.
