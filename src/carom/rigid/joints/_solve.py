@@ -5,8 +5,9 @@ The joints are solved in joint order, in one thread, before the contacts of each
 colour's joints before its contacts): in the first substep a warm start with last step's impulses, in every
 substep a biased solve and a relax. A later substep's warm start is the body's velocity change over the
 substep before (``_solver._integrate_velocity``), which holds the joints' impulses as well as the contacts',
-since every dynamic body of a solved joint is one the solver holds (``joint_solved``). One thread in a fixed
-order: the result is bitwise the same for any thread count."""
+since every dynamic body of a solved joint is one the solver holds (``joint_solved``); each joint then swaps
+its own part of it for a fresh warm start at the start of its biased solve (``solve_joints``). One thread in a
+fixed order: the result is bitwise the same for any thread count."""
 import numpy as np
 
 from ..._jit import njit, borrowed
