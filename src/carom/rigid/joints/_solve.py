@@ -6,8 +6,9 @@ contacts): in the first substep a warm start with last step's impulses, in every
 relax. They are coloured as the contacts are (``colour_joints``): the joints of one colour touch disjoint
 dynamic bodies, so the threads share a colour's joints and the result does not depend on how. A later substep's warm start is the body's velocity change over the
 substep before (``_solver._integrate_velocity``), which holds the joints' impulses as well as the contacts',
-since every dynamic body of a solved joint is one the solver holds (``joint_solved``). One thread in a fixed
-order: the result is bitwise the same for any thread count."""
+since every dynamic body of a solved joint is one the solver holds (``joint_solved``); each joint then swaps
+its own part of it for a fresh warm start at the start of its biased solve (``solve_joints``). One thread in a
+fixed order: the result is bitwise the same for any thread count."""
 import numpy as np
 
 from ..._jit import njit, borrowed
