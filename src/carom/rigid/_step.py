@@ -1432,8 +1432,10 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, com0, angle0,
                 t = _shape_toi(borrowed_rows(verts, shape_offset[s], shape_count[s]), shape_radius[s], b,
                                borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
                                com, angle, local_center, com0, angle0)
-                if t == -2.0:
-                    # touching at the start: sweep the shape's inner core instead (``inner_core``)
+                if t == -2.0 or t == 0.0:
+                    # touching at the start, or closer than the target distance (a time of impact of 0, which
+                    # put a fast body back where it started every step, frozen in the air while its speed grew):
+                    # sweep the shape's inner core instead (``inner_core``)
                     count = shape_count[s]
                     r_inner = inner_core(borrowed_rows(verts, shape_offset[s], count),
                                          borrowed_rows(normals, shape_offset[s], count), shape_radius[s], inner)
