@@ -253,6 +253,18 @@ def axis_now(rows, j, g):
 
 
 @njit
+def axis_frame(rows, j, g):
+    """A prismatic or wheel joint's rows now: the axis u (fixed in A, ``axis_now``), its left normal p, and the
+    angular parts of the rows along u and along p, (d + rA) × u, rB × u, (d + rA) × p, rB × p: A's lever arm
+    reaches from its centre to anchor B, since the axis turns with A."""
+    ux, uy = axis_now(rows, j, g)
+    px, py = -uy, ux
+    ax, ay = g[G_DX] + g[G_RAX], g[G_DY] + g[G_RAY]
+    bx, by = g[G_RBX], g[G_RBY]
+    return ux, uy, px, py, ax * uy - ay * ux, bx * uy - by * ux, ax * py - ay * px, bx * py - by * px
+
+
+@njit
 def cross(ax, ay, bx, by):
     return ax * by - ay * bx
 

@@ -7,8 +7,8 @@ axis fixed in body A. With u the axis now and p its left normal, the rows are (s
 - the axis: C = p·d = 0 (jA = p, jaw = (d + rA) × p, jB = p, jbw = rB × p), and unless the rotation is free
   C = θ = 0, these two as one 2-d block (as Box2D solves them: ``solve_axis``)."""
 from ..._jit import njit
-from ._common import (INF, G_DX, G_DY, G_RAX, G_RAY, G_RBX, G_RBY, G_ANGLE, K0, MA, IA, MB, IB, VAX, VAY, VAW, VBX,
-                      VBY, VBW, rigid_bias, limit_bias, spring_bias, solve_row, apply_row, set_soft, cross, axis_now)
+from ._common import (INF, G_DX, G_DY, G_ANGLE, K0, MA, IA, MB, IB, VAX, VAY, VAW, VBX, VBY, VBW, rigid_bias,
+                      limit_bias, spring_bias, solve_row, apply_row, set_soft, axis_now, axis_frame)
 
 REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_FORCE, HERTZ, DAMPING_RATIO, TARGET, FREE_ROTATION = range(9)
 PERP, ANGULAR, SPRING, MOTOR, LOW, HIGH = range(6)
@@ -22,15 +22,8 @@ def prepare(j, param, imp, rows, h, ca, cb):
 
 @njit
 def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
-    ux, uy = axis_now(rows, j, g)
-    px, py = -uy, ux
+    ux, uy, px, py, a1, a2, s1, s2 = axis_frame(rows, j, g)
     dx, dy = g[G_DX], g[G_DY]
-    # the lever arm of A is from its centre to anchor B (d + rA): the axis turns with A
-    ax, ay = dx + g[G_RAX], dy + g[G_RAY]
-    a1 = cross(ax, ay, ux, uy)
-    a2 = cross(g[G_RBX], g[G_RBY], ux, uy)
-    s1 = cross(ax, ay, px, py)
-    s2 = cross(g[G_RBX], g[G_RBY], px, py)
     if mode == 0:
         axial = imp[j, SPRING] + imp[j, MOTOR] + imp[j, LOW] - imp[j, HIGH]
         apply_row(v, rows, j, ux, uy, a1, ux, uy, a2, axial)

@@ -3,8 +3,8 @@ freely, with a suspension spring along the axis (C = u·d, the user's softness),
 a rotational motor (Ċ = ωB − ωA − speed, |λ| ≤ max torque × h). The rows are a prismatic joint's
 (``prismatic``) without the angular one."""
 from ..._jit import njit
-from ._common import (INF, G_DX, G_DY, G_RAX, G_RAY, G_RBX, G_RBY, K0, rigid_bias, limit_bias, spring_bias,
-                      solve_row, apply_row, set_soft, cross, axis_now)
+from ._common import (INF, G_DX, G_DY, K0, rigid_bias, limit_bias, spring_bias, solve_row, apply_row, set_soft,
+                      axis_now, axis_frame)
 
 REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_TORQUE, HERTZ, DAMPING_RATIO = range(7)
 PERP, SPRING, MOTOR, LOW, HIGH = range(5)
@@ -18,14 +18,8 @@ def prepare(j, param, imp, rows, h, ca, cb):
 
 @njit
 def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
-    ux, uy = axis_now(rows, j, g)
-    px, py = -uy, ux
+    ux, uy, px, py, a1, a2, s1, s2 = axis_frame(rows, j, g)
     dx, dy = g[G_DX], g[G_DY]
-    ax, ay = dx + g[G_RAX], dy + g[G_RAY]
-    a1 = cross(ax, ay, ux, uy)
-    a2 = cross(g[G_RBX], g[G_RBY], ux, uy)
-    s1 = cross(ax, ay, px, py)
-    s2 = cross(g[G_RBX], g[G_RBY], px, py)
     if mode == 0:
         apply_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING] + imp[j, LOW] - imp[j, HIGH])
         apply_row(v, rows, j, px, py, s1, px, py, s2, imp[j, PERP])
