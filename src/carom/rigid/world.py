@@ -140,11 +140,7 @@ class Body:
     @property
     def position(self) -> np.ndarray:
         """Body origin in world coordinates (the frame its shapes are defined in)."""
-        i = self._i()
-        w = self.world
-        c, s = math.cos(w._angle[i]), math.sin(w._angle[i])
-        lc = w._local_center[i]
-        return w._com[i] - np.array([c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]])
+        return self.world._origin_frame(self._i())[0]
 
     @position.setter
     def position(self, value):

@@ -293,15 +293,11 @@ class Distance(_Definition):
     @property
     def defaults(self):
         spring = self.settings.get("hertz", 0.0)
-        spring = _is_number(spring) and spring > 0.0
+        spring = _validate._is_real(spring) and spring > 0.0
         same = lambda w, a, b, local, param: param[distance.LENGTH]  # noqa: E731  (rigid: min = max = length)
         return dict(length=_current_length, min_length=0.0 if spring else same, max_length=INF if spring else same,
                     hertz=0.0, damping_ratio=0.0, lower_force=-INF, upper_force=INF, motor_speed=0.0,
                     max_motor_force=0.0)
-
-
-def _is_number(x):
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
 
 
 class Prismatic(_Definition):
