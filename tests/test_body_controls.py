@@ -463,3 +463,131 @@ def test_restore_refuses_a_fixed_rotation_body_that_turns_and_stray_mass_bits():
     w._mass_override[w.static_body.index] = 1
     with pytest.raises(SnapshotError, match="mass data set"):
         carom.World.restore(w.snapshot())
+
+
+# --- motion locks and per-body sleep thresholds --------------------------------------------------------------
+
+def test_lock_x_keeps_a_box_on_a_frictionless_slope_where_a_free_one_slides():
+    """A box dropped onto a frictionless 30° slope slides down it; locked along x it stays at its x and comes
+    to rest on the slope at the height the slope has there (the contact's push along x is dropped)."""
+    ends = {}
+    for locked in (False, True):
+        w = carom.World(gravity=(0.0, -10.0))
+        w.static_body.add_shape(box(10, 0.5), friction=0.0)
+        w.static_body.angle = math.radians(30)
+        b = w.add_body(position=(1.0, 2.0))
+        b.add_shape(box(0.25, 0.25), friction=0.0)
+        b.lock_x = locked
+        for _ in range(180):
+            w.step(DT)
+            if locked:
+                assert b.position[0] == 1.0 and b.velocity[0] == 0.0
+        ends[locked] = b
+    assert ends[False].position[0] < 0.0                       # the free box slid off to the left
+    locked = ends[True]
+    # resting: the box's lowest corner on the slope's surface line y = x·tan 30° + 0.5 / cos 30°
+    corners = locked.position + np.array([[c * sx - s * sy, s * sx + c * sy] for sx in (-0.25, 0.25)
+                                          for sy in (-0.25, 0.25) for c, s in [(math.cos(locked.angle),
+                                                                               math.sin(locked.angle))]])
+    surface = corners[:, 0] * math.tan(math.radians(30)) + 0.5 / math.cos(math.radians(30))
+    assert abs(float((corners[:, 1] - surface).min())) < 0.02
+    assert abs(locked.velocity[1]) < 0.05
+
+
+def test_lock_y_floats_against_gravity_and_moves_freely_along_x():
+    w = carom.World(gravity=(0.0, -10.0))
+    b = w.add_body(position=(0.0, 3.0), velocity=(2.0, 5.0))
+    b.add_shape(Circle(0.5))
+    b.lock_y = True
+    assert tuple(b.velocity) == (2.0, 0.0)                    # zeroed when set
+    b.apply_impulse((0.0, 100.0))
+    for _ in range(60):
+        w.step(DT)
+    assert b.position[1] == 3.0 and b.velocity[1] == 0.0
+    assert b.position[0] == pytest.approx(2.0, rel=1e-6)      # 2 m/s for 1 s
+    b.velocity = (1.0, 1.0)
+    assert tuple(b.velocity) == (1.0, 0.0)
+    b.lock_y = False
+    w.step(DT)
+    assert b.velocity[1] == pytest.approx(-10.0 * DT)
+
+
+def test_a_locked_body_hit_by_a_ball_never_moves_along_its_locked_axis():
+    w = carom.World(gravity=(0.0, 0.0))
+    target = w.add_body(position=(0.0, 0.0))
+    target.add_shape(box(0.5, 0.5))
+    target.lock_x = True
+    ball = w.add_body(position=(-3.0, 0.3), velocity=(10.0, 1.0))
+    ball.add_shape(Circle(0.2), density=4.0)
+    for _ in range(90):
+        w.step(DT)
+        assert target.position[0] == 0.0 and target.velocity[0] == 0.0
+        if ball.position[0] > -0.5:                             # past the box's face: it went over, not through
+            assert ball.position[1] > target.position[1] + 0.5
+    assert ball.velocity[0] < 5.0                               # the hit took most of its speed along x,
+    assert abs(target.angular_velocity) > 0.1                   # and the box still turns and moves along y
+    assert target.velocity[1] != 0.0
+
+
+def test_locks_and_sleep_threshold_survive_snapshot_pickle_copy_and_are_checked():
+    w = ground_world()
+    a, b = row_of_boxes(w, 2)
+    a.lock_x = True
+    b.lock_y = True
+    b.sleep_threshold = 0.2
+    for _ in range(5):
+        w.step(DT)
+    for w2 in (carom.World.restore(w.snapshot()), pickle.loads(pickle.dumps(w)), copy.copy(w)):
+        a2, b2 = w2.bodies
+        assert a2.lock_x and not a2.lock_y and b2.lock_y and not b2.lock_x
+        assert b2.sleep_threshold == 0.2 and a2.sleep_threshold == 0.05
+        assert state(w2) == state(w)
+    w1 = carom.World.restore(w.snapshot())
+    for _ in range(20):
+        w.step(DT)
+        w1.step(DT)
+    assert state(w1) == state(w)
+    w._locks[a.index] = 4
+    with pytest.raises(SnapshotError, match="locks"):
+        carom.World.restore(w.snapshot())
+    w._locks[a.index] = 1
+    w._sleep_threshold[b.index] = -1.0
+    with pytest.raises(SnapshotError, match="sleep_threshold"):
+        carom.World.restore(w.snapshot())
+
+
+@pytest.mark.parametrize("name, bad", [("lock_x", "yes"), ("lock_y", 1), ("lock_x", None),
+                                       ("sleep_threshold", -0.1), ("sleep_threshold", float("nan")),
+                                       ("sleep_threshold", True), ("sleep_threshold", "0.1")])
+def test_bad_locks_and_thresholds_are_refused_and_change_nothing(name, bad):
+    w = ground_world()
+    (a,) = row_of_boxes(w, 1)
+    w.step(DT)
+    before = state(w)
+    with pytest.raises(CaromError, match=name):
+        setattr(a, name, bad)
+    assert state(w) == before
+
+
+def _drifting_box(threshold, speed):
+    """A box gliding at ``speed`` in empty space (no gravity, no contacts): (asleep after 2 s, distance gone)."""
+    w = carom.World(gravity=(0.0, 0.0))
+    b = w.add_body(position=(0.0, 0.0), velocity=(speed, 0.0))
+    b.add_shape(box(0.5, 0.5))
+    if threshold is not None:
+        b.sleep_threshold = threshold
+    for _ in range(120):
+        w.step(DT)
+    return b.sleeping, float(b.position[0])
+
+
+def test_sleep_threshold_decides_what_counts_as_resting():
+    # the default 0.05 m/s: a box at 0.03 m/s falls asleep (after SLEEP_TIME, 0.5 s) and stops there
+    asleep, x = _drifting_box(None, 0.03)
+    assert asleep and x == pytest.approx(0.03 * 0.5, abs=0.03 * DT * 2)
+    # a threshold below its speed keeps it gliding the whole 2 s
+    asleep, x = _drifting_box(0.01, 0.03)
+    assert not asleep and x == pytest.approx(0.06, rel=1e-6)
+    # a threshold above a faster box's speed lets that one sleep; with 0 only a body at exactly no speed does
+    assert _drifting_box(0.5, 0.3)[0]
+    assert not _drifting_box(0.0, 1e-4)[0] and _drifting_box(0.0, 0.0)[0]

@@ -12,3 +12,7 @@ STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``car
 #: and whose velocity the solver holds in single precision (``solved``, ``_velocity``: bodies of solved
 #: contacts and of solved joints)
 MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4
+#: bits of ``World._locks``: the body's motion locks along x and y (``Body.lock_x``, ``Body.lock_y``)
+LOCK_X, LOCK_Y = 1, 2
+#: the body's motion locks (``Body.lock_x``, ``Body.lock_y``: bits LOCK_X, LOCK_Y of ``World._locks``) as flags
+MOVE_LOCK_X, MOVE_LOCK_Y = 8, 16

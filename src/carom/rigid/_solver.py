@@ -72,7 +72,8 @@ from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, 
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
 # body state fields and the integrators' flags (the joints read them too)
-from ._layout import VX, VY, W, DPX, DPY, DC, DS, PAD, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED
+from ._layout import (VX, VY, W, DPX, DPY, DC, DS, PAD, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED,
+                      MOVE_LOCK_X, MOVE_LOCK_Y, LOCK_X, LOCK_Y)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD, JOINT_HERTZ, JOINT_DAMPING_RATIO)
 from .joints._common import JointTable
@@ -1039,11 +1040,14 @@ def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
     """Bodies lo … hi − 1: their rows of ``state`` and ``fstate`` at the start of the step (``_load_body``) and
     of the step table (``_integrate_range``)."""
     (inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale, asleep, vel,
-     angvel) = motion
+     angvel, locks) = motion
     for b in range(lo, hi):
-        _load_body(b, state, fstate, vel[b, 0], vel[b, 1], angvel[b])
-        kick[b, KDVX] = h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
-        kick[b, KDVY] = h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
+        # a locked axis (``Body.lock_x``, ``lock_y``) starts at 0 and gets no gravity or force along it
+        fx = 0.0 if locks[b] & LOCK_X else 1.0
+        fy = 0.0 if locks[b] & LOCK_Y else 1.0
+        _load_body(b, state, fstate, fx * vel[b, 0], fy * vel[b, 1], angvel[b])
+        kick[b, KDVX] = fx * h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
+        kick[b, KDVY] = fy * h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
         kick[b, KDW] = h * inv_inertia[b] * torque[b]
         # (x / 1.0 is x exactly: without damping the division is skipped, with the same result)
         kick[b, KLDIV] = 1.0 + h * lin_damping[b]
@@ -1056,6 +1060,10 @@ def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
             bits += MOVE_POSITION
         if solved[b]:
             bits += MOVE_SOLVED
+        if locks[b] & LOCK_X:
+            bits += MOVE_LOCK_X
+        if locks[b] & LOCK_Y:
+            bits += MOVE_LOCK_Y
         flags[b] = bits
 
 
@@ -1170,8 +1178,15 @@ def _integrate_position(b, state, fstate, kick, flags, dangle, h, max_w):
     start of its contacts' velocity change (KV0X …) moves by the same amount, so that the cap is not taken
     for a contact impulse and applied again by the next substep's warm start (``_integrate_velocity``)."""
     vx, vy, w = _velocity(b, state, fstate, flags)
-    if abs(w) > max_w or vx * vx + vy * vy > MAX_TRANSLATION_SPEED * MAX_TRANSLATION_SPEED:
+    if (abs(w) > max_w or vx * vx + vy * vy > MAX_TRANSLATION_SPEED * MAX_TRANSLATION_SPEED
+            or flags[b] & (MOVE_LOCK_X | MOVE_LOCK_Y)):
         cx, cy, cw = capped_velocity(vx, vy, w, max_w)
+        # a motion lock is a cap of 0 on its axis: what the contacts and joints gave the body along it is
+        # dropped before the body moves
+        if flags[b] & MOVE_LOCK_X:
+            cx = 0.0
+        if flags[b] & MOVE_LOCK_Y:
+            cy = 0.0
         if flags[b] & MOVE_SOLVED:
             cx = np.float64(np.float32(cx))
             cy = np.float64(np.float32(cy))
@@ -1540,7 +1555,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     passes = np.arange(3)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
-              bodies[14], bodies[16], vel, angvel)
+              bodies[14], bodies[16], vel, angvel, bodies[21])
     # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
     hit_speed = np.full(c_count.shape[0], -np.inf)
     hit_point = np.full(c_count.shape[0], -1, np.int64)
@@ -1581,6 +1596,10 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         # restitution did after the last substep's integration (a box bouncing with restitution 1 off the
         # ground at 1,000 m/s left at 882 m/s)
         vx, vy, w = capped_velocity(vx, vy, w, max_w)
+        if flags[b] & MOVE_LOCK_X:
+            vx = 0.0
+        if flags[b] & MOVE_LOCK_Y:
+            vy = 0.0
         vel[b, 0] = vx
         vel[b, 1] = vy
         angvel[b] = w

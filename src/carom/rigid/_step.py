@@ -15,7 +15,7 @@ from numba import prange
 from .._jit import (njit, entry_njit, inline_njit, linking_entry_njit, llvm_inline_njit, pnjit, cycle_counter,
                     borrowed, borrowed_rows)
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
-                         SLEEP_LINEAR_TOLERANCE, SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING,
+                         SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING,
                          UNCACHED_MOTION)
 from ..geometry._math import relative_transform, angle_sin_cos, sin_cos_rows
 from ..geometry.aabb import core_box
@@ -1018,7 +1018,8 @@ def _find(parent, i):
 
 @njit
 def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
-    """Islands and sleep (Box2D's rule): a body is slow while |v| + |ω|·reach < SLEEP_LINEAR_TOLERANCE; an
+    """Islands and sleep (Box2D's rule): a body is slow while |v| + |ω|·reach < its ``Body.sleep_threshold``
+    (SLEEP_LINEAR_TOLERANCE unless set); an
     island (bodies joined by solved contacts and by joints; static bodies do not join) whose slowest-to-settle
     body has
     been slow for SLEEP_TIME falls asleep as a whole: velocities zeroed, labelled by its smallest body index.
@@ -1026,7 +1027,7 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
     (``can_sleep``: its time stays 0, which keeps its whole island awake)."""
     vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies[2], bodies[3], bodies[7], bodies[9],
                                                                  bodies[16], bodies[17], bodies[18])
-    can_sleep = bodies[19]
+    can_sleep, sleep_threshold = bodies[19], bodies[20]
     NB = vel.shape[0]
     if not sleep_enabled:
         for b in range(NB):
@@ -1035,7 +1036,7 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
     for b in range(NB):
         if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
             sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) + abs(angvel[b]) * reach[b]
-            if sp > SLEEP_LINEAR_TOLERANCE or not can_sleep[b]:
+            if sp > sleep_threshold[b] or not can_sleep[b]:
                 sleep_time[b] = 0.0
             else:
                 sleep_time[b] += dt

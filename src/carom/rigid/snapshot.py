@@ -11,7 +11,8 @@ world go through the same bytes (``World.__reduce__``).
 Layout (every number little-endian)::
 
     magic     8 bytes   b"CAROMSNP"
-    version   u32       FORMAT_VERSION (4; version 3 had no joints, version 2 no shape.chain and
+    version   u32       FORMAT_VERSION (5; version 4 had no body.sleep_threshold and body.locks, version 3 no
+                        joints, version 2 no shape.chain and
                         shape.ghost, version 1 no body.can_sleep, body.fixed_rotation and body.mass_override)
     count     u32       number of entries
     entries   count x entry, in the fixed order of SCHEMA (every name exactly once)
@@ -61,7 +62,7 @@ from . import joints as _joints
 __all__ = ["Snapshot", "FORMAT_VERSION", "encode", "decode", "SCHEMA"]
 
 MAGIC = b"CAROMSNP"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 T_INT, T_FLOAT, T_BOOL, T_STR, T_ARRAY = 1, 2, 3, 4, 5
 B1, I1, I8, U8, F8 = 1, 2, 3, 4, 5
@@ -85,7 +86,8 @@ BODY_FIELDS = (("_com", F8, (2,)), ("_angle", F8, ()), ("_vel", F8, (2,)), ("_an
                ("_gen", I8, ()), ("_force", F8, (2,)), ("_torque", F8, ()), ("_lin_damping", F8, ()),
                ("_ang_damping", F8, ()), ("_gravity_scale", F8, ()), ("_min_extent", F8, ()),
                ("_asleep", B1, ()), ("_sleep_time", F8, ()), ("_island", I8, ()), ("_can_sleep", B1, ()),
-               ("_fixed_rotation", B1, ()), ("_mass_override", I8, ()))
+               ("_fixed_rotation", B1, ()), ("_mass_override", I8, ()), ("_sleep_threshold", F8, ()),
+               ("_locks", I1, ()))
 #: the shape arrays (``World._shape_arrays``)
 SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), ("_s_offset", I8, ()),
                 ("_s_count", I8, ()), ("_s_radius", F8, ()), ("_s_friction", F8, ()), ("_s_restitution", F8, ()),
@@ -595,6 +597,8 @@ def _check_bodies(d):
         _at_least(d, name, 0.0, FLOAT32_LIMIT)
     for name in ("body.vel", "body.angvel"):
         _at_least(d, name, -FLOAT32_LIMIT, FLOAT32_LIMIT)
+    _at_least(d, "body.sleep_threshold", 0.0, FLOAT32_LIMIT)
+    _indices(d, "body.locks", 4, "set of motion-lock bits (0 to 3)")
     # fixed rotation: the solver's inverse inertia is 0 (Body.fixed_rotation); overridden mass data: only the
     # three bits (world.MASS_SET, INERTIA_SET, CENTER_SET), on live dynamic bodies
     fixed = d["body.fixed_rotation"]

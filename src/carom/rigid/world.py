@@ -13,7 +13,7 @@ import numpy as np
 from .. import _validate
 from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads
 from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT32_LIMIT, ANGLE_LIMIT, MAX_SUBSTEPS,
-                         SPECULATIVE_DISTANCE, MAX_TRANSLATION_SPEED, WELDING_TOLERANCE)
+                         SPECULATIVE_DISTANCE, MAX_TRANSLATION_SPEED, WELDING_TOLERANCE, SLEEP_LINEAR_TOLERANCE)
 
 #: Every collision category bit set: the default mask (a shape collides with all categories).
 ALL_CATEGORIES = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -61,6 +61,12 @@ def _one_way(value):
     if not length > 1e-12:
         raise SimulationError(f"one_way = {value!r} has no direction (use None for an ordinary shape)")
     return d / length
+
+
+def _unlocked(locks):
+    """(1 or 0, 1 or 0) per body of ``locks`` (World._locks): the factors that keep a locked axis's velocity 0."""
+    locks = np.asarray(locks)
+    return np.stack([(locks & _solver.LOCK_X) == 0, (locks & _solver.LOCK_Y) == 0], axis=-1).astype(np.float64)
 
 
 def _grow(arr, size):
@@ -193,7 +199,8 @@ class Body:
     def velocity(self, value):
         i = self._i()
         self.world._check_unlocked()
-        self.world._vel[i] = _vector(value, "velocity", FLOAT32_LIMIT)
+        # (a locked axis keeps 0, as the angle of a body with fixed_rotation does)
+        self.world._vel[i] = _vector(value, "velocity", FLOAT32_LIMIT) * _unlocked(self.world._locks[i])
         self.world._wake(i)
 
     @property
@@ -329,6 +336,53 @@ class Body:
         w._can_sleep[i] = f
         if not f:
             w._wake(i)
+
+    @property
+    def sleep_threshold(self) -> float:
+        """The speed (m/s) below which the body counts as resting for sleep (Box2D's ``sleepThreshold``):
+        |v| + |ω|·reach, reach the body's farthest shape point from its centre. 0.05 by default; raise it for
+        a large, slow body that should still sleep, lower it for one that must not fall asleep while moving
+        slowly (at 0 only a body with no speed at all rests)."""
+        return float(self.world._sleep_threshold[self._i()])
+
+    @sleep_threshold.setter
+    def sleep_threshold(self, value):
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        w._sleep_threshold[i] = _number(value, "sleep_threshold", 0.0, FLOAT32_LIMIT)
+        w._wake(i)
+
+    @property
+    def lock_x(self) -> bool:
+        """True: the body does not move along the world's x axis (Box2D v3.1's motion lock ``linearX``). Its
+        x velocity is held at 0: zeroed when set, after every impulse the solver applies within a substep
+        (before the body moves) and when the step ends, so the centre's x never changes in a step. Contacts
+        and joints see the body as free along x while they solve, and the lock then removes what they gave
+        it along x (an approximation, Box2D's too). ``fixed_rotation`` is the angular lock."""
+        return bool(self.world._locks[self._i()] & _solver.LOCK_X)
+
+    @lock_x.setter
+    def lock_x(self, value):
+        self._set_lock(value, "lock_x", _solver.LOCK_X)
+
+    @property
+    def lock_y(self) -> bool:
+        """True: the body does not move along the world's y axis (as :attr:`lock_x` for x)."""
+        return bool(self.world._locks[self._i()] & _solver.LOCK_Y)
+
+    @lock_y.setter
+    def lock_y(self, value):
+        self._set_lock(value, "lock_y", _solver.LOCK_Y)
+
+    def _set_lock(self, value, name, bit):
+        i = self._i()
+        w = self.world
+        w._check_unlocked()
+        f = _flag(value, name)
+        w._locks[i] = (w._locks[i] | bit) if f else (w._locks[i] & ~bit)
+        w._vel[i] *= _unlocked(w._locks[i])
+        w._wake(i)
 
     @property
     def data(self):
@@ -694,12 +748,14 @@ class World:
         self._island = np.zeros(cap, np.int64)       # label of the island a sleeping body fell asleep with
         self._can_sleep = np.ones(cap, np.bool_)     # Body.sleep_enabled
         self._fixed_rotation = np.zeros(cap, np.bool_)
+        self._sleep_threshold = np.full(cap, SLEEP_LINEAR_TOLERANCE)   # Body.sleep_threshold (m/s)
+        self._locks = np.zeros(cap, np.int8)        # Body.lock_x (LOCK_X) and Body.lock_y (LOCK_Y)
         self._mass_override = np.zeros(cap, np.int64)   # MASS_SET | INERTIA_SET | CENTER_SET
         self._body_arrays = ("_com", "_angle", "_vel", "_angvel", "_inv_mass", "_inv_inertia", "_mass",
                              "_inertia", "_local_center", "_kind", "_bullet", "_alive", "_gen", "_force",
                              "_torque", "_lin_damping", "_ang_damping", "_gravity_scale", "_min_extent",
                              "_asleep", "_sleep_time", "_island", "_can_sleep", "_fixed_rotation",
-                             "_mass_override")
+                             "_mass_override", "_sleep_threshold", "_locks")
         #: Body.data and ShapeHandle.data by row: Python objects, kept by pickle and copy, not by snapshots
         self._body_data = {}
         self._shape_data = {}
@@ -988,6 +1044,8 @@ class World:
         self._min_extent[i] = 0.0
         self._can_sleep[i] = True
         self._fixed_rotation[i] = False
+        self._sleep_threshold[i] = SLEEP_LINEAR_TOLERANCE
+        self._locks[i] = 0
         self._mass_override[i] = 0
         self._body_shapes[i] = []
         return Body(self, i, int(self._gen[i]))
@@ -1311,6 +1369,7 @@ class World:
             self._query_boxes = None
         if v is not None:
             self._vel[rows] = v
+            self._vel[rows] *= _unlocked(self._locks[rows])
         if w is not None:
             self._angvel[rows] = np.where(self._fixed_rotation[rows], 0.0, w)
         self._wake_rows(rows, partners=moved)
@@ -1451,6 +1510,8 @@ class World:
         self._gravity_scale[rows] = gs
         self._can_sleep[rows] = True
         self._fixed_rotation[rows] = False
+        self._sleep_threshold[rows] = SLEEP_LINEAR_TOLERANCE
+        self._locks[rows] = 0
         self._mass_override[rows] = 0
         # the shapes as _add_shape writes them
         self._verts[o:o + nv * k] = np.tile(shape.vertices, (k, 1))
@@ -1837,7 +1898,8 @@ class World:
                   self._inv_inertia[:n], self._local_center[:n], self._kind[:n], self._bullet[:n],
                   self._alive[:n], self._force[:n], self._torque[:n], self._lin_damping[:n],
                   self._ang_damping[:n], self._gravity_scale[:n], self._min_extent[:n], self._asleep[:n],
-                  self._sleep_time[:n], self._island[:n], self._can_sleep[:n])
+                  self._sleep_time[:n], self._island[:n], self._can_sleep[:n],
+                  self._sleep_threshold[:n], self._locks[:n])
         shapes = (self._s_body[:ns], self._s_alive[:ns], self._s_offset[:ns], self._s_count[:ns],
                   self._s_radius[:ns], self._s_friction[:ns], self._s_restitution[:ns], self._s_reach[:ns],
                   self._s_sensor[:ns], self._s_category[:ns], self._s_mask[:ns], self._s_group[:ns],
