@@ -24,6 +24,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/broadphase_bulk.py
 	$(PY) benchmarks/verlet.py
 	$(PY) benchmarks/sleep.py
+	$(PY) benchmarks/busy_core.py
 	$(PY) benchmarks/run.py
 
 clean:

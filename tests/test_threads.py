@@ -147,3 +147,61 @@ def test_the_step_follows_a_thread_count_set_through_numba():
         assert _jit.step_threads() == 1
     finally:
         numba.set_num_threads(most)
+
+
+def _govern(times, steps, available=2):
+    """Drive a ThreadGovernor with made-up step times: ``times(threads)`` is the cycle count a step takes with
+    that many threads. Returns the thread count of each step."""
+    from carom._jit import ThreadGovernor
+    g = ThreadGovernor()
+    used = []
+    for k in range(steps):
+        n = g.threads(available)
+        used.append(n)
+        g.record(times(n, k))
+    return np.array(used)
+
+
+def test_the_governor_moves_to_one_thread_beside_a_busy_core_and_back():
+    """Threads twice as slow as one thread (another process on the second core): after the first probe the
+    steps run in one thread, with a probe of the threads that grows rarer; when the core is free again the
+    threads come back at the next probe."""
+    G = 10 ** 6
+    used = _govern(lambda n, k: 2 * G if n == 2 else G, 1000)
+    assert (used[:5] == 2).all()
+    assert (used[100:] == 1).mean() > 0.97
+    # free again after step 500: threads 1.8 × faster
+    used = _govern(lambda n, k: (2 * G if n == 2 else G) if k < 500 else (G if n == 2 else 1.8 * G), 1200)
+    assert (used[900:] == 2).mean() > 0.97
+
+
+def test_the_governor_keeps_the_threads_on_a_quiet_machine_and_ignores_small_steps():
+    G = 10 ** 6
+    used = _govern(lambda n, k: G if n == 2 else 1.7 * G, 2000)
+    assert (used == 2).mean() > 0.99          # probes in one thread: about 1 step in 256 once settled
+    # within noise (one thread 5 % faster, less than the switch margin): stays with the threads
+    assert (_govern(lambda n, k: G if n == 2 else 0.95 * G, 500) == 2).mean() > 0.97
+    # too short to time: never probes
+    assert (_govern(lambda n, k: 1000 if n == 2 else 1, 500) == 2).all()
+    # one thread only: nothing to choose
+    assert (_govern(lambda n, k: G, 100, available=1) == 1).all()
+
+
+def test_a_world_whose_steps_switch_thread_count_is_bitwise_the_one_of_a_single_thread():
+    """The governor may change the thread count from step to step; the world does not notice."""
+    from carom._jit import ThreadGovernor
+
+    class Alternating(ThreadGovernor):
+        def threads(self, available):
+            self.k = getattr(self, "k", 0) + 1
+            return 1 + self.k % 2 if available > 1 else 1
+
+    def alternating():
+        w = pyramid(base=30)           # (large enough for the threads' shared solve loop)
+        w._governor = Alternating()
+        return w
+
+    a = run(alternating, 60, min(4, numba.config.NUMBA_NUM_THREADS))
+    b = run(lambda: pyramid(base=30), 60, 1)
+    for name in STATE:
+        assert np.array_equal(getattr(a, name), getattr(b, name))

@@ -835,3 +835,67 @@ def cycles_per_second() -> float:
         t1 = time.perf_counter()
         _rate = max(0.0, (c1 - c0) / (t1 - t0))
     return _rate
+
+
+class ThreadGovernor:
+    """Which thread count a world's steps run with: the threads available (``step_threads``) or one, whichever
+    the steps themselves time as faster.
+
+    Why: threads help only while every one of them runs. When another process keeps a core busy, the solver's
+    threads meet at dozens of barriers a step and wait there for the one the scheduler has parked; even with
+    barriers that sleep instead of spinning (``wait_for_change``), large_pyramid took 1.47 × its one-thread
+    time with two threads beside a busy core. The results do not depend on the thread count (bitwise), so the
+    count can change from one step to the next.
+
+    How: the governor runs in one mode (the threads, or one thread) and keeps the time of its last
+    ``KEEP`` steps (the step's own cycle count, read inside the compiled call). Every ``interval`` steps it
+    runs one step in the other mode (a probe); if that step took less than ``SWITCH`` × the median of the kept
+    ones, the other mode becomes the mode. The interval starts at ``FIRST_PROBE`` steps and doubles, up to
+    ``MAX_INTERVAL``, each time a probe confirms the mode, so on a steady machine probes become rare (at most
+    1 step in 256 runs in the slower mode), and it starts again from ``FIRST_PROBE`` after a switch. Steps
+    shorter than ``MIN_CYCLES`` are too short to time against the noise: there it keeps the threads (a small
+    step runs in one thread anyway: ``_solver.PARALLEL_MIN_ITEMS``)."""
+    KEEP = 5
+    SWITCH = 0.9
+    FIRST_PROBE = 8
+    MAX_INTERVAL = 256
+    MIN_CYCLES = 200_000
+
+    def __init__(self):
+        self.single = False          # the mode: one thread instead of the threads available
+        self.probing = False         # the step under way is a probe (the other mode)
+        self.kept = []               # cycles of the mode's last KEEP steps
+        self.interval = self.FIRST_PROBE
+        self.until_probe = self.FIRST_PROBE
+
+    def threads(self, available):
+        """The thread count of the next step, given the threads ``available``; call :meth:`record` after it."""
+        if available <= 1:
+            self.probing = False
+            return 1
+        self.probing = self.until_probe <= 0 and len(self.kept) >= self.KEEP
+        return 1 if self.single != self.probing else available
+
+    def record(self, cycles):
+        """The step just run took ``cycles`` (0 where the processor has no cycle counter: nothing learnt)."""
+        if cycles <= 0:
+            self.probing = False
+            return
+        if self.probing:
+            self.probing = False
+            kept = sorted(self.kept)
+            if cycles < self.SWITCH * kept[len(kept) // 2]:
+                self.single = not self.single
+                self.kept = [cycles]
+                self.interval = self.FIRST_PROBE
+            else:
+                self.interval = min(2 * self.interval, self.MAX_INTERVAL)
+            self.until_probe = self.interval
+            return
+        if cycles < self.MIN_CYCLES and not self.single:
+            self.kept = []
+            return
+        self.kept.append(cycles)
+        if len(self.kept) > self.KEEP:
+            del self.kept[0]
+        self.until_probe -= 1

@@ -147,6 +147,7 @@ WORLD_ATTRIBUTES = {
     "_left": "events.left.body", "_left_gen": "events.left.generation",
     "_handlers": "not saved: Python callables (register them again)",
     "profile_times": "not saved: timings of the last step",
+    "_governor": "not saved: the steps' timings, which choose the thread count (a restored world times its own)",
     "_arg_views": "not saved: views rebuilt by the next step", "_query_boxes": "not saved: rebuilt by a query",
     "_locked": "not saved: a snapshot is taken and restored between steps",
     "_body_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",

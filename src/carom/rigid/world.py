@@ -11,7 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _validate
-from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads
+from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads, ThreadGovernor
 from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT32_LIMIT, ANGLE_LIMIT, MAX_SUBSTEPS,
                          SPECULATIVE_DISTANCE, MAX_TRANSLATION_SPEED, WELDING_TOLERANCE, SLEEP_LINEAR_TOLERANCE)
 
@@ -806,6 +806,7 @@ class World:
         self._shape_arrays += ("_s_proxy",)
         self._proxy_shape = np.zeros(16, np.int64)
         self.step_count = 0
+        self._governor = ThreadGovernor()     # the step's thread count: the threads, or one if faster
         self._last_dt = 0.0         # (the last step's dt: contact forces are its impulses over it)
         self.sleep_enabled = True
         self.hit_event_threshold = HIT_EVENT_THRESHOLD
@@ -1931,7 +1932,7 @@ class World:
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
-                    self._joint_table(), self._joined_keys(), step_threads(), clock)
+                    self._joint_table(), self._joined_keys(), self._governor.threads(step_threads()), clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
@@ -1939,6 +1940,7 @@ class World:
                     contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))
+            self._governor.record(int(clock[-1] - clock[0]))
             if self.profile:
                 self._record_profile(clock)
             self._contacts = contacts
