@@ -27,6 +27,7 @@ from . import _step, _solver, queries
 from . import joints as _joints
 from .joints import Joint, JointEvent
 from . import snapshot as _snapshot
+from . import presolve as _presolve
 from .snapshot import Snapshot
 
 KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
@@ -80,7 +81,15 @@ HIT_DTYPE = np.dtype(_PAIR_FIELDS + [("point", np.float64, 2), ("normal", np.flo
 #: The events of the last step: three NumPy record arrays (``BEGIN_DTYPE``, ``END_DTYPE``, ``HIT_DTYPE``).
 ContactEvents = namedtuple("ContactEvents", "begin end hit")
 
-EVENT_KINDS = ("begin", "end", "hit", "leave", "joint")
+EVENT_KINDS = ("begin", "end", "hit", "leave", "joint", "post_solve")
+
+#: The contacts of the last step as arrays, one row per contact point (``World.contact_data``): shape and body
+#: rows, the point and the normal (world frame; the normal from shape_a to shape_b), the separation (m, negative
+#: when overlapping), the normal and tangent impulse over the whole step (N·s, on shape_b's body; the tangent is
+#: (normal.y, −normal.x)), the approach speed −v_n before the solve (m/s, positive when approaching) and whether
+#: the contact touches.
+ContactData = namedtuple("ContactData", "shape_a shape_b body_a body_b point normal separation normal_impulse "
+                                        "tangent_impulse approach_speed touching")
 
 
 class ContactEvent:
@@ -761,6 +770,12 @@ class World:
         self._raw_events = None
         self._pending_end = []
         self._handlers = []
+        #: the pre-solve hook (``pre_solve``: the numba cfunc, kept alive here, and its address for the step)
+        self._pre_solve = None
+        self._pre_solve_address = 0
+        #: each contact point's approach speed in the last step (rows of the contact table; empty when the step
+        #: solved nothing, None when unknown: no step since the world was made or restored)
+        self._approach = None
         #: the world bounds (xmin, ymin, xmax, ymax), or None; the bodies (rows, generations) that left them in
         #: the last step; whether those are removed (``bounds``)
         self._bounds = None
@@ -827,6 +842,38 @@ class World:
             n = self._n_bodies
             self._asleep[:n] = False
             self._sleep_time[:n] = 0.0
+
+    @property
+    def pre_solve(self):
+        """The pre-solve hook, or None: a function compiled with Numba that the step calls, from inside its one
+        compiled call, for every contact it is about to solve, and that may disable the contact or change its
+        friction, restitution and tangent speed for this step.
+
+        Give it a ``numba.cfunc`` of :data:`carom.PRE_SOLVE_SIGNATURE` (``carom.pre_solve_function`` makes one,
+        also as a decorator) or an ``@numba.njit`` function, which is compiled into one here::
+
+            keep = hook(shape_a, shape_b, body_a, body_b, normal_x, normal_y, point_count, points, material)
+
+        shape and body rows (``ShapeHandle.index``, ``Body.index``; shape_a < shape_b), the normal from shape_a
+        to shape_b, ``points[0:3]`` (and ``points[3:6]`` for a second point) the (x, y, separation) of each
+        point, and ``material[0:3]`` the contact's friction, restitution and tangent speed as the shapes and the
+        mixing rules give them, which the hook may overwrite for this step (friction and restitution below 0
+        and NaN are taken as 0, the tangent speed is capped at ±MAX_TRANSLATION_SPEED). Returning 0 disables
+        the contact for this step: it is dropped as a passing one-way shape drops it (no points, not touching,
+        so an end event if it touched, nothing to warm start next step). The hook is called for the non-sensor
+        contacts with points (touching or speculative) of pairs with an awake body, every step, in the contact
+        table's order and from one thread, so results do not depend on the thread count. It must not touch the
+        world (it cannot: it only gets numbers). Without a hook the step only checks for one.
+
+        The hook is not state: snapshots, pickles and copies of the world do not carry it (set it again, as
+        handlers are registered again). Anything else than None or such a function raises CaromError naming it,
+        and the world keeps its hook."""
+        return self._pre_solve
+
+    @pre_solve.setter
+    def pre_solve(self, fn):
+        self._check_unlocked()
+        self._pre_solve, self._pre_solve_address = _presolve.as_hook(fn)
 
     @property
     def hit_event_threshold(self) -> float:
@@ -1869,7 +1916,7 @@ class World:
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
-                    self._joint_table(), self._joined_keys(), step_threads(), clock)
+                    self._joint_table(), self._joined_keys(), step_threads(), self._pre_solve_address, clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
@@ -1880,6 +1927,7 @@ class World:
             if self.profile:
                 self._record_profile(clock)
             self._contacts = contacts
+            self._approach = hits[2]
             self._bp._cand = cand
             # events are computed and built when asked for (contact_events, handlers): finding them cost ~0.2
             # ms a step and the record arrays as much again. Of last step's table only the keys, touch and
@@ -1944,6 +1992,39 @@ class World:
                             normal_impulses=nimp[k, :c].copy(), tangent_impulses=timp[k, :c].copy(),
                             touching=bool(touch[k])))
         return out
+
+    def contact_data(self) -> ContactData:
+        """The contacts of the last step that have points (touching or speculative), sensors excluded, as
+        arrays with one row per contact point (:data:`ContactData`): ``shape_a``, ``shape_b``, ``body_a``,
+        ``body_b`` (rows; :meth:`shape_handle`, :meth:`body_handle`), ``point`` and ``normal`` (n, 2),
+        ``separation``, ``normal_impulse`` and ``tangent_impulse`` (each point's over the whole step, N·s: a box
+        resting on the ground shows m·g·dt whatever the substep count), ``approach_speed`` (−v_n before the
+        solve, m/s, positive when approaching; with gravity's share up to the meeting for a point not yet
+        touching; 0 for contacts whose bodies slept; NaN when unknown: no step since the world was made or
+        restored) and ``touching``. The rows of one contact are adjacent, in the contact table's order.
+
+        The same numbers as :meth:`contacts` (a list of dicts, one per contact), without a Python loop; the
+        impulse P = λn·n + λt·t acts on shape_b's body and −P on shape_a's. Handlers registered with
+        ``on("post_solve", fn)`` receive these arrays after each step."""
+        keys, count, normal, points, sep, touch, sensor, step = (
+            self._contacts[0], self._contacts[1], self._contacts[5], self._contacts[6], self._contacts[7],
+            self._contacts[8], self._contacts[9], self._contacts[11])
+        k = np.flatnonzero((count > 0) & ~sensor)
+        c = count[k]
+        row = np.repeat(k, c)
+        # each row's point index within its contact: 0, 1 for a two-point contact
+        p = np.arange(row.size) - np.repeat(np.cumsum(c) - c, c)
+        sa = (keys[row] >> _step.KEY_SHIFT).astype(np.int64)
+        sb = (keys[row] & _step.KEY_MASK).astype(np.int64)
+        approach = self._approach
+        if approach is None:
+            speed = np.full(row.size, np.nan)
+        elif approach.shape[0] != keys.shape[0]:        # (a step in which every body slept: nothing moved)
+            speed = np.zeros(row.size)
+        else:
+            speed = approach[row, p]
+        return ContactData(sa, sb, self._s_body[sa], self._s_body[sb], points[row, p], normal[row],
+                           sep[row, p], step[row, p, 0], step[row, p, 1], speed, touch[row])
 
     def contact_forces(self) -> np.ndarray:
         """Every body's total contact force over the last step, (n, 2) by body row (``Body.contact_force``
@@ -2075,7 +2156,9 @@ class World:
         """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit"), or
         ``handler(body)`` for every body that left the world :attr:`bounds` ("leave"; before it is removed when
         :attr:`remove_outside` is set), or ``handler(joint_event)`` for every joint whose reaction crossed its
-        force or torque threshold ("joint": a :class:`~carom.rigid.joints.JointEvent`).
+        force or torque threshold ("joint": a :class:`~carom.rigid.joints.JointEvent`), or ``handler(data)``
+        once per step with the step's contacts as arrays ("post_solve": :meth:`contact_data`, read-only; before
+        the other handlers; ``categories`` must be None).
 
         ``categories=(cat_a, cat_b)`` limits it to pairs where one shape's category meets ``cat_a`` and the
         other's meets ``cat_b``; the event is then oriented so that ``event.shape_a`` is the ``cat_a`` one.
@@ -2088,6 +2171,9 @@ class World:
         if not callable(handler):
             raise CaromError(f"handler must be callable, got {handler!r}")
         if categories is not None:
+            if kind == "post_solve":
+                raise CaromError(f"categories are not taken for post_solve handlers (they get every contact), "
+                                 f"got {categories!r}")
             if len(categories) != 2:
                 raise CaromError(f"categories must be a pair (cat_a, cat_b), got {categories!r}")
             categories = (_bits(categories[0], "categories[0]"), _bits(categories[1], "categories[1]"))
@@ -2152,10 +2238,19 @@ class World:
             self._pending_end.append(rows)
         # (the colouring goes: the next step colours the remaining contacts afresh)
         self._contacts = tuple(a[~mine] for a in c[:_solver.COLOURING]) + self._no_colouring()
+        if self._approach is not None and self._approach.shape[0] == keys.shape[0]:
+            self._approach = self._approach[~mine]
 
     def _deliver_events(self):
         if not self._handlers:
             return
+        post = [h for h in self._handlers if h[0] == "post_solve"]
+        if post:
+            data = self.contact_data()
+            for a in data:
+                a.flags.writeable = False
+            for _kind, fn, _cats in post:
+                fn(data)
         for _kind, fn, _cats in [h for h in self._handlers if h[0] == "joint"]:
             for event in self._joint_events:
                 fn(event)
