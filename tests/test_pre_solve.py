@@ -86,10 +86,11 @@ def test_a_hook_that_zeroes_friction_makes_a_box_slide_that_otherwise_sticks(deg
 def test_removing_the_hook_restores_the_shapes_friction():
     w, b, axis = _slope(math.radians(25.0))
     w.pre_solve = no_friction
-    _slide(w, b, axis, 20)
+    d, _ = _slide(w, b, axis, 10)
+    assert d > 0.05
     w.pre_solve = None
     assert w.pre_solve is None
-    _slide(w, b, axis, 30)           # friction stops it
+    _slide(w, b, axis, 60)           # friction stops it (from 0.7 m/s at 1.2 m/s²)
     d, _ = _slide(w, b, axis, 30)
     assert abs(d) < 0.005
 
@@ -126,9 +127,7 @@ def test_a_hook_that_disables_some_contacts_lets_a_body_fall_through():
         assert not np.any((data.body_a == ghost) | (data.body_b == ghost))
     t = steps * DT
     assert a.position[1] == pytest.approx(0.5, abs=0.01)
-    # (the solver's semi-implicit Euler falls ½·g·h·t further than ½·g·t², h the substep)
-    h = DT / w.substeps
-    assert b.position[1] == pytest.approx(1.0 - 0.5 * G * t * t - 0.5 * G * h * t, rel=1e-6)
+    assert b.position[1] == pytest.approx(1.0 - 0.5 * G * t * t, rel=1e-6)
     assert began and all(ghost not in pair for pair in began)
 
 
