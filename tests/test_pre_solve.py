@@ -159,7 +159,7 @@ def test_a_hook_that_changes_restitution_changes_the_bounce_as_the_closed_form_s
 
 def _scene():
     from carom.scenes.rigid_scenes import pyramid
-    return pyramid(base=20)
+    return pyramid(base=30)
 
 
 def test_a_hook_gives_bitwise_the_same_world_for_one_and_two_threads():

@@ -83,8 +83,8 @@ if numba.config.DISABLE_JIT:
     def call_pre_solve(address, sa, sb, ba, bb, nx, ny, count, points, material):
         """Plain-Python stand-in: the hook called through ctypes on the arrays' memory."""
         dp = ctypes.POINTER(ctypes.c_double)
-        return _C_HOOK(address)(sa, sb, ba, bb, nx, ny, count, points.ctypes.data_as(dp),
-                                material.ctypes.data_as(dp))
+        return _C_HOOK(int(address))(int(sa), int(sb), int(ba), int(bb), float(nx), float(ny), int(count),
+                                     points.ctypes.data_as(dp), material.ctypes.data_as(dp))
 else:
     from llvmlite import ir as _ir
 

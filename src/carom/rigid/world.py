@@ -664,6 +664,13 @@ class World:
 
     ``gravity`` (m/s²), ``substeps`` ≥ 1 per step; friction is mixed by ``friction_mixing`` ("sqrt" by
     default: √(μa·μb)) and restitution by ``restitution_mixing`` ("max" by default).
+
+    Contact control: :attr:`pre_solve` takes a function compiled with Numba that the step calls, inside its one
+    compiled call, for every contact it is about to solve, and that may disable the contact or change its
+    friction, restitution and tangent speed for that step (``carom.pre_solve_function``,
+    ``carom.PRE_SOLVE_SIGNATURE``; not carried by snapshots, pickles or copies). After the step,
+    :meth:`contact_data` gives the contacts as arrays, one row per point (impulses over the whole step,
+    approach speeds), and ``on("post_solve", fn)`` hands the same arrays to ``fn`` after each step.
     """
 
     #: the shapes' tight boxes (lower, upper) as the queries last brought the broad phase up to date with them
