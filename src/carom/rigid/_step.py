@@ -1273,8 +1273,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
     ``STAGES[i]`` (a few cycles per reading; World turns them into ``profile_times``). Returns (contact
     table, new broad-phase candidate cache, (hit speed, hit point) of each contact for ``event_rows`` and each
-    point's approach speed (empty when nothing was solved), (code, body) of ``first_bad_body``). A step refused by ``first_bad_body`` returns at once, before
-    anything is changed."""
+    point's approach speed (empty when nothing was solved), (code, body) of ``first_bad_body``). A step refused
+    by ``first_bad_body`` returns at once, before anything is changed."""
     clock[0] = cycle_counter()
     bad = first_bad_body(bodies)
     if bad[0] != BODY_OK:

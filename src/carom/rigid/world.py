@@ -1986,7 +1986,8 @@ class World:
         The impulses are each point's over the whole step (N·s): the sum of what every substep and the
         restitution applied, so a box resting on the ground shows m·g·dt whatever the substep count. The
         normal points from shape_a to shape_b; the tangent is (normal.y, −normal.x); the impulse acts on
-        shape_b's body and its opposite on shape_a's."""
+        shape_b's body and its opposite on shape_a's. :meth:`contact_data` gives the same numbers (and the approach
+        speeds) as arrays, one row per point, without a Python loop."""
         keys, count, ids, _, _, normal, points, sep, touch, sensor = self._contacts[:10]
         step = self._contacts[11]
         nimp = step[:, :, 0]
