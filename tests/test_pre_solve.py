@@ -157,6 +157,25 @@ def test_a_hook_that_changes_restitution_changes_the_bounce_as_the_closed_form_s
     assert drop(bouncy) == pytest.approx(0.64 * 2.0, rel=0.03)
 
 
+@carom.pre_solve_function
+def broken_material(shape_a, shape_b, body_a, body_b, nx, ny, count, points, material):
+    material[0] = np.nan
+    material[1] = -1.0
+    material[2] = np.inf
+    return 1
+
+
+def test_materials_a_hook_leaves_out_of_range_are_taken_as_their_limits():
+    """NaN friction and negative restitution are taken as 0, an infinite tangent speed as the speed cap: the box
+    slides freely (g·sin θ) and drifts at most by the capped belt's pull, and nothing becomes NaN."""
+    theta = math.radians(25.0)
+    w, b, axis = _slope(theta)
+    w.pre_solve = broken_material
+    d, t = _slide(w, b, axis, 30)
+    assert np.all(np.isfinite(w.positions)) and np.all(np.isfinite(w.velocities))
+    assert d == pytest.approx(0.5 * G * math.sin(theta) * t * t, rel=0.02)
+
+
 def _scene():
     from carom.scenes.rigid_scenes import pyramid
     return pyramid(base=30)
