@@ -957,19 +957,15 @@ def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out,
 
 @inline_njit
 def _write_back(rows, j, out):
-    """Bundle j's impulses back to the contact table, and each of its contacts' hit: the fastest approach (−v_n
-    before the solve) at a point that took an impulse, and that point (left at −inf, −1 when none did); hit
-    events are built from these only when someone asks for them (carom.rigid._step.event_rows). Each point's
-    approach speed −v_n goes to ``approach`` (``World.contact_data``; 0 for a missing second point)."""
-    perm, first, count, c_nimp, c_timp, c_step, hit_speed, hit_point, approach = out
+    """Bundle j's impulses back to the contact table, and each point's approach speed −v_n before the solve
+    (``approach``: ``World.contact_data``, and the hit events, which ``_step.event_rows`` finds from it and the
+    step's impulses only when someone asks for them; a missing second point's row holds −0)."""
+    perm, first, count, c_nimp, c_timp, c_step, approach = out
     p1 = P0 + POINT_WIDTH
     for q in range(count[j]):
         k = perm[first[j] + q]
-        # the hit is found in the bundle's own fields (the lane's point count included) and stored once: no
-        # read of the contact table, whose rows this visits out of order (a third less time for the sweep).
-        # Point 1 replaces point 0 only if strictly faster, as a loop over the points would; written with
-        # selects, not branches, whose outcomes vary from lane to lane (a tenth less time)
-        points = rows[j, COUNT, q]
+        # stored from the bundle's own fields, with no read of the contact table, whose rows this visits out of
+        # order (the hits are found after the step, when asked for, from these and the table)
         c_nimp[k, 0] = rows[j, P0 + NIMP, q]
         c_timp[k, 0] = rows[j, P0 + TIMP, q]
         c_nimp[k, 1] = rows[j, p1 + NIMP, q]
@@ -978,17 +974,8 @@ def _write_back(rows, j, out):
         c_step[k, 0, 1] = rows[j, P0 + STEPT, q]
         c_step[k, 1, 0] = rows[j, p1 + STEPN, q]
         c_step[k, 1, 1] = rows[j, p1 + STEPT, q]
-        speed0 = -np.float64(rows[j, P0 + RELV, q])
-        speed1 = -np.float64(rows[j, p1 + RELV, q])
-        hit0 = (points > 0.0) & (rows[j, P0 + STEPN, q] > 0.0) & (speed0 > -np.inf)
-        speed = speed0 if hit0 else -np.inf
-        point = np.int64(0) if hit0 else np.int64(-1)
-        hit1 = (points > 1.0) & (rows[j, p1 + STEPN, q] > 0.0) & (speed1 > speed)
-        hit_speed[k] = speed1 if hit1 else speed
-        hit_point[k] = np.int64(1) if hit1 else point
-        # (0 − v: a missing point's 0 stays +0)
-        approach[k, 0] = 0.0 - np.float64(rows[j, P0 + RELV, q])
-        approach[k, 1] = 0.0 - np.float64(rows[j, p1 + RELV, q])
+        approach[k, 0] = -np.float64(rows[j, P0 + RELV, q])
+        approach[k, 1] = -np.float64(rows[j, p1 + RELV, q])
 
 
 @llvm_inline_njit
@@ -1521,8 +1508,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     """The soft step (module docstring) over the coloured bundles and the joints (``joints._solve``): substeps of
     integrate, warm start, biased solve, integrate positions, relax; then restitution. The impulses go back to
     the contact table, the joints' reactions to the joint table.
-    Returns the start-of-step positions and angles (for continuous collision), each contact's hit speed
-    and point (for hit events) and each contact point's approach speed (0 for contacts not solved)."""
+    Returns the start-of-step positions and angles (for continuous collision) and each contact point's
+    approach speed (for hit events and ``World.contact_data``; 0 for contacts not solved)."""
     perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
                                                               solver[7], solver[8], solver[9])
     com, angle, vel, angvel, force, torque = bodies[0], bodies[1], bodies[2], bodies[3], bodies[10], bodies[11]
@@ -1555,11 +1542,11 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
               bodies[14], bodies[16], vel, angvel)
-    # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
-    hit_speed = np.full(c_count.shape[0], -np.inf)
-    hit_point = np.full(c_count.shape[0], -1, np.int64)
+    # impulses back to the table, and each solved point's approach speed (``_write_back``, in the restitution
+    # pass)
+    # (zeros: a contact not solved did not approach; its step impulses are 0, so it makes no hit)
     approach = np.zeros((c_count.shape[0], 2))
-    out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point, approach)
+    out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, approach)
     bounces, relax = step_sweeps(rows)
     tasks[RELAX] = relax
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
@@ -1602,4 +1589,4 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         force[b, 0] = 0.0
         force[b, 1] = 0.0
         torque[b] = 0.0
-    return com0, angle0, hit_speed, hit_point, approach
+    return com0, angle0, approach

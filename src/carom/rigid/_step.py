@@ -1141,13 +1141,14 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
 
 
 @entry_njit
-def event_rows(old_keys, old_touch, keys, c_touch, hit_speed, hit_point, hit_threshold):
+def event_rows(old_keys, old_touch, keys, c_touch, c_count, c_step, approach, hit_threshold):
     """A step's events, computed after the step when someone asks for them (World.contact_events, handlers),
     not inside it: begin/end touch events by merging last step's and this step's sorted contact keys and
-    touch flags, and hit events: solved contacts whose approach speed −v_n (before the solve, at a point
-    that received an impulse: ``hit_speed``/``hit_point`` from the solver) exceeds ``hit_threshold``.
+    touch flags, and hit events: solved contacts whose fastest approach speed −v_n (before the solve,
+    ``approach`` from the solver) at a point that received an impulse in the step (``c_step``) exceeds
+    ``hit_threshold`` (point 1 is the hit's only if strictly faster than point 0).
     Returns (begin rows of the new table, end rows of the old table, hit rows, hit point index, hit speed);
-    hits are in key order. An empty ``hit_speed`` means nothing was solved."""
+    hits are in key order. An empty ``approach`` means nothing was solved."""
     K = keys.shape[0]
     n_old = old_keys.shape[0]
     begin = np.empty(K, np.int64)
@@ -1176,24 +1177,32 @@ def event_rows(old_keys, old_touch, keys, c_touch, hit_speed, hit_point, hit_thr
                 ne += 1
             i += 1
             j += 1
-    H = hit_speed.shape[0]
+    H = approach.shape[0]
     hit_k = np.empty(H, np.int64)
     hit_p = np.empty(H, np.int64)
     hit_v = np.empty(H)
     nh = 0
     for k in range(H):
-        if hit_speed[k] > hit_threshold:
+        speed = -np.inf
+        point = -1
+        if c_count[k] > 0 and c_step[k, 0, 0] > 0.0:
+            speed = approach[k, 0]
+            point = 0
+        if c_count[k] > 1 and c_step[k, 1, 0] > 0.0 and approach[k, 1] > speed:
+            speed = approach[k, 1]
+            point = 1
+        if speed > hit_threshold:
             hit_k[nh] = k
-            hit_p[nh] = hit_point[k]
-            hit_v[nh] = hit_speed[k]
+            hit_p[nh] = point
+            hit_v[nh] = speed
             nh += 1
     return begin[:nb], end[:ne], hit_k[:nh], hit_p[:nh], hit_v[:nh]
 
 
 @njit
 def no_hits():
-    """The hit table of a step that solved nothing."""
-    return np.empty(0), np.empty(0, np.int64), np.empty((0, 2))
+    """The approach speeds of a step that solved nothing."""
+    return np.empty((0, 2))
 
 
 #: the stages of the step, in order, as ``step_kernel`` clocks them
@@ -1272,8 +1281,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
 
     ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
     ``STAGES[i]`` (a few cycles per reading; World turns them into ``profile_times``). Returns (contact
-    table, new broad-phase candidate cache, (hit speed, hit point) of each contact for ``event_rows`` and each
-    point's approach speed (empty when nothing was solved), (code, body) of ``first_bad_body``). A step refused
+    table, new broad-phase candidate cache, each point's approach speed for ``event_rows`` and
+    ``World.contact_data`` (empty when nothing was solved), (code, body) of ``first_bad_body``). A step refused
     by ``first_bad_body`` returns at once, before anything is changed."""
     clock[0] = cycle_counter()
     bad = first_bad_body(bodies)
@@ -1301,8 +1310,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads,
                            (gx, gy, dt), material)
     clock[4] = cycle_counter()
-    com0, angle0, hit_speed, hit_point, approach = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver,
-                                                               threads, joints)
+    com0, angle0, approach = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     clock[5] = cycle_counter()
     continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape)
     sensor_stage(bodies, shapes, awake, contacts)
@@ -1310,7 +1318,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4], joints)
     clock[7] = cycle_counter()
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
-    return contacts + colouring_of(solver), new_cand, (hit_speed, hit_point, approach), bad
+    return contacts + colouring_of(solver), new_cand, approach, bad
 
 
 @njit

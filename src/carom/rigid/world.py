@@ -1925,23 +1925,23 @@ class World:
             args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
                     self._joint_table(), self._joined_keys(), step_threads(), self._pre_solve_address, clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
-                contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
+                contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
                 with compile_helper(_step.step_kernel, args, "carom._warmup:late_stages_then_public_api"):
-                    contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
+                    contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))
             if self.profile:
                 self._record_profile(clock)
             self._contacts = contacts
-            self._approach = hits[2]
+            self._approach = approach
             self._bp._cand = cand
             # events are computed and built when asked for (contact_events, handlers): finding them cost ~0.2
             # ms a step and the record arrays as much again. Of last step's table only the keys, touch and
             # sensor flags are kept (holding the whole table grew the heap by several tables)
             pending, self._pending_end = self._pending_end, []
             self._events = None
-            self._raw_events = (old[0], old[8], old[9], contacts, hits, self.hit_event_threshold, pending)
+            self._raw_events = (old[0], old[8], old[9], contacts, approach, self.hit_event_threshold, pending)
             self.step_count += 1
             self._last_dt = dt
             if inside is not None:
@@ -2030,7 +2030,7 @@ class World:
         elif approach.shape[0] != keys.shape[0]:        # (a step in which every body slept: nothing moved)
             speed = np.zeros(row.size)
         else:
-            speed = approach[row, p]
+            speed = approach[row, p] + 0.0       # (+ 0: a missing point's −0 reads 0)
         return ContactData(sa, sb, self._s_body[sa], self._s_body[sb], points[row, p], normal[row],
                            sep[row, p], step[row, p, 0], step[row, p, 1], speed, touch[row])
 
@@ -2204,11 +2204,11 @@ class World:
         out["body_b"] = self._s_body[out["shape_b"]]
         return out, swap
 
-    def _build_events(self, old_keys, old_touch, old_sensor, contacts, hits, hit_threshold, pending):
+    def _build_events(self, old_keys, old_touch, old_sensor, contacts, approach, hit_threshold, pending):
         """Event records of a step from last step's keys, touch and sensor flags, this step's contact table and
-        the solver's hit speeds (``_step.event_rows``), and the end events of removed shapes (``pending``)."""
+        the solver's approach speeds (``_step.event_rows``), and the end events of removed shapes (``pending``)."""
         begin_k, end_j, hit_k, hit_p, hit_v = _step.event_rows(old_keys, old_touch, contacts[0], contacts[8],
-                                                               hits[0], hits[1], hit_threshold)
+                                                               contacts[1], contacts[11], approach, hit_threshold)
         ended_keys = old_keys[end_j]
         ended_sensor = old_sensor[end_j]
         if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not pending:
