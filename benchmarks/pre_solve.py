@@ -6,7 +6,8 @@ hook that returns 1 and changes nothing (the cost of the call itself: the world 
 hook); a hook that works on every contact (friction from the normal's slope, restitution 0, tangent speed
 0). Sleeping is off, so every contact is solved, and the hook called, every step. Quality: the deepest overlap
 and the drift of the pyramids' top boxes (``carom.bench.quality``, the rigid benchmark's ruler) after the
-run. Writes its section of benchmarks/RESULTS.md (``--no-write``: print only).
+run. The hook runs at the start of the prepare stage, whose time (``World.profile_times``) is shown beside the
+step's. Writes its section of benchmarks/RESULTS.md (``--no-write``: print only).
 """
 import os
 import sys
@@ -56,27 +57,35 @@ def main():
     for w in worlds:               # compile, and settle the first contacts
         w.step(DT)
     times = [[] for _ in configs]
+    # the prepare stage's time (the hook runs at its start, ``World.profile_times``), step by step
+    prepare = [[] for _ in configs]
+    for w in worlds:
+        w.profile = True
     for _ in range(ROUNDS):
         for i, w in enumerate(worlds):
             t = time.perf_counter()
             for _ in range(STEPS):
                 w.step(DT)
+                prepare[i].append(w.profile_times["prepare"])
             times[i].append((time.perf_counter() - t) / STEPS * 1000.0)
     contacts = len(worlds[0].contacts())
     spec = dict(pyramid=True)
     elapsed = (1 + ROUNDS * STEPS) * DT
     base = float(np.median(times[0]))
+    base_prepare = float(np.median(prepare[0]))
     rows = []
-    for (name, _), w, t in zip(configs, worlds, times):
+    for (name, _), w, t, tp in zip(configs, worlds, times, prepare):
         q = quality(spec, desc, (w.positions, w.angles, w.velocities, w.angular_velocities), elapsed)
         same = all(np.array_equal(getattr(w, a), getattr(worlds[0], a)) for a in ("_com", "_angle", "_vel"))
         med = float(np.median(t))
-        rows.append((name, f"{med:.3f}", f"{min(t):.3f}", f"{med / base:.3f}", f"{q['overlap_mm']:.2f}",
+        rows.append((name, f"{med:.3f}", f"{min(t):.3f}", f"{med / base:.3f}", f"{np.median(tp):.3f}",
+                     f"{np.median(tp) - base_prepare:+.3f}", f"{q['overlap_mm']:.2f}",
                      f"{q['drift_m']:.4f}", "yes" if same else "no"))
     body = (f"many_pyramids(rows=6, columns=6): {len(desc['kind'])} boxes, {contacts} contacts, dt = 1/60, "
             f"4 substeps, sleeping off, {carom.get_num_threads()} threads; {ROUNDS} rounds of {STEPS} steps, "
             "the worlds in turn.\n\n"
-            + table(["world", "ms per step (median of rounds)", "best round", "÷ no hook", "deepest overlap mm",
+            + table(["world", "ms per step (median of rounds)", "best round", "÷ no hook",
+                     "prepare stage ms (median step)", "− no hook", "deepest overlap mm",
                      "top drift m", "bitwise = no hook"], rows))
     print(body)
     if "--no-write" not in sys.argv:
