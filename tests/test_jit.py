@@ -287,7 +287,7 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
     world.step(1 / 60)
     bodies, shapes, tree, proxy, proxy_shape = world._kernel_args()
     args = (1 / 60, world.substeps, 0.0, -10.0, 0, 0, True, bodies, shapes, tree, proxy, proxy_shape,
-            world._contacts, world._joint_table(), world._joined_keys(), numba.get_num_threads(),
+            world._contacts, world._joint_table(), world._joined_keys(), numba.get_num_threads(), 0,
             np.zeros(len(_step.STAGES) + 1, np.int64))
     types = tuple(_step.step_kernel.typeof_pyval(a) for a in args)
     assert types in _step.step_kernel.overloads

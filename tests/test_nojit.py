@@ -18,6 +18,8 @@ def test_kernels_run_as_plain_python():
         "test_hull.py::test_hull_of_square_with_edge_points_is_four_corners",
         "test_rigid.py::test_seed_head_on_example",
         "test_rigid.py::test_kinematic_body_pushes_and_is_not_pushed",
+        # (the pre-solve hook called through ctypes: carom.rigid.presolve.call_pre_solve's stand-in)
+        "test_pre_solve.py::test_a_hook_that_disables_some_contacts_lets_a_body_fall_through",
     ]
     r = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", *tests], cwd=HERE,
                        env=env, capture_output=True, text=True, timeout=600)

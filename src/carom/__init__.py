@@ -4,7 +4,7 @@ from ._jit import (announce_compile as _announce_compile, tune_allocator as _tun
                    default_omp_spin as _default_omp_spin)
 from .errors import CaromError, GeometryError, WorldLockedError, StaleHandleError, SimulationError
 from . import constants, geometry
-from .rigid import World, Body, ShapeHandle
+from .rigid import World, Body, ShapeHandle, PRE_SOLVE_SIGNATURE, pre_solve_function
 from .rigid import joints
 from . import verlet
 

@@ -293,7 +293,8 @@ def same_colouring(pairs_same, c_count, c_sensor, flags, old):
 
 
 @njit
-def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads, fall):
+def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads, fall,
+                  material):
     """The contacts to solve, coloured, in bundles of ``LANES`` (the solver's layout, module docstring).
 
     Solved are the non-sensor contacts with points and at least one awake dynamic body. Each lane holds the
@@ -307,7 +308,9 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     colouring read): lane q < count of bundle j holds contact ``perm[first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
     each overflow contact gets a bundle of its own (its contacts share bodies, so they cannot share a bundle).
     Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
-    mass, so they change nothing.
+    mass, so they change nothing. ``material``: each contact's (friction, restitution, tangent speed) as the
+    pre-solve hook left them (``_step.pre_solve_stage``), used instead of the shapes' mixed values; empty
+    without a hook.
     """
     keys, c_count = contacts[0], contacts[1]
     NB = bodies[7].shape[0]
@@ -363,7 +366,7 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
         materials = materials or shapes[14][s] != 0.0 or shapes[15][s] != 0.0
     shape_data = (shapes[4], shapes[5], shapes[6], shapes[14] if materials else shapes[14][:0],
                   shapes[15] if materials else shapes[15][:0])
-    contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7])
+    contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7], material)
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)
     return perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags
@@ -406,7 +409,7 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
     kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
     shape_radius, shape_friction, shape_restitution, shape_tangent, shape_rolling = borrowed(shapes)
-    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep = borrowed(contacts)
+    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material = borrowed(contacts)
     perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
     NB = table.shape[0] - 1
     for c in range(OVERFLOW + 1):
@@ -414,15 +417,15 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
         n = bstart[c + 1] - lo
         for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
-                            shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body,
-                            move, friction_rule, restitution_rule, NB, fall)
+                            shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_nimp, c_timp, c_normal,
+                            c_point, c_sep, c_material, rows, body, move, friction_rule, restitution_rule, NB, fall)
 
 
 @llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
                     shape_rolling, keys, c_count,
-                    c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, move, friction_rule, restitution_rule,
-                    NB, fall):
+                    c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, move, friction_rule,
+                    restitution_rule, NB, fall):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
 
@@ -455,14 +458,15 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     for h in range(PARTS):
         _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
                       shape_tangent, shape_rolling, keys,
-                      c_count, c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule,
+                      c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, friction_rule,
                       restitution_rule, fall)
 
 
 @inline_njit
 def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
                   shape_rolling, keys, c_count,
-                  c_nimp, c_timp, c_normal, c_point, c_sep, rows, body, friction_rule, restitution_rule, fall):
+                  c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, friction_rule, restitution_rule,
+                  fall):
     """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``)."""
     zero = splat64(0.0)
     one = splat64(1.0)
@@ -493,12 +497,18 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
         bsh = keys[k] & KEY_MASK
         nx = insert(nx, q, c_normal[k, 0])
         ny = insert(ny, q, c_normal[k, 1])
-        mu = insert(mu, q, mix(shape_friction[a], shape_friction[bsh], friction_rule))
-        e = insert(e, q, mix(shape_restitution[a], shape_restitution[bsh], restitution_rule))
         # (Box2D v3.1's rules: the belts' speeds add up; the larger resistance acts at the larger radius)
         if shape_tangent.shape[0] > 0:
             ts = insert(ts, q, shape_tangent[a] + shape_tangent[bsh])
             rr = insert(rr, q, max(shape_rolling[a], shape_rolling[bsh]) * max(shape_radius[a], shape_radius[bsh]))
+        if c_material.shape[0] > 0:
+            # (the pre-solve hook's: the mixed values, changed for this step)
+            mu = insert(mu, q, c_material[k, 0])
+            e = insert(e, q, c_material[k, 1])
+            ts = insert(ts, q, c_material[k, 2])
+        else:
+            mu = insert(mu, q, mix(shape_friction[a], shape_friction[bsh], friction_rule))
+            e = insert(e, q, mix(shape_restitution[a], shape_restitution[bsh], restitution_rule))
         count = insert(count, q, c_count[k])
         ra = insert(ra, q, shape_radius[a])
         rb = insert(rb, q, shape_radius[bsh])
@@ -948,18 +958,15 @@ def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out,
 
 @inline_njit
 def _write_back(rows, j, out):
-    """Bundle j's impulses back to the contact table, and each of its contacts' hit: the fastest approach (−v_n
-    before the solve) at a point that took an impulse, and that point (left at −inf, −1 when none did); hit
-    events are built from these only when someone asks for them (carom.rigid._step.event_rows)."""
-    perm, first, count, c_nimp, c_timp, c_step, hit_speed, hit_point = out
+    """Bundle j's impulses back to the contact table, and each point's approach speed −v_n before the solve
+    (``approach``: ``World.contact_data``, and the hit events, which ``_step.event_rows`` finds from it and the
+    step's impulses only when someone asks for them; a missing second point's row holds −0)."""
+    perm, first, count, c_nimp, c_timp, c_step, approach = out
     p1 = P0 + POINT_WIDTH
     for q in range(count[j]):
         k = perm[first[j] + q]
-        # the hit is found in the bundle's own fields (the lane's point count included) and stored once: no
-        # read of the contact table, whose rows this visits out of order (a third less time for the sweep).
-        # Point 1 replaces point 0 only if strictly faster, as a loop over the points would; written with
-        # selects, not branches, whose outcomes vary from lane to lane (a tenth less time)
-        points = rows[j, COUNT, q]
+        # stored from the bundle's own fields, with no read of the contact table, whose rows this visits out of
+        # order (the hits are found after the step, when asked for, from these and the table)
         c_nimp[k, 0] = rows[j, P0 + NIMP, q]
         c_timp[k, 0] = rows[j, P0 + TIMP, q]
         c_nimp[k, 1] = rows[j, p1 + NIMP, q]
@@ -968,14 +975,8 @@ def _write_back(rows, j, out):
         c_step[k, 0, 1] = rows[j, P0 + STEPT, q]
         c_step[k, 1, 0] = rows[j, p1 + STEPN, q]
         c_step[k, 1, 1] = rows[j, p1 + STEPT, q]
-        speed0 = -np.float64(rows[j, P0 + RELV, q])
-        speed1 = -np.float64(rows[j, p1 + RELV, q])
-        hit0 = (points > 0.0) & (rows[j, P0 + STEPN, q] > 0.0) & (speed0 > -np.inf)
-        speed = speed0 if hit0 else -np.inf
-        point = np.int64(0) if hit0 else np.int64(-1)
-        hit1 = (points > 1.0) & (rows[j, p1 + STEPN, q] > 0.0) & (speed1 > speed)
-        hit_speed[k] = speed1 if hit1 else speed
-        hit_point[k] = np.int64(1) if hit1 else point
+        approach[k, 0] = -np.float64(rows[j, P0 + RELV, q])
+        approach[k, 1] = -np.float64(rows[j, p1 + RELV, q])
 
 
 @llvm_inline_njit
@@ -1522,8 +1523,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     """The soft step (module docstring) over the coloured bundles and the joints (``joints._solve``): substeps of
     integrate, warm start, biased solve, integrate positions, relax; then restitution. The impulses go back to
     the contact table, the joints' reactions to the joint table.
-    Returns the start-of-step positions and angles (for continuous collision) and each contact's hit speed
-    and point (for hit events)."""
+    Returns the start-of-step positions and angles (for continuous collision) and each contact point's
+    approach speed (for hit events and ``World.contact_data``; 0 for contacts not solved)."""
     perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
                                                               solver[7], solver[8], solver[9])
     com, angle, vel, angvel, force, torque = bodies[0], bodies[1], bodies[2], bodies[3], bodies[10], bodies[11]
@@ -1555,11 +1556,20 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     passes = np.arange(3)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
+<<<<<<< HEAD
               bodies[14], bodies[16], vel, angvel, bodies[21])
     # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
     hit_speed = np.full(c_count.shape[0], -np.inf)
     hit_point = np.full(c_count.shape[0], -1, np.int64)
     out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point)
+=======
+              bodies[14], bodies[16], vel, angvel)
+    # impulses back to the table, and each solved point's approach speed (``_write_back``, in the restitution
+    # pass)
+    # (zeros: a contact not solved did not approach; its step impulses are 0, so it makes no hit)
+    approach = np.zeros((c_count.shape[0], 2))
+    out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, approach)
+>>>>>>> presolve
     bounces, relax = step_sweeps(rows)
     tasks[RELAX] = relax
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
@@ -1606,4 +1616,4 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         force[b, 0] = 0.0
         force[b, 1] = 0.0
         torque[b] = 0.0
-    return com0, angle0, hit_speed, hit_point
+    return com0, angle0, approach

@@ -16,7 +16,7 @@ from .._jit import (njit, entry_njit, inline_njit, linking_entry_njit, llvm_inli
                     borrowed, borrowed_rows)
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS,
                          SLEEP_TIME, RECYCLE_DISTANCE, APART_ROUNDING,
-                         UNCACHED_MOTION)
+                         UNCACHED_MOTION, FLOAT32_LIMIT, MAX_TRANSLATION_SPEED)
 from ..geometry._math import relative_transform, angle_sin_cos, sin_cos_rows
 from ..geometry.aabb import core_box
 from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold, _to_frame,
@@ -25,7 +25,8 @@ from ..geometry.toi import conservative_advancement
 from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys
 from .joints._common import FILTER
 from ._solver import (prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING, capped_velocity,
-                      max_angular_speed)
+                      max_angular_speed, mix)
+from .presolve import call_pre_solve
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 
@@ -727,6 +728,64 @@ def one_way_passes(one_way, s, c, sn, nx, ny):
     return nx * dx + ny * dy < ONE_WAY_COS * math.sqrt(nx * nx + ny * ny)
 
 
+
+@njit
+def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contacts):
+    """The user's pre-solve hook (``carom.rigid.presolve``) on every contact about to be solved, in key order,
+    in this thread: the non-sensor contacts with points of a pair with an awake body. Returns the contacts'
+    (friction, restitution, tangent speed) for this step, one row per contact (the shapes' mixed values, as the
+    hook left them: friction and restitution at least 0, the tangent speed within ±MAX_TRANSLATION_SPEED, NaN
+    taken as 0), which ``prepare_stage`` uses instead of the shapes'; a contact the hook disables is dropped as a
+    passing one-way shape drops it in the narrow phase (no points, not touching, no impulse to warm start,
+    tested afresh next step). With no hook (``hook`` 0) an empty table, and nothing else is done."""
+    if hook == 0:
+        return np.empty((0, 3))
+    (shape_body, shape_count, shape_friction, shape_restitution, shape_tangent) = (shapes[0], shapes[3], shapes[5],
+                                                                                  shapes[6], shapes[14])
+    keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache = contacts[:11]
+    K = keys.shape[0]
+    material = np.empty((K, 3))
+    points = np.zeros(6)
+    out = np.empty(3)
+    for k in range(K):
+        a = keys[k] >> KEY_SHIFT
+        b = keys[k] & KEY_MASK
+        material[k, 0] = mix(shape_friction[a], shape_friction[b], friction_rule)
+        material[k, 1] = mix(shape_restitution[a], shape_restitution[b], restitution_rule)
+        material[k, 2] = shape_tangent[a] + shape_tangent[b]
+        ba = shape_body[a]
+        bb = shape_body[b]
+        if c_count[k] == 0 or c_sensor[k] or not (awake[ba] or awake[bb]):
+            continue
+        for p in range(2):
+            has = p < c_count[k]
+            points[3 * p] = c_point[k, p, 0] if has else 0.0
+            points[3 * p + 1] = c_point[k, p, 1] if has else 0.0
+            points[3 * p + 2] = c_sep[k, p] if has else 0.0
+        for f in range(3):
+            out[f] = material[k, f]
+        keep = call_pre_solve(np.int64(hook), np.int64(a), np.int64(b), np.int64(ba), np.int64(bb),
+                              np.float64(c_normal[k, 0]), np.float64(c_normal[k, 1]), np.int64(c_count[k]), points,
+                              out)
+        if keep == 0:
+            c_count[k] = 0
+            c_ids[k, 0] = 0
+            c_ids[k, 1] = 0
+            for p in range(2):
+                c_nimp[k, p] = 0.0
+                c_timp[k, p] = 0.0
+            _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
+            if not (shape_count[a] == 1 and shape_count[b] == 1):
+                _mark_uncached(c_cache, k)
+                c_cache[k, CSEP] = -np.inf
+            continue
+        # (NaN fails every comparison: taken as 0)
+        material[k, 0] = min(out[0], FLOAT32_LIMIT) if out[0] > 0.0 else 0.0
+        material[k, 1] = min(out[1], FLOAT32_LIMIT) if out[1] > 0.0 else 0.0
+        material[k, 2] = max(-MAX_TRANSLATION_SPEED, min(out[2], MAX_TRANSLATION_SPEED)) if out[2] == out[2] else 0.0
+    return material
+
+
 #: ``chain`` bits of a shape (``World._s_chain``): a chain segment (``Body.add_chain``), which has a segment
 #: before it (its first vertex is a joint) and one after it (its second vertex is a joint). The ghost row
 #: (``World._s_ghost``) holds the previous segment's first vertex and the next segment's second vertex
@@ -1083,13 +1142,14 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
 
 
 @entry_njit
-def event_rows(old_keys, old_touch, keys, c_touch, hit_speed, hit_point, hit_threshold):
+def event_rows(old_keys, old_touch, keys, c_touch, c_count, c_step, approach, hit_threshold):
     """A step's events, computed after the step when someone asks for them (World.contact_events, handlers),
     not inside it: begin/end touch events by merging last step's and this step's sorted contact keys and
-    touch flags, and hit events: solved contacts whose approach speed −v_n (before the solve, at a point
-    that received an impulse: ``hit_speed``/``hit_point`` from the solver) exceeds ``hit_threshold``.
+    touch flags, and hit events: solved contacts whose fastest approach speed −v_n (before the solve,
+    ``approach`` from the solver) at a point that received an impulse in the step (``c_step``) exceeds
+    ``hit_threshold`` (point 1 is the hit's only if strictly faster than point 0).
     Returns (begin rows of the new table, end rows of the old table, hit rows, hit point index, hit speed);
-    hits are in key order. An empty ``hit_speed`` means nothing was solved."""
+    hits are in key order. An empty ``approach`` means nothing was solved."""
     K = keys.shape[0]
     n_old = old_keys.shape[0]
     begin = np.empty(K, np.int64)
@@ -1118,24 +1178,32 @@ def event_rows(old_keys, old_touch, keys, c_touch, hit_speed, hit_point, hit_thr
                 ne += 1
             i += 1
             j += 1
-    H = hit_speed.shape[0]
+    H = approach.shape[0]
     hit_k = np.empty(H, np.int64)
     hit_p = np.empty(H, np.int64)
     hit_v = np.empty(H)
     nh = 0
     for k in range(H):
-        if hit_speed[k] > hit_threshold:
+        speed = -np.inf
+        point = -1
+        if c_count[k] > 0 and c_step[k, 0, 0] > 0.0:
+            speed = approach[k, 0]
+            point = 0
+        if c_count[k] > 1 and c_step[k, 1, 0] > 0.0 and approach[k, 1] > speed:
+            speed = approach[k, 1]
+            point = 1
+        if speed > hit_threshold:
             hit_k[nh] = k
-            hit_p[nh] = hit_point[k]
-            hit_v[nh] = hit_speed[k]
+            hit_p[nh] = point
+            hit_v[nh] = speed
             nh += 1
     return begin[:nb], end[:ne], hit_k[:nh], hit_p[:nh], hit_v[:nh]
 
 
 @njit
 def no_hits():
-    """The hit table of a step that solved nothing."""
-    return np.empty(0), np.empty(0, np.int64)
+    """The approach speeds of a step that solved nothing."""
+    return np.empty((0, 2))
 
 
 #: the stages of the step, in order, as ``step_kernel`` clocks them
@@ -1207,14 +1275,16 @@ def wake_jointed(bodies, joints):
 
 @linking_entry_njit
 def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled,
-                bodies, shapes, tree, shape_proxy, proxy_shape, old, joints, joined, threads, clock):
+                bodies, shapes, tree, shape_proxy, proxy_shape, old, joints, joined, threads, pre_solve, clock):
     """Advance the world by dt: the stages in order, in one compiled call.
+
+    ``pre_solve`` is the address of the user's pre-solve hook (``carom.rigid.presolve``), 0 for none.
 
     ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
     ``STAGES[i]`` (a few cycles per reading; World turns them into ``profile_times``). Returns (contact
-    table, new broad-phase candidate cache, (hit speed, hit point) of each contact for ``event_rows``,
-    (code, body) of ``first_bad_body``). A step refused by ``first_bad_body`` returns at once, before
-    anything is changed."""
+    table, new broad-phase candidate cache, each point's approach speed for ``event_rows`` and
+    ``World.contact_data`` (empty when nothing was solved), (code, body) of ``first_bad_body``). A step refused
+    by ``first_bad_body`` returns at once, before anything is changed."""
     clock[0] = cycle_counter()
     bad = first_bad_body(bodies)
     if bad[0] != BODY_OK:
@@ -1236,10 +1306,12 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     same = same_pairs(keys, old[0])
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, same, threads)
     clock[3] = cycle_counter()
+    # the user's pre-solve hook: contacts disabled, materials changed for this step (with none, an empty table)
+    material = pre_solve_stage(pre_solve, friction_rule, restitution_rule, shapes, awake, contacts)
     solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads,
-                           (gx, gy, dt))
+                           (gx, gy, dt), material)
     clock[4] = cycle_counter()
-    com0, angle0, hit_speed, hit_point = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
+    com0, angle0, approach = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     clock[5] = cycle_counter()
     continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape)
     sensor_stage(bodies, shapes, awake, contacts)
@@ -1247,7 +1319,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4], joints)
     clock[7] = cycle_counter()
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
-    return contacts + colouring_of(solver), new_cand, (hit_speed, hit_point), bad
+    return contacts + colouring_of(solver), new_cand, approach, bad
 
 
 @njit
@@ -1522,7 +1594,7 @@ def compile_late_stages(step_types):
     compile reaches them, while the bounds, broad and narrow phases are compiled on the other core
     (``tests/test_jit.py`` checks that the types are the step's own)."""
     (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
-     proxy_shape, old, joints, joined, threads, clock) = step_types
+     proxy_shape, old, joints, joined, threads, pre_solve, clock) = step_types
 
     def returned(kernel, arg_types):
         kernel.compile(arg_types)
@@ -1531,7 +1603,8 @@ def compile_late_stages(step_types):
     # the narrow phase's table: last step's without the colouring (``colouring_of``)
     contacts = numba.types.Tuple(old.types[:COLOURING])
     solver = returned(prepare_stage, (bodies, shapes, contacts, old, numba.types.boolean, friction_rule,
-                                      restitution_rule, threads, numba.types.UniTuple(dt, 3)))
+                                      restitution_rule, threads, numba.types.UniTuple(dt, 3),
+                                      numba.typeof(np.zeros((1, 3)))))
     solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints))
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))

@@ -27,6 +27,7 @@ from . import _step, _solver, queries
 from . import joints as _joints
 from .joints import Joint, JointEvent
 from . import snapshot as _snapshot
+from . import presolve as _presolve
 from .snapshot import Snapshot
 
 KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
@@ -86,7 +87,15 @@ HIT_DTYPE = np.dtype(_PAIR_FIELDS + [("point", np.float64, 2), ("normal", np.flo
 #: The events of the last step: three NumPy record arrays (``BEGIN_DTYPE``, ``END_DTYPE``, ``HIT_DTYPE``).
 ContactEvents = namedtuple("ContactEvents", "begin end hit")
 
-EVENT_KINDS = ("begin", "end", "hit", "leave", "joint")
+EVENT_KINDS = ("begin", "end", "hit", "leave", "joint", "post_solve")
+
+#: The contacts of the last step as arrays, one row per contact point (``World.contact_data``): shape and body
+#: rows, the point and the normal (world frame; the normal from shape_a to shape_b), the separation (m, negative
+#: when overlapping), the normal and tangent impulse over the whole step (N·s, on shape_b's body; the tangent is
+#: (normal.y, −normal.x)), the approach speed −v_n before the solve (m/s, positive when approaching) and whether
+#: the contact touches.
+ContactData = namedtuple("ContactData", "shape_a shape_b body_a body_b point normal separation normal_impulse "
+                                        "tangent_impulse approach_speed touching")
 
 
 class ContactEvent:
@@ -709,6 +718,13 @@ class World:
 
     ``gravity`` (m/s²), ``substeps`` ≥ 1 per step; friction is mixed by ``friction_mixing`` ("sqrt" by
     default: √(μa·μb)) and restitution by ``restitution_mixing`` ("max" by default).
+
+    Contact control: :attr:`pre_solve` takes a function compiled with Numba that the step calls, inside its one
+    compiled call, for every contact it is about to solve, and that may disable the contact or change its
+    friction, restitution and tangent speed for that step (``carom.pre_solve_function``,
+    ``carom.PRE_SOLVE_SIGNATURE``; not carried by snapshots, pickles or copies). After the step,
+    :meth:`contact_data` gives the contacts as arrays, one row per point (impulses over the whole step,
+    approach speeds), and ``on("post_solve", fn)`` hands the same arrays to ``fn`` after each step.
     """
 
     #: the shapes' tight boxes (lower, upper) as the queries last brought the broad phase up to date with them
@@ -818,6 +834,12 @@ class World:
         self._raw_events = None
         self._pending_end = []
         self._handlers = []
+        #: the pre-solve hook (``pre_solve``: the numba cfunc, kept alive here, and its address for the step)
+        self._pre_solve = None
+        self._pre_solve_address = 0
+        #: each contact point's approach speed in the last step (rows of the contact table; empty when the step
+        #: solved nothing, None when unknown: no step since the world was made or restored)
+        self._approach = None
         #: the world bounds (xmin, ymin, xmax, ymax), or None; the bodies (rows, generations) that left them in
         #: the last step; whether those are removed (``bounds``)
         self._bounds = None
@@ -884,6 +906,38 @@ class World:
             n = self._n_bodies
             self._asleep[:n] = False
             self._sleep_time[:n] = 0.0
+
+    @property
+    def pre_solve(self):
+        """The pre-solve hook, or None: a function compiled with Numba that the step calls, from inside its one
+        compiled call, for every contact it is about to solve, and that may disable the contact or change its
+        friction, restitution and tangent speed for this step.
+
+        Give it a ``numba.cfunc`` of :data:`carom.PRE_SOLVE_SIGNATURE` (``carom.pre_solve_function`` makes one,
+        also as a decorator) or an ``@numba.njit`` function, which is compiled into one here::
+
+            keep = hook(shape_a, shape_b, body_a, body_b, normal_x, normal_y, point_count, points, material)
+
+        shape and body rows (``ShapeHandle.index``, ``Body.index``; shape_a < shape_b), the normal from shape_a
+        to shape_b, ``points[0:3]`` (and ``points[3:6]`` for a second point) the (x, y, separation) of each
+        point, and ``material[0:3]`` the contact's friction, restitution and tangent speed as the shapes and the
+        mixing rules give them, which the hook may overwrite for this step (friction and restitution below 0
+        and NaN are taken as 0, the tangent speed is capped at ±MAX_TRANSLATION_SPEED). Returning 0 disables
+        the contact for this step: it is dropped as a passing one-way shape drops it (no points, not touching,
+        so an end event if it touched, nothing to warm start next step). The hook is called for the non-sensor
+        contacts with points (touching or speculative) of pairs with an awake body, every step, in the contact
+        table's order and from one thread, so results do not depend on the thread count. It must not touch the
+        world (it cannot: it only gets numbers). Without a hook the step only checks for one.
+
+        The hook is not state: snapshots, pickles and copies of the world do not carry it (set it again, as
+        handlers are registered again). Anything else than None or such a function raises CaromError naming it,
+        and the world keeps its hook."""
+        return self._pre_solve
+
+    @pre_solve.setter
+    def pre_solve(self, fn):
+        self._check_unlocked()
+        self._pre_solve, self._pre_solve_address = _presolve.as_hook(fn)
 
     @property
     def hit_event_threshold(self) -> float:
@@ -1932,25 +1986,27 @@ class World:
             mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
-                    self._joint_table(), self._joined_keys(), self._governor.threads(step_threads()), clock)
+                    self._joint_table(), self._joined_keys(), self._governor.threads(step_threads()),
+                    self._pre_solve_address, clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
-                contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
+                contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
                 with compile_helper(_step.step_kernel, args, "carom._warmup:late_stages_then_public_api"):
-                    contacts, cand, hits, (bad, body) = _step.step_kernel(*args)
+                    contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))
             self._governor.record(int(clock[-1] - clock[0]))
             if self.profile:
                 self._record_profile(clock)
             self._contacts = contacts
+            self._approach = approach
             self._bp._cand = cand
             # events are computed and built when asked for (contact_events, handlers): finding them cost ~0.2
             # ms a step and the record arrays as much again. Of last step's table only the keys, touch and
             # sensor flags are kept (holding the whole table grew the heap by several tables)
             pending, self._pending_end = self._pending_end, []
             self._events = None
-            self._raw_events = (old[0], old[8], old[9], contacts, hits, self.hit_event_threshold, pending)
+            self._raw_events = (old[0], old[8], old[9], contacts, approach, self.hit_event_threshold, pending)
             self.step_count += 1
             self._last_dt = dt
             if inside is not None:
@@ -1995,7 +2051,8 @@ class World:
         The impulses are each point's over the whole step (N·s): the sum of what every substep and the
         restitution applied, so a box resting on the ground shows m·g·dt whatever the substep count. The
         normal points from shape_a to shape_b; the tangent is (normal.y, −normal.x); the impulse acts on
-        shape_b's body and its opposite on shape_a's."""
+        shape_b's body and its opposite on shape_a's. :meth:`contact_data` gives the same numbers (and the approach
+        speeds) as arrays, one row per point, without a Python loop."""
         keys, count, ids, _, _, normal, points, sep, touch, sensor = self._contacts[:10]
         step = self._contacts[11]
         nimp = step[:, :, 0]
@@ -2008,6 +2065,39 @@ class World:
                             normal_impulses=nimp[k, :c].copy(), tangent_impulses=timp[k, :c].copy(),
                             touching=bool(touch[k])))
         return out
+
+    def contact_data(self) -> ContactData:
+        """The contacts of the last step that have points (touching or speculative), sensors excluded, as
+        arrays with one row per contact point (:data:`ContactData`): ``shape_a``, ``shape_b``, ``body_a``,
+        ``body_b`` (rows; :meth:`shape_handle`, :meth:`body_handle`), ``point`` and ``normal`` (n, 2),
+        ``separation``, ``normal_impulse`` and ``tangent_impulse`` (each point's over the whole step, N·s: a box
+        resting on the ground shows m·g·dt whatever the substep count), ``approach_speed`` (−v_n before the
+        solve, m/s, positive when approaching; with gravity's share up to the meeting for a point not yet
+        touching; 0 for contacts whose bodies slept; NaN when unknown: no step since the world was made or
+        restored) and ``touching``. The rows of one contact are adjacent, in the contact table's order.
+
+        The same numbers as :meth:`contacts` (a list of dicts, one per contact), without a Python loop; the
+        impulse P = λn·n + λt·t acts on shape_b's body and −P on shape_a's. Handlers registered with
+        ``on("post_solve", fn)`` receive these arrays after each step."""
+        keys, count, normal, points, sep, touch, sensor, step = (
+            self._contacts[0], self._contacts[1], self._contacts[5], self._contacts[6], self._contacts[7],
+            self._contacts[8], self._contacts[9], self._contacts[11])
+        k = np.flatnonzero((count > 0) & ~sensor)
+        c = count[k]
+        row = np.repeat(k, c)
+        # each row's point index within its contact: 0, 1 for a two-point contact
+        p = np.arange(row.size) - np.repeat(np.cumsum(c) - c, c)
+        sa = (keys[row] >> _step.KEY_SHIFT).astype(np.int64)
+        sb = (keys[row] & _step.KEY_MASK).astype(np.int64)
+        approach = self._approach
+        if approach is None:
+            speed = np.full(row.size, np.nan)
+        elif approach.shape[0] != keys.shape[0]:        # (a step in which every body slept: nothing moved)
+            speed = np.zeros(row.size)
+        else:
+            speed = approach[row, p] + 0.0       # (+ 0: a missing point's −0 reads 0)
+        return ContactData(sa, sb, self._s_body[sa], self._s_body[sb], points[row, p], normal[row],
+                           sep[row, p], step[row, p, 0], step[row, p, 1], speed, touch[row])
 
     def contact_forces(self) -> np.ndarray:
         """Every body's total contact force over the last step, (n, 2) by body row (``Body.contact_force``
@@ -2139,7 +2229,9 @@ class World:
         """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit"), or
         ``handler(body)`` for every body that left the world :attr:`bounds` ("leave"; before it is removed when
         :attr:`remove_outside` is set), or ``handler(joint_event)`` for every joint whose reaction crossed its
-        force or torque threshold ("joint": a :class:`~carom.rigid.joints.JointEvent`).
+        force or torque threshold ("joint": a :class:`~carom.rigid.joints.JointEvent`), or ``handler(data)``
+        once per step with the step's contacts as arrays ("post_solve": :meth:`contact_data`, read-only; before
+        the other handlers; ``categories`` must be None).
 
         ``categories=(cat_a, cat_b)`` limits it to pairs where one shape's category meets ``cat_a`` and the
         other's meets ``cat_b``; the event is then oriented so that ``event.shape_a`` is the ``cat_a`` one.
@@ -2152,6 +2244,9 @@ class World:
         if not callable(handler):
             raise CaromError(f"handler must be callable, got {handler!r}")
         if categories is not None:
+            if kind == "post_solve":
+                raise CaromError(f"categories are not taken for post_solve handlers (they get every contact), "
+                                 f"got {categories!r}")
             if len(categories) != 2:
                 raise CaromError(f"categories must be a pair (cat_a, cat_b), got {categories!r}")
             categories = (_bits(categories[0], "categories[0]"), _bits(categories[1], "categories[1]"))
@@ -2174,11 +2269,11 @@ class World:
         out["body_b"] = self._s_body[out["shape_b"]]
         return out, swap
 
-    def _build_events(self, old_keys, old_touch, old_sensor, contacts, hits, hit_threshold, pending):
+    def _build_events(self, old_keys, old_touch, old_sensor, contacts, approach, hit_threshold, pending):
         """Event records of a step from last step's keys, touch and sensor flags, this step's contact table and
-        the solver's hit speeds (``_step.event_rows``), and the end events of removed shapes (``pending``)."""
+        the solver's approach speeds (``_step.event_rows``), and the end events of removed shapes (``pending``)."""
         begin_k, end_j, hit_k, hit_p, hit_v = _step.event_rows(old_keys, old_touch, contacts[0], contacts[8],
-                                                               hits[0], hits[1], hit_threshold)
+                                                               contacts[1], contacts[11], approach, hit_threshold)
         ended_keys = old_keys[end_j]
         ended_sensor = old_sensor[end_j]
         if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not pending:
@@ -2216,10 +2311,19 @@ class World:
             self._pending_end.append(rows)
         # (the colouring goes: the next step colours the remaining contacts afresh)
         self._contacts = tuple(a[~mine] for a in c[:_solver.COLOURING]) + self._no_colouring()
+        if self._approach is not None and self._approach.shape[0] == keys.shape[0]:
+            self._approach = self._approach[~mine]
 
     def _deliver_events(self):
         if not self._handlers:
             return
+        post = [h for h in self._handlers if h[0] == "post_solve"]
+        if post:
+            data = self.contact_data()
+            for a in data:
+                a.flags.writeable = False
+            for _kind, fn, _cats in post:
+                fn(data)
         for _kind, fn, _cats in [h for h in self._handlers if h[0] == "joint"]:
             for event in self._joint_events:
                 fn(event)
