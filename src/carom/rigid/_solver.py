@@ -1556,20 +1556,12 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     passes = np.arange(3)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
-<<<<<<< HEAD
               bodies[14], bodies[16], vel, angvel, bodies[21])
-    # impulses back to the table, and each solved contact's hit (``_write_back``, in the restitution pass)
-    hit_speed = np.full(c_count.shape[0], -np.inf)
-    hit_point = np.full(c_count.shape[0], -1, np.int64)
-    out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point)
-=======
-              bodies[14], bodies[16], vel, angvel)
     # impulses back to the table, and each solved point's approach speed (``_write_back``, in the restitution
     # pass)
     # (zeros: a contact not solved did not approach; its step impulses are 0, so it makes no hit)
     approach = np.zeros((c_count.shape[0], 2))
     out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, approach)
->>>>>>> presolve
     bounces, relax = step_sweeps(rows)
     tasks[RELAX] = relax
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
