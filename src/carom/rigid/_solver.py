@@ -838,35 +838,42 @@ def _solve_friction(rows, j, o, f, v, use_bias):
 
 @inline_njit
 def _restitute(rows, j, state, body, move):
-    """Restitution at the points that approached faster than RESTITUTION_THRESHOLD and took an impulse.
+    """One restitution sweep over bundle j (in a step in which some point may bounce, ``step_sweeps``): every
+    point that took an impulse in the step takes part, those that approached faster than
+    RESTITUTION_THRESHOLD with a target of e times that approach (λ = −m_n (v_n + e·v_n⁰)), the others with
+    a target of 0 (λ = −m_n v_n: they only hold), the accumulated impulse kept ≥ 0.
 
-    A bundle in which no lane can bounce (restitution 0, or no point approached that fast: known from the
-    rows before the sweep) is left alone: for it every λ below is old − old = 0, so it would only gather and
-    scatter its bodies' velocities unchanged (resting stacks and boxes without restitution skip the whole
-    sweep, one of the step's thirteen)."""
+    Why the points that do not bounce take part: they keep the bodies they hold from being pushed through
+    them. A ball pressed against a wall by another has no approach at the wall at the start of the step; left
+    out, the other ball's bounce pushed it into the wall at half the speed and both left at half of it (half
+    the energy of the collision lost), where held by the wall it stays and the other ball leaves with the
+    whole speed, as a sequence of two elastic collisions does. 50 elastic balls in a box kept 72 % of their
+    energy over 20 s with only the bouncing points in the sweeps (Box2D v3's scheme keeps 61 %).
+
+    A bundle in which no point took an impulse is left alone (every λ would be 0)."""
     points = _bundle_points(rows, j)
-    e = load(rows, j, E)
     zero = splat(0.0)
     one = splat(1.0)
     can = zero
     for p in range(points):
-        relv = load(rows, j, P0 + p * POINT_WIDTH + RELV)
-        can = select((e != 0.0) & (relv <= -RESTITUTION_THRESHOLD), one, can)
-    bounce = False
+        can = select(load(rows, j, P0 + p * POINT_WIDTH + STEPN) > 0.0, one, can)
+    touched = False
     for q in range(LANES):
-        bounce = bounce or lane(can, q) != 0.0
-    if not bounce:
+        touched = touched or lane(can, q) != 0.0
+    if not touched:
         return
+    e = load(rows, j, E)
     m, nx, ny = _bundle_frame(rows, j)
     sa, sb, v = _gather_velocities(state, body, j)
     for p in range(points):
         o = P0 + p * POINT_WIDTH
         relv = load(rows, j, o + RELV)
-        active = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD) & (load(rows, j, o + STEPN) > 0.0)
+        bounces = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD)
+        active = load(rows, j, o + STEPN) > 0.0
         ka, kb = _arms(rows, j, o, False)
         vn = _speed_along(v, nx, ny, ka, kb)
         old = load(rows, j, o + NIMP)
-        lam = -load(rows, j, o + NMASS) * (vn + e * relv)
+        lam = -load(rows, j, o + NMASS) * (vn + select(bounces, e * relv, zero))
         new = select(active, vmax(old + lam, zero), old)
         lam = new - old
         store(rows, j, o + NIMP, new)
@@ -876,6 +883,9 @@ def _restitute(rows, j, state, body, move):
 
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
+#: the restitution pass of a step in which no point may bounce (``step_sweeps``): only the impulses and hits go
+#: back to the contact table
+WRITE_BACK = 5
 #: the relax sweep of a step in which some contact has rolling resistance (``step_sweeps``): the task code of
 #: the relax sweep then, so that steps without any do not look for it bundle by bundle
 ROLLING_RELAX = 4
@@ -939,8 +949,9 @@ def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out,
             _solve_two(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff)
             j += 2
     while j < hi:
-        _one(task, rows, j, state, body, move, inv_h, soft, stiff)
-        if task == RESTITUTE:
+        if task != WRITE_BACK:
+            _one(task, rows, j, state, body, move, inv_h, soft, stiff)
+        if task == RESTITUTE or task == WRITE_BACK:
             _write_back(rows, j, out)
         j += 1
 
@@ -1547,6 +1558,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, hit_speed, hit_point)
     bounces, relax = step_sweeps(rows)
     tasks[RELAX] = relax
+    if bounces == 1:
+        tasks[RESTITUTE] = WRITE_BACK
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
     jlist, jstart = joints_to_solve(joints, bodies)
