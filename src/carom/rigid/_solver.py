@@ -869,7 +869,7 @@ def _restitute(rows, j, state, body, move):
         o = P0 + p * POINT_WIDTH
         relv = load(rows, j, o + RELV)
         bounces = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD)
-        active = load(rows, j, o + STEPN) > 0.0
+        active = (load(rows, j, o + STEPN) > 0.0) & (bounces | (relv <= 0.0))
         ka, kb = _arms(rows, j, o, False)
         vn = _speed_along(v, nx, ny, ka, kb)
         old = load(rows, j, o + NIMP)
