@@ -869,17 +869,23 @@ def _restitute(rows, j, state, body, move):
         o = P0 + p * POINT_WIDTH
         relv = load(rows, j, o + RELV)
         bounces = (e != 0.0) & (relv <= -RESTITUTION_THRESHOLD)
-        active = (load(rows, j, o + STEPN) > 0.0) & (bounces | (relv <= 0.0))
+        active = load(rows, j, o + STEPN) > 0.0
         ka, kb = _arms(rows, j, o, False)
         vn = _speed_along(v, nx, ny, ka, kb)
         old = load(rows, j, o + NIMP)
-        lam = -load(rows, j, o + NMASS) * (vn + select(bounces, e * relv, zero))
+        lam = -load(rows, j, o + NMASS) * (vn + select(relv < zero, e * relv, relv))
         new = select(active, vmax(old + lam, zero), old)
         lam = new - old
         store(rows, j, o + NIMP, new)
         store(rows, j, o + STEPN, load(rows, j, o + STEPN) + lam)
         v = _push_along(v, m, lam, nx, ny, ka, kb)
     _scatter_velocities(state, body, move, j, sa, sb, v)
+
+
+#: a point that took an impulse in a step with bounces holds in the restitution sweeps if it was separating
+#: no faster than this (m/s) at the start of the step (``_restitute``): a ball sliding along a wall has a
+#: normal speed of some 1e-7 either way, which must not decide whether the wall holds it
+HOLD_TOLERANCE = 1e-3
 
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
