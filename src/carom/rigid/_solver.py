@@ -872,12 +872,12 @@ def _restitute(rows, j, state, body, move):
         active = load(rows, j, o + STEPN) > 0.0
         ka, kb = _arms(rows, j, o, False)
         vn = _speed_along(v, nx, ny, ka, kb)
-        old = load(rows, j, o + NIMP)
+        old = load(rows, j, o + STEPN)
         lam = -load(rows, j, o + NMASS) * (vn + select(relv < zero, e * relv, relv))
         new = select(active, vmax(old + lam, zero), old)
         lam = new - old
-        store(rows, j, o + NIMP, new)
-        store(rows, j, o + STEPN, load(rows, j, o + STEPN) + lam)
+        store(rows, j, o + STEPN, new)
+        store(rows, j, o + NIMP, vmax(load(rows, j, o + NIMP) + lam, zero))
         v = _push_along(v, m, lam, nx, ny, ka, kb)
     _scatter_velocities(state, body, move, j, sa, sb, v)
 
