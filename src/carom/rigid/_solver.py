@@ -868,29 +868,40 @@ def _restitute(rows, j, state, body, move):
       the next step, which follows it and stays ≥ 0): clamped at the last substep's, a point that took most
       of its impulse in an earlier substep could not give it back when a neighbour's bounce asked it to, and
       two balls striking a third from two sides added up to 0.3 % of the gas's energy.
-    - A point that approached slower than RESTITUTION_THRESHOLD takes part with its restitution as well (the
-      threshold only decides whether the step has restitution sweeps at all): with a target of 0 it was an
-      inelastic collision inside the group.
+    - A point that approached slower than RESTITUTION_THRESHOLD and meets the group takes part with its
+      restitution as well: with a target of 0 it was an inelastic collision inside the group.
     - What it does not do: hand a strike down a row of touching bodies one by one. Their points meet in one
       step, and the group's collision is the first body's with the rest as blocks (Newton's cradle with
       touching balls: the first ball back at a third of its speed, the last two out at two thirds; pymunk
       gives the same); balls a fifth of their radius apart meet in steps of their own and pass it on.
 
-    A bundle in which no point took an impulse is left alone (every λ would be 0)."""
+    Which lanes take part: those with a point that may bounce (restitution, approached, took an impulse), and
+    those with a body that an earlier restitution impulse of the step moved (marked in the body's ``PAD``
+    column, 0 from the start of the step, ``_load_body``): the sweeps reach out from the bouncing points
+    through the bodies they move. Other lanes keep what the substeps gave, and a bundle without any is left
+    alone: a pyramid (restitution 0) resting beside 40 elastic balls bouncing on the ground had its 10,000
+    contacts swept 8 more times in every step with an impact (the solve took about 30 % longer), where only
+    the balls' contacts can change. (With only the points faster than the threshold to start from, the
+    gas's collisions slower than 1 m/s were inelastic and it kept 98.5 %.)
+    """
     points = _bundle_points(rows, j)
+    e = load(rows, j, E)
     zero = splat(0.0)
     one = splat(1.0)
-    can = zero
+    on = zero
     for p in range(points):
-        can = select(load(rows, j, P0 + p * POINT_WIDTH + STEPN) > 0.0, one, can)
-    touched = False
+        o = P0 + p * POINT_WIDTH
+        on = select((e != 0.0) & (load(rows, j, o + RELV) < 0.0) & (load(rows, j, o + STEPN) > 0.0), one, on)
+    any_on = False
     for q in range(LANES):
-        touched = touched or lane(can, q) != 0.0
-    if not touched:
+        any_on = (any_on or lane(on, q) != 0.0 or state[body[j, 0, q], PAD] != 0.0
+                  or state[body[j, 1, q], PAD] != 0.0)
+    if not any_on:
         return
-    e = load(rows, j, E)
     m, nx, ny = _bundle_frame(rows, j)
     sa, sb, v = _gather_velocities(state, body, j)
+    on = (on != 0.0) | (sa[PAD] != 0.0) | (sb[PAD] != 0.0)
+    moved = zero
     for p in range(points):
         o = P0 + p * POINT_WIDTH
         relv = load(rows, j, o + RELV)
@@ -898,12 +909,19 @@ def _restitute(rows, j, state, body, move):
         vn = _speed_along(v, nx, ny, ka, kb)
         old = load(rows, j, o + STEPN)
         lam = -load(rows, j, o + NMASS) * (vn + select(relv < zero, e * relv, relv))
-        new = select(old > zero, vmax(old + lam, zero), old)
+        new = select(on & (old > zero), vmax(old + lam, zero), old)
         lam = new - old
         store(rows, j, o + STEPN, new)
         store(rows, j, o + NIMP, vmax(load(rows, j, o + NIMP) + lam, zero))
+        moved = select(lam != zero, one, moved)
         v = _push_along(v, m, lam, nx, ny, ka, kb)
     _scatter_velocities(state, body, move, j, sa, sb, v)
+    for q in range(LANES):
+        if lane(moved, q) != 0.0:
+            if move[j, 0, q]:
+                state[body[j, 0, q], PAD] = 1.0
+            if move[j, 1, q]:
+                state[body[j, 1, q], PAD] = 1.0
 
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
