@@ -859,7 +859,7 @@ def _restitute(rows, j, state, body, move):
       the other ball's bounce pushed it into the wall at half the speed and both left at half of it (half the
       energy of that collision lost). Held by the wall, it stays and the other leaves with the whole speed,
       as a sequence of two elastic collisions gives. 50 elastic balls in a box kept 72 % of their energy
-      over 20 s with only the bouncing points in the sweeps (Box2D v3's scheme: 61 %), 99.8 % now.
+      over 20 s with only the bouncing points in the sweeps (Box2D v3's scheme: 61 %), 99.9 % now.
     - A point that was separating aims at its own speed reversed, not at 0: a ball struck while it still
       moved away from a neighbour it had just bounced off, held to that neighbour at 0, took it along as a
       block, and the struck ball's bounce off the block (its target taken from its approach to the ball, not
@@ -947,7 +947,7 @@ def step_sweeps(rows):
     a later point undoes an earlier one's bounce (a ball pressed against a wall by another bounced off the
     wall, then the other ball's point pushed it back into the wall); the sweeps let the points of a group
     agree (``_restitute``). 50 elastic balls in a box kept 46 % of their energy over 20 s with one sweep of
-    the bouncing points only (Box2D v3 61 %), 72 % with 8, 99.8 % with 8 over every point that took an
+    the bouncing points only (Box2D v3 61 %), 72 % with 8, 99.9 % with 8 over every point that took an
     impulse (``_restitute``).
     """
     bounces = 1
