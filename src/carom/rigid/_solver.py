@@ -947,8 +947,8 @@ def step_sweeps(rows):
     a later point undoes an earlier one's bounce (a ball pressed against a wall by another bounced off the
     wall, then the other ball's point pushed it back into the wall); the sweeps let the points of a group
     agree (``_restitute``). 50 elastic balls in a box kept 46 % of their energy over 20 s with one sweep of
-    the bouncing points only (Box2D v3 61 %), 72 % with 8, 99.9 % with 8 over every point that took an
-    impulse (``_restitute``).
+    the bouncing points only (Box2D v3 61 %), 72 % with 8, 99.9 % with 8 over the bouncing points and the
+    points of the bodies they move (``_restitute``).
     """
     bounces = 1
     relax = RELAX
