@@ -181,12 +181,13 @@ def test_bounce_apex_ratios_are_e_squared():
         assert abs(r / 0.64 - 1.0) < 0.03, ratios
 
 
-def test_elastic_gas_never_gains_energy_and_keeps_more_than_box2d():
+def test_elastic_gas_keeps_its_energy_and_never_gains_any():
     """50 frictionless balls with restitution 1 in a closed box, gravity off: the kinetic energy never rises
-    (restitution answers each contact's approach speed, and must not add to it), and after 20 s more of it is
-    left than Box2D v3 keeps (61 %). carom keeps 72 % (46 % with one restitution sweep, Box2D's scheme; the
-    issue asks for 98 %). The rest goes in collisions of three or more balls at once, where a ball pressed
-    against a wall by another meets the wall at no approach speed and so cannot bounce off it."""
+    (restitution answers each contact's approach speed, and must not add to it), and after 20 s it is within
+    2 % of the start. Measured: 99.9 % left, never more than 1 + 4e-7 of it (pymunk 7.3: 100.0 %; Box2D v3
+    61 %; carom kept 72 % when only the bouncing points took part in the restitution sweeps, and gained up to
+    0.9 % on the way when the others held with a target of 0 and clamped at the last substep's impulse; see
+    ``carom.rigid._solver._restitute``)."""
     rng = np.random.default_rng(5)
     w = carom.World(gravity=(0, 0), substeps=4)
     walls = w.add_body(kind="static")
@@ -212,7 +213,7 @@ def test_elastic_gas_never_gains_energy_and_keeps_more_than_box2d():
     for _ in range(20 * 60):
         w.step(DT)
         assert energy() <= 1.001 * e0
-    assert energy() > 0.65 * e0
+    assert energy() > 0.98 * e0
 
 
 def test_seeded_churn_with_bounces_snapshots_and_sleep():

@@ -348,10 +348,12 @@ def cradle(balls=5, radius=0.25, string=2.0, pull_deg=45.0, gap=0.03):
     """Newton's cradle: ``balls`` balls (restitution 1, friction 0) each hanging on a rigid ``string`` m long
     (a distance joint) from a bar, ``gap`` m apart, the first one pulled ``pull_deg`` aside.
 
-    Let go, the first ball swings down into the row, stops, and the last one swings out. The balls hang 3 cm
-    apart rather than touching: within the speculative distance (2 cm) the solver treats a row of balls as one
-    block and shares each impact among them (the last three would leave together); 3 cm apart, each impact is
-    a collision of two equal balls of its own and hands the whole swing on.
+    Let go, the first ball swings down into the row, stops, and the last one swings out (0.999 of the first
+    ball's speed, the middle ones below 0.01 of it). The balls hang 3 cm apart rather than touching: balls that
+    touch meet in one step, and the solver answers the points that meet in one step together, as one
+    collision of the group (touching, the first ball bounces back at a third of its speed and the last two
+    leave together at two thirds, as in pymunk); 3 cm apart, each impact is a collision of two equal balls of
+    its own and hands the whole swing on.
     """
     w = World(gravity=(0, -10))
     top = string + 1.0
