@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..._jit import njit
+from ..._jit import llvm_inline_njit
 from .._layout import DPX, DPY
 from ._common import (ROW_POINT, ROW_ANGLE, ROW_AXIS, ROW_LENGTH, ROW_PULLEY, ROW_WELD, ROW_PRISM, BIAS_RIGID, BIAS_LIMIT,
                       BIAS_SPRING, BIAS_MOTOR, BIAS, L0, L1, LO, HI, C0, SA, SB, UX, UY, FX, FY, BETA, MS, ISC, ALPHA,
@@ -15,7 +15,7 @@ from ._common import (ROW_POINT, ROW_ANGLE, ROW_AXIS, ROW_LENGTH, ROW_PULLEY, RO
 from . import weld, prismatic
 
 
-@njit
+@llvm_inline_njit
 def bias_of(mode, c, rows, r, use_bias, jsoft, inv_h):
     """(bias, mass scale, impulse scale) of a scalar row with error c in bias ``mode`` (``_common``).
 
@@ -47,7 +47,7 @@ def bias_of(mode, c, rows, r, use_bias, jsoft, inv_h):
     return rows[r, BETA] * c, 1.0, 0.0
 
 
-@njit
+@llvm_inline_njit
 def scalar_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, ax, ay, aw, bx,
                by, bw, c):
     """One scalar row Ċ = (bx, by)·vB + bw·ωB − (ax, ay)·vA − aw·ωA with error c: the impulse
@@ -70,7 +70,7 @@ def scalar_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, v
             vbw + ib * d * bw)
 
 
-@njit
+@llvm_inline_njit
 def solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
                 dy):
     """The point constraint d = 0 (anchor B on anchor A) as one 2-d block:
@@ -124,7 +124,7 @@ def solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma
             vbw + ib * (rbx * py - rby * px))
 
 
-@njit
+@llvm_inline_njit
 def solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
               dx, dy, qc, qs, a, b, dangle, fstate):
     """Row r of a joint (its type: ``_common``), the joint's geometry now given: anchors about the centres rA, rB,

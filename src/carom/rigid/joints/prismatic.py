@@ -6,7 +6,7 @@ axis fixed in body A. With u the axis now and p its left normal, the rows are (s
 - limits: u·d − lower ≥ 0, upper − u·d ≥ 0;
 - the axis: C = p·d = 0 (jA = p, jaw = (d + rA) × p, jB = p, jbw = rB × p), and unless the rotation is free
   C = θ = 0, these two as one 2-d block (as Box2D solves them: ``solve_axis``; the PRISM row of ``_rows``)."""
-from ..._jit import njit
+from ..._jit import njit, llvm_inline_njit
 from ._common import (INF, G_ANG0, G_TURN, G_AXX, G_AXY, ROW_AXIS, ROW_ANGLE, ROW_PRISM, BIAS_RIGID, BIAS_LIMIT,
                       BIAS_SPRING, BIAS_MOTOR, L0, L1, FX, FY, UX, UY, add_row)
 
@@ -40,7 +40,7 @@ def emit(j, param, imp, rows, r, h, g):
     return r
 
 
-@njit
+@llvm_inline_njit
 def solve_axis(rows, r, warm, rate, ms, isc, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, ux, uy, ax, ay, rbx, rby,
                dx, dy, angle):
     """The normal row (p, s1; p, s2) and the angular row as one block, K = | mA + mB + IA·s1² + IB·s2²  IA·s1 + IB·s2 |

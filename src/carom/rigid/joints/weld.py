@@ -8,7 +8,7 @@ anchor is away from a centre of mass, since the point's impulse turns the body t
 stopped: a bar welded level by one end reported 1.36 times its weight's torque in its first step (a torque
 threshold 5 % above its load broke it at once), and as a block 1.0000. With a spring in either part, its row has
 its own softness: the angular row first, then the point."""
-from ..._jit import njit
+from ..._jit import njit, llvm_inline_njit
 from ._common import (INF, G_ANG0, G_TURN, ROW_WELD, ROW_ANGLE, ROW_POINT, BIAS_RIGID, BIAS_SPRING, L0, L1, L2,
                       add_row)
 
@@ -29,7 +29,7 @@ def emit(j, param, imp, rows, r, h, g):
                    lh, param[j, LINEAR_DAMPING], h)
 
 
-@njit
+@llvm_inline_njit
 def solve_block(rows, r, warm, rate, mass_scale, impulse_scale, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax,
                 ray, rbx, rby, dx, dy, angle):
     """The rigid weld's point and angle as one block: with λ = (Px, Py, L) (P on B at rB and −P on A at rA, L on
