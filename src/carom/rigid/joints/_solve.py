@@ -32,7 +32,7 @@ from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRA
                       G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1, L2, FX, FY, SB,
                       ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER, DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD,
                       MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING, ANGULAR_MOTOR, RATCHET, GEAR, PULLEY)
-from ._rows import solve_row
+from ._rows import solve_row, solve_point
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
                ratchet, gear, pulley)
 
@@ -246,12 +246,18 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
         dy = frame[i, DCY] + (np.float64(fstate[b, DPY]) - np.float64(fstate[a, DPY])) + rby - ray
         r0 = rstart[i]
         r1 = rstart[i + 1]
-        for p in range(first, last):
-            warm = p == 0
-            for r in range(r0, r1):
-                vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx,
-                                                         vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy, qac,
-                                                         qas, a, b, dangle, fstate)
+        if r1 == r0 + 1 and rows[r0, TYPE] == ROW_POINT:
+            # a lone point row (a plain revolute joint, the most common): without the dispatch on the row type
+            for p in range(first, last):
+                vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r0, p == 0, use_bias, jsoft, vax, vay, vaw, vbx, vby,
+                                                           vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
+        else:
+            for p in range(first, last):
+                warm = p == 0
+                for r in range(r0, r1):
+                    vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw,
+                                                             vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy,
+                                                             qac, qas, a, b, dangle, fstate)
         if mode == RELAX or mode == SOLVE_FIRST:
             frame[i, WARM_DV] += vax - vax0
             frame[i, WARM_DV + 1] += vay - vay0

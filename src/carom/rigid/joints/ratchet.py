@@ -1,6 +1,6 @@
 """Ratchet (pymunk's RatchetJoint): the relative angle θ = θB − θA may move freely in the direction of ``ratchet``
 (its sign) but not back past the last tooth it reached. Teeth sit at phase + k·|ratchet|; the tooth reached
-(the impulse table's CURSOR, kept between steps) advances once per step (``prepare``, as pymunk's pre-step),
+(the impulse table's CURSOR, kept between steps) advances once per step (``emit``, as pymunk's pre-step),
 and the row s·(θ − cursor) ≥ 0, s = sign(ratchet), is a one-sided limit."""
 import math
 

@@ -1,5 +1,5 @@
 """Rotary limit (pymunk's RotaryLimitJoint): the relative angle θ = θB − θA kept within [lower, upper] by two
-one-sided angular rows (``_common.limit_bias``), the bodies otherwise free."""
+one-sided angle rows (LIMIT rows, ``_rows.bias_of``), the bodies otherwise free."""
 from ..._jit import njit
 from ._common import INF, G_ANG0, ROW_ANGLE, BIAS_LIMIT, add_row
 
