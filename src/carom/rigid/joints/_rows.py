@@ -9,7 +9,7 @@ import numpy as np
 
 from ..._jit import llvm_inline_njit
 from .._layout import DPX, DPY
-from ._common import (ROW_POINT, ROW_ANGLE, ROW_AXIS, ROW_LENGTH, ROW_PULLEY, ROW_WELD, ROW_PRISM, BIAS_RIGID, BIAS_LIMIT,
+from ._common import (ROW_ANGLE, ROW_AXIS, ROW_LENGTH, ROW_PULLEY, ROW_WELD, ROW_PRISM, BIAS_RIGID, BIAS_LIMIT,
                       BIAS_SPRING, BIAS_MOTOR, BIAS, L0, L1, LO, HI, C0, SA, SB, UX, UY, FX, FY, BETA, MS, ISC, ALPHA,
                       CS0, CS1, P0, P1, INF, cross)
 from . import weld, prismatic
@@ -107,8 +107,9 @@ def solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma
         det = k11 * k22 - k12 * k12
         if det == 0.0:
             return vax, vay, vaw, vbx, vby, vbw
-        bx = (k22 * cx - k12 * cy) / det
-        by = (k11 * cy - k12 * cx) / det
+        inv = 1.0 / det
+        bx = (k22 * cx - k12 * cy) * inv
+        by = (k11 * cy - k12 * cx) * inv
         nx = lx - ms * bx - isc * lx
         ny = ly - ms * by - isc * ly
         cap = rows[r, HI]
@@ -127,13 +128,10 @@ def solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma
 @llvm_inline_njit
 def solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
               dx, dy, qc, qs, a, b, dangle, fstate):
-    """Row r of a joint (its type: ``_common``), the joint's geometry now given: anchors about the centres rA, rB,
+    """Row r of a joint (its type: ``_common``; a POINT row is ``solve_point``'s), the joint's geometry now given: anchors about the centres rA, rB,
     separation d, A's rotation so far (qc, qs); the angle changes (``dangle``) and the centres' (``fstate``) of
     bodies a and b are read by the rows that need them."""
     t = np.int64(rows[r, 0])
-    if t == ROW_POINT:
-        return solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
-                           rby, dx, dy)
     if t == ROW_WELD or t == ROW_PRISM:
         rate, ms, isc = (jsoft[0], jsoft[1], jsoft[2]) if use_bias else (0.0, 1.0, 0.0)
         angle = rows[r, C0] + (dangle[b] - dangle[a])
