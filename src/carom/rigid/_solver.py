@@ -1391,16 +1391,17 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
                              state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w, sync)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
-            p = _joint_phase(JOINT_WARM_START, p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
+            p = _joint_phase(np.int64(JOINT_WARM_START), p, w, threads, jdata, state, fstate, flags, dangle, inv_h,
+                             sync)
             p = _sweep_phases(tasks[WARM], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                               sync)
-        p = _joint_phase(JOINT_SOLVE_FIRST if sub == 0 else JOINT_SOLVE, p, w, threads, jdata, state, fstate, flags,
-                         dangle, inv_h, sync)
+        p = _joint_phase(np.int64(JOINT_SOLVE_FIRST if sub == 0 else JOINT_SOLVE), p, w, threads, jdata, state,
+                         fstate, flags, dangle, inv_h, sync)
         p = _sweep_phases(tasks[BIASED], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
         p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, state, fstate, kick, flags, solved,
                              motion, dangle, rot, gx, gy, h, max_w, sync)
-        p = _joint_phase(JOINT_RELAX, p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
+        p = _joint_phase(np.int64(JOINT_RELAX), p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
         p = _sweep_phases(tasks[RELAX], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
     for _ in range(bounces):
@@ -1429,7 +1430,8 @@ def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, so
 def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync):
     """Thread w's part of the joints' sweep ``mode`` (``joints._solve.solve_joints``) from phase p of the solve,
     colour by colour as ``_sweep_phases`` (the overflow colour's joints, which share bodies, in one chunk);
-    returns the next phase."""
+    returns the next phase. (``mode`` an np.int64, not a constant: a constant is typed as its value, and each
+    mode compiled its own copy of this and of the sweep, 8 s of the cold compile.)"""
     jstart, jbody, jframe, rstart, jrows, jsoft = jdata
     if jbody.shape[0] == 0:
         return p

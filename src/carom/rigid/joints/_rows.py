@@ -128,9 +128,9 @@ def solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma
 @llvm_inline_njit
 def solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
               dx, dy, qc, qs, a, b, dangle, fstate):
-    """Row r of a joint (its type: ``_common``; a POINT row is ``solve_point``'s), the joint's geometry now given: anchors about the centres rA, rB,
-    separation d, A's rotation so far (qc, qs); the angle changes (``dangle``) and the centres' (``fstate``) of
-    bodies a and b are read by the rows that need them."""
+    """Row r of a joint (its type: ``_common``; a POINT row is ``solve_point``'s), the joint's geometry now
+    given: anchors about the centres rA, rB, separation d, A's rotation so far (qc, qs); the angle changes
+    (``dangle``) and the centres' (``fstate``) of bodies a and b are read by the rows that need them."""
     t = np.int64(rows[r, 0])
     if t == ROW_WELD or t == ROW_PRISM:
         rate, ms, isc = (jsoft[0], jsoft[1], jsoft[2]) if use_bias else (0.0, 1.0, 0.0)

@@ -28,11 +28,11 @@ import numpy as np
 
 from ..._jit import njit, borrowed
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
-from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS, G_WIDTH, G_ANG0,
-                      G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, BIAS, SLOT, L0, L1, L2, HI, FX, FY,
-                      SB, BIAS_RIGID, INF,
-                      ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER, DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD,
-                      MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING, ANGULAR_MOTOR, RATCHET, GEAR, PULLEY)
+from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
+                      G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, BIAS, SLOT,
+                      L0, L1, L2, HI, FX, FY, SB, BIAS_RIGID, INF, ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER,
+                      DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING,
+                      ANGULAR_MOTOR, RATCHET, GEAR, PULLEY)
 from ._rows import solve_row, solve_point
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
                ratchet, gear, pulley)

@@ -10,4 +10,4 @@ MOTOR = 0
 @njit
 def emit(j, param, imp, rows, r, h, g):
     m = param[j, MAX_TORQUE] * h
-    return add_row(rows, r, ROW_ANGLE, BIAS_MOTOR, imp, j, MOTOR, -m, m, -param[j, SPEED], 1.0, 1.0, 0.0, 0.0, h)
+    return add_row(rows, r, ROW_ANGLE, BIAS_MOTOR, imp, j, float(MOTOR), -m, m, -param[j, SPEED], 1.0, 1.0, 0.0, 0.0, h)

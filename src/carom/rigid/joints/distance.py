@@ -20,17 +20,17 @@ def emit(j, param, imp, rows, r, h, g):
     lo_len, hi_len = param[j, MIN_LENGTH], param[j, MAX_LENGTH]
     spring = param[j, HERTZ] > 0.0
     if not spring and lo_len == hi_len:
-        return add_row(rows, r, ROW_LENGTH, BIAS_RIGID, imp, j, AXIAL, -INF, INF, param[j, LENGTH], 1.0, 0.0, 0.0,
-                       0.0, h)
+        return add_row(rows, r, ROW_LENGTH, BIAS_RIGID, imp, j, float(AXIAL), -INF, INF, param[j, LENGTH], 1.0, 0.0,
+                       0.0, 0.0, h)
     if spring:
-        r = add_row(rows, r, ROW_LENGTH, BIAS_SPRING, imp, j, AXIAL, param[j, LOWER_FORCE] * h,
-                    param[j, UPPER_FORCE] * h, param[j, LENGTH], 1.0, 0.0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
+        r = add_row(rows, r, ROW_LENGTH, BIAS_SPRING, imp, j, float(AXIAL), param[j, LOWER_FORCE] * h, param[j,
+                    UPPER_FORCE] * h, param[j, LENGTH], 1.0, 0.0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
     if param[j, MAX_MOTOR_FORCE] > 0.0:
         m = param[j, MAX_MOTOR_FORCE] * h
-        r = add_row(rows, r, ROW_LENGTH, BIAS_MOTOR, imp, j, MOTOR, -m, m, -param[j, MOTOR_SPEED], 1.0, 0.0, 0.0, 0.0,
-                    h)
+        r = add_row(rows, r, ROW_LENGTH, BIAS_MOTOR, imp, j, float(MOTOR), -m, m, -param[j, MOTOR_SPEED], 1.0, 0.0,
+                    0.0, 0.0, h)
     if lo_len > 0.0:
-        r = add_row(rows, r, ROW_LENGTH, BIAS_LIMIT, imp, j, LOW, 0.0, INF, lo_len, 1.0, 0.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_LENGTH, BIAS_LIMIT, imp, j, float(LOW), 0.0, INF, lo_len, 1.0, 0.0, 0.0, 0.0, h)
     if hi_len < INF:
-        r = add_row(rows, r, ROW_LENGTH, BIAS_LIMIT, imp, j, HIGH, 0.0, INF, hi_len, -1.0, 0.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_LENGTH, BIAS_LIMIT, imp, j, float(HIGH), 0.0, INF, hi_len, -1.0, 0.0, 0.0, 0.0, h)
     return r

@@ -11,5 +11,5 @@ GEAR = 0
 def emit(j, param, imp, rows, r, h, g):
     """One rigid angle row: C = ratio·θB − θA − phase (absolute angles), Ċ = ratio·ωB − ωA."""
     ratio = param[j, RATIO]
-    return add_row(rows, r, ROW_ANGLE, BIAS_RIGID, imp, j, GEAR, -INF, INF, ratio * g[G_TB] - g[G_TA] - param[j, PHASE],
-                   1.0, ratio, 0.0, 0.0, h)
+    return add_row(rows, r, ROW_ANGLE, BIAS_RIGID, imp, j, float(GEAR), -INF, INF,
+                   ratio * g[G_TB] - g[G_TA] - param[j, PHASE], 1.0, ratio, 0.0, 0.0, h)

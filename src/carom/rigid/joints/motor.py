@@ -16,12 +16,12 @@ def emit(j, param, imp, rows, r, h, g):
     corr = param[j, CORRECTION] / h
     m = param[j, MAX_TORQUE] * h
     ah, lh = param[j, ANGULAR_HERTZ], param[j, LINEAR_HERTZ]
-    r = add_row(rows, r, ROW_ANGLE, BIAS_SPRING if ah > 0.0 else BIAS_CORRECT, imp, j, ANGULAR, -m, m, g[G_ANG0],
-                1.0, 1.0, ah, param[j, ANGULAR_DAMPING], h)
+    r = add_row(rows, r, ROW_ANGLE, BIAS_SPRING if ah > 0.0 else BIAS_CORRECT, imp, j, float(ANGULAR), -m, m,
+                g[G_ANG0], 1.0, 1.0, ah, param[j, ANGULAR_DAMPING], h)
     if ah == 0.0:
         rows[r - 1, BETA] = corr
-    r = add_row(rows, r, ROW_POINT, BIAS_SPRING if lh > 0.0 else BIAS_CORRECT, imp, j, PX, 0.0,
-                param[j, MAX_FORCE] * h, 0.0, 0.0, 0.0, lh, param[j, LINEAR_DAMPING], h)
+    r = add_row(rows, r, ROW_POINT, BIAS_SPRING if lh > 0.0 else BIAS_CORRECT, imp, j, float(PX), 0.0, param[j,
+                MAX_FORCE] * h, 0.0, 0.0, 0.0, lh, param[j, LINEAR_DAMPING], h)
     if lh == 0.0:
         rows[r - 1, BETA] = corr
     return r

@@ -12,5 +12,5 @@ PX, PY = range(2)
 @njit
 def emit(j, param, imp, rows, r, h, g):
     """One point row, a spring with |λ| ≤ max force × h."""
-    return add_row(rows, r, ROW_POINT, BIAS_SPRING, imp, j, PX, 0.0, param[j, MAX_FORCE] * h, 0.0, 0.0, 0.0,
+    return add_row(rows, r, ROW_POINT, BIAS_SPRING, imp, j, float(PX), 0.0, param[j, MAX_FORCE] * h, 0.0, 0.0, 0.0,
                    param[j, HERTZ], param[j, DAMPING_RATIO], h)

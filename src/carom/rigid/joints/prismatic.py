@@ -20,20 +20,21 @@ def emit(j, param, imp, rows, r, h, g):
     and the angle as one block (or the normal row alone with a free rotation, or when neither body can turn)."""
     r0 = r
     if param[j, HERTZ] > 0.0:
-        r = add_row(rows, r, ROW_AXIS, BIAS_SPRING, imp, j, SPRING, -INF, INF, param[j, TARGET], 1.0, 0.0,
+        r = add_row(rows, r, ROW_AXIS, BIAS_SPRING, imp, j, float(SPRING), -INF, INF, param[j, TARGET], 1.0, 0.0,
                     param[j, HERTZ], param[j, DAMPING_RATIO], h)
     if param[j, MAX_MOTOR_FORCE] > 0.0:
         m = param[j, MAX_MOTOR_FORCE] * h
-        r = add_row(rows, r, ROW_AXIS, BIAS_MOTOR, imp, j, MOTOR, -m, m, -param[j, MOTOR_SPEED], 1.0, 0.0, 0.0, 0.0,
-                    h)
+        r = add_row(rows, r, ROW_AXIS, BIAS_MOTOR, imp, j, float(MOTOR), -m, m, -param[j, MOTOR_SPEED], 1.0, 0.0, 0.0,
+                    0.0, h)
     if param[j, LOWER] > -INF:
-        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, LOW, 0.0, INF, param[j, LOWER], 1.0, 0.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, float(LOW), 0.0, INF, param[j, LOWER], 1.0, 0.0, 0.0, 0.0, h)
     if param[j, UPPER] < INF:
-        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, HIGH, 0.0, INF, param[j, UPPER], -1.0, 0.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, float(HIGH), 0.0, INF, param[j, UPPER], -1.0, 0.0, 0.0,
+                    0.0, h)
     if param[j, FREE_ROTATION] == 0.0 and g[G_TURN] > 0.0:
-        r = add_row(rows, r, ROW_PRISM, BIAS_RIGID, imp, j, PERP, -INF, INF, g[G_ANG0], 0.0, 0.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_PRISM, BIAS_RIGID, imp, j, float(PERP), -INF, INF, g[G_ANG0], 0.0, 0.0, 0.0, 0.0, h)
     else:
-        r = add_row(rows, r, ROW_AXIS, BIAS_RIGID, imp, j, PERP, -INF, INF, 0.0, 1.0, 1.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_AXIS, BIAS_RIGID, imp, j, float(PERP), -INF, INF, 0.0, 1.0, 1.0, 0.0, 0.0, h)
     for k in range(r0, r):
         rows[k, UX] = g[G_AXX]
         rows[k, UY] = g[G_AXY]

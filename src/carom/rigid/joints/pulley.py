@@ -13,8 +13,8 @@ ROPE = 0
 def emit(j, param, imp, rows, r, h, g):
     """One rigid PULLEY row: ratio (SB), constant (C0), and the ground points from the centres of mass at the
     start of the step (UX, UY for A, P0, P1 for B)."""
-    r = add_row(rows, r, ROW_PULLEY, BIAS_RIGID, imp, j, ROPE, -INF, INF, param[j, CONSTANT], 1.0, param[j, RATIO],
-                0.0, 0.0, h)
+    r = add_row(rows, r, ROW_PULLEY, BIAS_RIGID, imp, j, float(ROPE), -INF, INF, param[j, CONSTANT], 1.0, param[j,
+                RATIO], 0.0, 0.0, h)
     rows[r - 1, UX] = param[j, GROUND_AX] - g[G_CAX]
     rows[r - 1, UY] = param[j, GROUND_AY] - g[G_CAY]
     rows[r - 1, P0] = param[j, GROUND_BX] - g[G_CBX]

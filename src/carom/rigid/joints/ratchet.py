@@ -22,5 +22,5 @@ def emit(j, param, imp, rows, r, h, g):
         if (tooth - imp[j, CURSOR]) * ratchet > 0.0:
             imp[j, CURSOR] = tooth
     s = 1.0 if ratchet > 0.0 else -1.0
-    return add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, LIMIT, 0.0, INF, s * (angle - imp[j, CURSOR]), s, s, 0.0,
-                   0.0, h)
+    return add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, float(LIMIT), 0.0, INF, s * (angle - imp[j, CURSOR]), s, s,
+                   0.0, 0.0, h)

@@ -17,15 +17,16 @@ def emit(j, param, imp, rows, r, h, g):
     """The rows, in the order solved: spring, motor, lower and upper limit (angles), the point last."""
     angle0 = g[G_ANG0]
     if param[j, HERTZ] > 0.0:
-        r = add_row(rows, r, ROW_ANGLE, BIAS_SPRING, imp, j, SPRING, -INF, INF, angle0 - param[j, TARGET], 1.0, 1.0,
-                    param[j, HERTZ], param[j, DAMPING_RATIO], h)
+        r = add_row(rows, r, ROW_ANGLE, BIAS_SPRING, imp, j, float(SPRING), -INF, INF, angle0 - param[j, TARGET], 1.0,
+                    1.0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
     if param[j, MAX_MOTOR_TORQUE] > 0.0:
         m = param[j, MAX_MOTOR_TORQUE] * h
-        r = add_row(rows, r, ROW_ANGLE, BIAS_MOTOR, imp, j, MOTOR, -m, m, -param[j, MOTOR_SPEED], 1.0, 1.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_ANGLE, BIAS_MOTOR, imp, j, float(MOTOR), -m, m, -param[j, MOTOR_SPEED], 1.0, 1.0,
+                    0.0, 0.0, h)
     if param[j, LOWER] > -INF:
-        r = add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, LOW, 0.0, INF, angle0 - param[j, LOWER], 1.0, 1.0, 0.0,
-                    0.0, h)
+        r = add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, float(LOW), 0.0, INF, angle0 - param[j, LOWER], 1.0, 1.0,
+                    0.0, 0.0, h)
     if param[j, UPPER] < INF:
-        r = add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, HIGH, 0.0, INF, param[j, UPPER] - angle0, -1.0, -1.0, 0.0,
-                    0.0, h)
-    return add_row(rows, r, ROW_POINT, BIAS_RIGID, imp, j, PX, 0.0, INF, 0.0, 0.0, 0.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, float(HIGH), 0.0, INF, param[j, UPPER] - angle0, -1.0,
+                    -1.0, 0.0, 0.0, h)
+    return add_row(rows, r, ROW_POINT, BIAS_RIGID, imp, j, float(PX), 0.0, INF, 0.0, 0.0, 0.0, 0.0, 0.0, h)

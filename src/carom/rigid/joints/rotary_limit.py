@@ -9,7 +9,7 @@ LOW, HIGH = range(2)
 
 @njit
 def emit(j, param, imp, rows, r, h, g):
-    r = add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, LOW, 0.0, INF, g[G_ANG0] - param[j, LOWER], 1.0, 1.0, 0.0,
-                0.0, h)
-    return add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, HIGH, 0.0, INF, param[j, UPPER] - g[G_ANG0], -1.0, -1.0,
-                   0.0, 0.0, h)
+    r = add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, float(LOW), 0.0, INF, g[G_ANG0] - param[j, LOWER], 1.0, 1.0,
+                0.0, 0.0, h)
+    return add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, float(HIGH), 0.0, INF, param[j, UPPER] - g[G_ANG0], -1.0,
+                   -1.0, 0.0, 0.0, h)

@@ -9,5 +9,5 @@ SPRING = 0
 
 @njit
 def emit(j, param, imp, rows, r, h, g):
-    return add_row(rows, r, ROW_ANGLE, BIAS_SPRING, imp, j, SPRING, -INF, INF, g[G_ANG0] - param[j, REST_ANGLE], 1.0,
-                   1.0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
+    return add_row(rows, r, ROW_ANGLE, BIAS_SPRING, imp, j, float(SPRING), -INF, INF, g[G_ANG0] - param[j,
+                   REST_ANGLE], 1.0, 1.0, param[j, HERTZ], param[j, DAMPING_RATIO], h)

@@ -22,11 +22,11 @@ def emit(j, param, imp, rows, r, h, g):
     spring or rigid)."""
     lh, ah = param[j, LINEAR_HERTZ], param[j, ANGULAR_HERTZ]
     if lh == 0.0 and ah == 0.0 and g[G_TURN] > 0.0:
-        return add_row(rows, r, ROW_WELD, BIAS_RIGID, imp, j, PX, -INF, INF, g[G_ANG0], 1.0, 1.0, 0.0, 0.0, h)
-    r = add_row(rows, r, ROW_ANGLE, BIAS_SPRING if ah > 0.0 else BIAS_RIGID, imp, j, ANGULAR, -INF, INF, g[G_ANG0],
-                1.0, 1.0, ah, param[j, ANGULAR_DAMPING], h)
-    return add_row(rows, r, ROW_POINT, BIAS_SPRING if lh > 0.0 else BIAS_RIGID, imp, j, PX, 0.0, INF, 0.0, 0.0, 0.0,
-                   lh, param[j, LINEAR_DAMPING], h)
+        return add_row(rows, r, ROW_WELD, BIAS_RIGID, imp, j, float(PX), -INF, INF, g[G_ANG0], 1.0, 1.0, 0.0, 0.0, h)
+    r = add_row(rows, r, ROW_ANGLE, BIAS_SPRING if ah > 0.0 else BIAS_RIGID, imp, j, float(ANGULAR), -INF, INF,
+                g[G_ANG0], 1.0, 1.0, ah, param[j, ANGULAR_DAMPING], h)
+    return add_row(rows, r, ROW_POINT, BIAS_SPRING if lh > 0.0 else BIAS_RIGID, imp, j, float(PX), 0.0, INF, 0.0, 0.0,
+                   0.0, lh, param[j, LINEAR_DAMPING], h)
 
 
 @llvm_inline_njit

@@ -16,17 +16,18 @@ def emit(j, param, imp, rows, r, h, g):
     the normal row."""
     if param[j, MAX_MOTOR_TORQUE] > 0.0:
         m = param[j, MAX_MOTOR_TORQUE] * h
-        r = add_row(rows, r, ROW_ANGLE, BIAS_MOTOR, imp, j, MOTOR, -m, m, -param[j, MOTOR_SPEED], 1.0, 1.0, 0.0, 0.0,
-                    h)
+        r = add_row(rows, r, ROW_ANGLE, BIAS_MOTOR, imp, j, float(MOTOR), -m, m, -param[j, MOTOR_SPEED], 1.0, 1.0,
+                    0.0, 0.0, h)
     r0 = r
     if param[j, HERTZ] > 0.0:
-        r = add_row(rows, r, ROW_AXIS, BIAS_SPRING, imp, j, SPRING, -INF, INF, 0.0, 1.0, 0.0, param[j, HERTZ],
+        r = add_row(rows, r, ROW_AXIS, BIAS_SPRING, imp, j, float(SPRING), -INF, INF, 0.0, 1.0, 0.0, param[j, HERTZ],
                     param[j, DAMPING_RATIO], h)
     if param[j, LOWER] > -INF:
-        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, LOW, 0.0, INF, param[j, LOWER], 1.0, 0.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, float(LOW), 0.0, INF, param[j, LOWER], 1.0, 0.0, 0.0, 0.0, h)
     if param[j, UPPER] < INF:
-        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, HIGH, 0.0, INF, param[j, UPPER], -1.0, 0.0, 0.0, 0.0, h)
-    r = add_row(rows, r, ROW_AXIS, BIAS_RIGID, imp, j, PERP, -INF, INF, 0.0, 1.0, 1.0, 0.0, 0.0, h)
+        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, float(HIGH), 0.0, INF, param[j, UPPER], -1.0, 0.0, 0.0,
+                    0.0, h)
+    r = add_row(rows, r, ROW_AXIS, BIAS_RIGID, imp, j, float(PERP), -INF, INF, 0.0, 1.0, 1.0, 0.0, 0.0, h)
     for k in range(r0, r):
         rows[k, UX] = g[G_AXX]
         rows[k, UY] = g[G_AXY]
