@@ -272,17 +272,24 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
         dy = frame[i, DCY] + (np.float64(fstate[b, DPY]) - np.float64(fstate[a, DPY])) + rby - ray
         r0 = rstart[i]
         r1 = rstart[i + 1]
-        for p in range(first, last):
-            warm = p == 0
-            for r in range(r0, r1):
-                if rows[r, TYPE] == ROW_POINT:
-                    # (the most common row, a plain revolute joint's only one: solved without the dispatch)
-                    vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx,
-                                                               vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
-                else:
-                    vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw,
-                                                             vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy,
-                                                             qac, qas, a, b, dangle, fstate)
+        if r1 == r0 + 1 and rows[r0, TYPE] == ROW_POINT:
+            # a lone point row (a plain revolute joint, the most common) in a loop of its own: the joint takes about
+            # two thirds of the time it takes in the loop below, with the point as one case of it
+            for p in range(first, last):
+                vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r0, p == 0, use_bias, jsoft, vax, vay, vaw, vbx, vby,
+                                                           vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
+        else:
+            for p in range(first, last):
+                warm = p == 0
+                for r in range(r0, r1):
+                    if rows[r, TYPE] == ROW_POINT:
+                        vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx,
+                                                                   vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
+                                                                   dy)
+                    else:
+                        vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay,
+                                                                 vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
+                                                                 rby, dx, dy, qac, qas, a, b, dangle, fstate)
         if mode == RELAX or mode == SOLVE_FIRST:
             frame[i, WARM_DV] += vax - vax0
             frame[i, WARM_DV + 1] += vay - vay0
