@@ -78,9 +78,9 @@ from ._layout import (VX, VY, W, DPX, DPY, DC, DS, PAD, STATE_WIDTH, MOVE_VELOCI
                       MOVE_LOCK_X, MOVE_LOCK_Y, LOCK_X, LOCK_Y)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD, JOINT_HERTZ, JOINT_DAMPING_RATIO)
-from .joints._common import JointTable
 from .joints._solve import (joints_to_solve, joint_solved, prepare_joints, solve_joints, store_reactions,
-                            WARM_START as JOINT_WARM_START, SOLVE as JOINT_SOLVE, RELAX as JOINT_RELAX)
+                            WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST,
+                            SOLVE as JOINT_SOLVE, RELAX as JOINT_RELAX)
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 MIX_SQRT, MIX_MIN, MIX_MAX, MIX_MEAN, MIX_MULTIPLY = 0, 1, 2, 3, 4
@@ -1461,15 +1461,17 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
                              state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w, sync)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
-            p = _joint_phase(JOINT_WARM_START, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync)
+            p = _joint_phase(np.int64(JOINT_WARM_START), p, w, threads, jdata, state, fstate, flags, dangle, inv_h,
+                             sync)
             p = _sweep_phases(tasks[WARM], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                               sync)
-        p = _joint_phase(JOINT_SOLVE, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync)
+        p = _joint_phase(np.int64(JOINT_SOLVE_FIRST if sub == 0 else JOINT_SOLVE), p, w, threads, jdata, state,
+                         fstate, flags, dangle, inv_h, sync)
         p = _sweep_phases(tasks[BIASED], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
         p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, state, fstate, kick, flags, solved,
                              motion, dangle, rot, gx, gy, h, max_w, sync)
-        p = _joint_phase(JOINT_RELAX, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync)
+        p = _joint_phase(np.int64(JOINT_RELAX), p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
         p = _sweep_phases(tasks[RELAX], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
     for _ in range(bounces):
@@ -1495,14 +1497,14 @@ def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, so
 
 
 @njit
-def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, h, inv_h, sync):
+def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync):
     """Thread w's part of the joints' sweep ``mode`` (``joints._solve.solve_joints``) from phase p of the solve,
     colour by colour as ``_sweep_phases`` (the overflow colour's joints, which share bodies, in one chunk);
-    returns the next phase."""
-    jlist, jstart, jrows, jsoft = jdata[0], jdata[1], jdata[2], jdata[3]
-    if jlist.shape[0] == 0:
+    returns the next phase. (``mode`` an np.int64, not a constant: a constant is typed as its value, and each
+    mode compiled its own copy of this and of the sweep, 8 s of the cold compile.)"""
+    jstart, jbody, jframe, rstart, jrows, jsoft = jdata
+    if jbody.shape[0] == 0:
         return p
-    joints = JointTable(*jdata[4:])
     for c in range(OVERFLOW + 1):
         lo = jstart[c]
         n = jstart[c + 1] - lo
@@ -1512,8 +1514,8 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, h, in
         base = phase_base(p, threads)
         k = claim_chunk(sync, base, w, threads, chunks)
         while k >= 0:
-            solve_joints(mode, jlist[lo + k * n // chunks:lo + (k + 1) * n // chunks], joints, jrows, state, fstate,
-                         flags, dangle, jsoft, h, inv_h)
+            solve_joints(mode, lo + k * n // chunks, lo + (k + 1) * n // chunks, jbody, jframe, rstart, jrows, state,
+                         fstate, flags, dangle, jsoft, inv_h)
             finish_chunk(sync, base, chunks)
             k = claim_chunk(sync, base, w, threads, chunks)
         await_phase(sync, base, chunks)
@@ -1623,14 +1625,12 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
     jlist, jstart = joints_to_solve(joints, bodies)
-    jrows = prepare_joints(jlist, joints, bodies, h)
+    jbody, jframe, rstart, jrows = prepare_joints(jlist, joints, bodies, h)
     solved = joint_solved(solved, jlist, joints, bodies)
     jsoft = np.empty(3)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
-    # (a flat tuple of arrays: a parallel loop takes no named or nested tuples; ``_joint_phase`` names the
-    # table's fields again)
-    jdata = (jlist, jstart, jrows, jsoft, joints.kind, joints.active, joints.body, joints.local, joints.param,
-             joints.impulse, joints.reaction)
+    # (a flat tuple of arrays: a parallel loop takes no named or nested tuples)
+    jdata = (jstart, jbody, jframe, rstart, jrows, jsoft)
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
         # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
@@ -1642,7 +1642,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata)
-    store_reactions(jlist, joints, jrows, fstate, dangle, inv_h)
+    store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, flags)

@@ -15,7 +15,8 @@ as a row of the joint table and returns a handle. Every kind takes the common op
 - ``data``: any Python object (kept by pickle and copy, not by snapshots).
 
 The settings of a joint can be read and changed through its handle (``pivot.motor_speed = 2.0``), with the
-same checks. The solver is in ``_solve`` and one module per kind (``revolute``, ``distance``, ...)."""
+same checks. The solver is in ``_solve`` and ``_rows`` (generic rows), which one module per kind (``revolute``,
+``distance``, ...) emits."""
 import math
 from collections import namedtuple
 

@@ -1,30 +1,49 @@
-"""The joints' part of the step: which joints are solved, their rows (``prepare_joints``), the sweeps over them
-(``solve_joints``, dispatching on the kind) and their reactions (``store_reactions``).
+"""The joints' part of the step: which joints are solved (``joints_to_solve``), their rows (``prepare_joints``:
+each kind emits generic rows, ``_common``), the sweeps over them (``solve_joints``: one loop over the rows, by
+row type, ``_rows``) and their reactions (``store_reactions``).
 
 The joints are solved before the contacts of each sweep (as Box2D solves a colour's joints before its
-contacts): in the first substep a warm start with last step's impulses, in every substep a biased solve and a
-relax. They are coloured as the contacts are (``colour_joints``): the joints of one colour touch disjoint
-dynamic bodies, so the threads share a colour's joints and the result does not depend on how. A later substep's warm start is the body's velocity change over the
-substep before (``_solver._integrate_velocity``), which holds the joints' impulses as well as the contacts',
-since every dynamic body of a solved joint is one the solver holds (``joint_solved``); each joint then swaps
-its own part of it for a fresh warm start at the start of its biased solve (``solve_joints``). One thread in a
-fixed order: the result is bitwise the same for any thread count."""
+contacts). They are coloured as the contacts are (``joints_to_solve``): the joints of one colour touch disjoint
+dynamic bodies, so the threads share a colour's joints and the result does not depend on how; the overflow
+colour is one chunk, in one thread, in a fixed order: the result is bitwise the same for any thread count.
+
+The step's joint data is laid out in solve order (colour by colour), for sweeps that stream through it: per
+joint its bodies, a frame (masses, anchors, cB − cA: ``_common``) and the start of its rows; the rows of all
+joints one after the other.
+
+Warm starting: in the first substep a sweep of its own applies each row's accumulated impulse of the last step
+through the row's Jacobian now, before any joint or contact is solved. A later substep's warm start is the
+body's velocity change over the substep before (``_solver._integrate_velocity``), which holds the joints'
+impulses as well as the contacts', since every dynamic body of a solved joint is one the solver holds
+(``joint_solved``): so at the start of its biased solve every joint and contact has its warm start applied (one
+joint warm started just before its own solve, the others not yet, made a hanging chain stretch 5 times as
+much). A contact's Jacobian is fixed for the step; a joint's is not (its anchors turn with the bodies, a
+distance joint's axis follows the anchors), and the stale one is not harmless: a pendulum's rope pull,
+repeated along where the rope pointed a substep ago, has a component along the motion, and the swing gained
+8 % of its energy per period (60 Hz, 4 substeps). So each joint records the velocity change it applied in the
+substep (its frame's WARM_DV), and at the start of the next substep's biased solve takes that carried part back
+and warm starts afresh with its accumulated impulses and today's Jacobians, as Box2D warm starts its joints in
+every substep."""
 import numpy as np
 
 from ..._jit import njit, borrowed
-from .._layout import VX, VY, W, MOVE_SOLVED
-from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, ANG0, AA0, AB0, AXX, AXY, ROW_WIDTH, G_WIDTH,
-                      WARM_DV, FRESH,
-                      VAX, VAY, VAW, VBX, VBY, VBW, FILTER, DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE,
-                      ROTARY_LIMIT, ROTARY_SPRING, ANGULAR_MOTOR, RATCHET, GEAR, PULLEY, read_velocity, geometry)
+from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
+from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
+                      G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, BIAS, SLOT,
+                      L0, L1, L2, HI, FX, FY, SB, BIAS_RIGID, INF, ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER,
+                      DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING,
+                      ANGULAR_MOTOR, RATCHET, GEAR, PULLEY)
+from ._rows import solve_row, solve_point
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
                ratchet, gear, pulley)
 
 DYNAMIC = 2
 #: colours 0 … OVERFLOW − 1 are solved in parallel, OVERFLOW in one thread (as the contacts': ``_solver``)
 OVERFLOW = 63
-#: the modes of a joint sweep: warm start, biased solve, relax
-WARM_START, SOLVE, RELAX = 0, 1, 2
+#: the modes of a joint sweep: the first substep's warm start, a later substep's biased solve (after replacing the
+#: carried warm start, module docstring), relax, the first substep's biased solve
+WARM_START, SOLVE, RELAX, SOLVE_FIRST = 0, 1, 2, 3
+
 
 
 @njit
@@ -92,200 +111,247 @@ def joint_solved(solved, jlist, joints, bodies):
     return out
 
 
+
+
 @njit
 def prepare_joints(jlist, joints, bodies, h):
-    """The step's rows of the joints in ``jlist`` (``_common``'s layout): the anchors about the centres of mass
-    rA = R(θA)·(anchor − local centre), the inverse masses (0 for a body that is not dynamic), cB − cA, the
-    angles, the axis in world coordinates; then each kind's own (``<kind>.prepare``)."""
+    """The step's data of the joints in ``jlist`` (module docstring): (bodies, frames, row starts, rows). The frame
+    holds the anchors about the centres of mass rA = R(θA)·(anchor − local centre), the inverse masses (0 for a
+    body that is not dynamic), cB − cA; each kind emits its rows (``<kind>.emit``) with what it needs of the
+    joint (``_common``'s G_*)."""
     kind, body, local, param, imp = joints.kind, joints.body, joints.local, joints.param, joints.impulse
     com, angle, inv_mass, inv_inertia, local_center, bkind = (bodies[0], bodies[1], bodies[4], bodies[5], bodies[6],
                                                               bodies[7])
-    J = kind.shape[0]
-    rows = np.zeros((J, ROW_WIDTH))
+    n = jlist.shape[0]
+    jbody = np.empty((n, 2), np.int64)
+    frame = np.empty((n, FRAME_WIDTH))
+    rstart = np.empty(n + 1, np.int64)
+    most = 0
     for j in jlist:
+        most += MAX_ROWS[kind[j]]
+    rows = np.empty((most, ROW_WIDTH))
+    g = np.empty(G_WIDTH)
+    # each body's rotation (cos, sin), computed once for all its joints (``turned``: whether it is)
+    rot = np.empty((com.shape[0], 2))
+    turned = np.zeros(com.shape[0], np.bool_)
+    # borrowed views (``carom._jit.borrowed``) for the emitters: calls that take no references on the arrays
+    # (four atomic increments and decrements per call were most of the preparation's time)
+    eparam, eimp, erows, eg = borrowed((param, imp, rows, g))
+    r = 0
+    for i in range(n):
+        j = jlist[i]
         a = body[j, 0]
         b = body[j, 1]
-        ca, sa = np.cos(angle[a]), np.sin(angle[a])
-        cb, sb = np.cos(angle[b]), np.sin(angle[b])
+        jbody[i, 0] = a
+        jbody[i, 1] = b
+        for e in (a, b):
+            if not turned[e]:
+                rot[e, 0] = np.cos(angle[e])
+                rot[e, 1] = np.sin(angle[e])
+                turned[e] = True
+        ca, sa = rot[a, 0], rot[a, 1]
+        cb, sb = rot[b, 0], rot[b, 1]
         lax = local[j, 0] - local_center[a, 0]
         lay = local[j, 1] - local_center[a, 1]
         lbx = local[j, 2] - local_center[b, 0]
         lby = local[j, 3] - local_center[b, 1]
-        rows[j, MA] = inv_mass[a] if bkind[a] == DYNAMIC else 0.0
-        rows[j, IA] = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
-        rows[j, MB] = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
-        rows[j, IB] = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
-        rows[j, RAX] = ca * lax - sa * lay
-        rows[j, RAY] = sa * lax + ca * lay
-        rows[j, RBX] = cb * lbx - sb * lby
-        rows[j, RBY] = sb * lbx + cb * lby
-        rows[j, DCX] = com[b, 0] - com[a, 0]
-        rows[j, DCY] = com[b, 1] - com[a, 1]
-        rows[j, ANG0] = angle[b] - angle[a] - param[j, 0]
-        rows[j, AA0] = angle[a]
-        rows[j, AB0] = angle[b]
-        rows[j, AXX] = ca * local[j, 4] - sa * local[j, 5]
-        rows[j, AXY] = sa * local[j, 4] + ca * local[j, 5]
-        _prepare_kind(kind[j], j, param, imp, rows, h, com[a], com[b])
-    return rows
+        frame[i, MA] = inv_mass[a] if bkind[a] == DYNAMIC else 0.0
+        frame[i, IA] = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
+        frame[i, MB] = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
+        frame[i, IB] = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
+        frame[i, RAX] = ca * lax - sa * lay
+        frame[i, RAY] = sa * lax + ca * lay
+        frame[i, RBX] = cb * lbx - sb * lby
+        frame[i, RBY] = sb * lbx + cb * lby
+        frame[i, DCX] = com[b, 0] - com[a, 0]
+        frame[i, DCY] = com[b, 1] - com[a, 1]
+        g[G_ANG0] = angle[b] - angle[a] - param[j, 0]
+        g[G_TA] = angle[a]
+        g[G_TB] = angle[b]
+        g[G_CAX] = com[a, 0]
+        g[G_CAY] = com[a, 1]
+        g[G_CBX] = com[b, 0]
+        g[G_CBY] = com[b, 1]
+        g[G_TURN] = frame[i, IA] + frame[i, IB]
+        g[G_AXX] = ca * local[j, 4] - sa * local[j, 5]
+        g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
+        rstart[i] = r
+        if (kind[j] == REVOLUTE and param[j, revolute.HERTZ] == 0.0 and param[j, revolute.MAX_MOTOR_TORQUE] == 0.0
+                and param[j, revolute.LOWER] == -INF and param[j, revolute.UPPER] == INF):
+            # a plain revolute joint (the most common): its one point row (``revolute.emit``) written here, a
+            # call less (the calls of the emitters, with their many arguments, were half of a joint's time here)
+            for f in range(ROW_WIDTH):
+                rows[r, f] = 0.0
+            rows[r, TYPE] = ROW_POINT
+            rows[r, BIAS] = BIAS_RIGID
+            rows[r, SLOT] = revolute.PX
+            rows[r, L0] = imp[j, revolute.PX]
+            rows[r, L1] = imp[j, revolute.PY]
+            rows[r, HI] = INF
+            r += 1
+        else:
+            r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
+    rstart[n] = r
+    return jbody, frame, rstart, rows
 
 
 @njit
-def _prepare_kind(k, j, param, imp, rows, h, ca, cb):
-    if k == DISTANCE:
-        distance.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == REVOLUTE:
-        revolute.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == PRISMATIC:
-        prismatic.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == WHEEL:
-        wheel.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == WELD:
-        weld.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == MOTOR:
-        motor.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == MOUSE:
-        mouse.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == ROTARY_SPRING:
-        rotary_spring.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == RATCHET:
-        ratchet.prepare(j, param, imp, rows, h, ca, cb)
-    elif k == PULLEY:
-        pulley.prepare(j, param, imp, rows, h, ca, cb)
-
-
-@njit
-def solve_joints(mode, jlist, joints, rows, state, fstate, flags, dangle, jsoft, h, inv_h):
-    """One sweep (``mode``: WARM_START, SOLVE or RELAX) over the joints of ``jlist``, in order: each joint's
-    bodies' velocities are read, changed by its kind's solve and written back.
-
-    The warm start of every substep but the first is the solver's carry (``_solver._integrate_velocity``): the
-    bodies' whole velocity change over the substep before, which repeats each joint's impulses through the
-    Jacobians they were applied with. A contact's Jacobian is fixed for the step; a joint's is not (its anchors
-    turn with the bodies, a distance joint's axis follows the anchors), and the stale one is not harmless: a
-    pendulum's rope pull, repeated along where the rope pointed a substep ago, has a component along the
-    motion, and the swing gained 8 % of its energy per period (60 Hz, 4 substeps). So each joint records the
-    velocity change it applied in the substep (``WARM_DV``), and at the start of the next substep's biased
-    solve takes that carried part back and warm starts afresh with its accumulated impulses and today's
-    Jacobians, as Box2D warm starts its joints in every substep."""
-    v_owned = np.empty(6)
-    g_owned = np.empty(G_WIDTH)
-    # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
-    # (an atomic increment and decrement per array per call: most of a joint's time without this)
-    kind, body, param, imp = borrowed((joints.kind, joints.body, joints.param, joints.impulse))
-    jlist, rows, state, fstate, flags, dangle, jsoft = borrowed((jlist, rows, state, fstate, flags, dangle, jsoft))
-    v, g = borrowed((v_owned, g_owned))
-    # (only read and written here, never passed on)
-    v0 = np.empty(6)
-    for j in jlist:
-        a = body[j, 0]
-        b = body[j, 1]
-        v[VAX], v[VAY], v[VAW] = read_velocity(a, state, fstate, flags)
-        v[VBX], v[VBY], v[VBW] = read_velocity(b, state, fstate, flags)
-        geometry(j, rows, a, b, fstate, dangle, g)
-        if mode == WARM_START:
-            for e in range(6):
-                rows[j, WARM_DV + e] = 0.0
-        elif mode == SOLVE and rows[j, FRESH] == 0.0:
-            # a later substep: the carried warm start replaced by a fresh one (docstring)
-            for e in range(6):
-                v[e] -= rows[j, WARM_DV + e]
-                rows[j, WARM_DV + e] = 0.0
-            for e in range(6):
-                v0[e] = v[e]
-            _solve_kind(kind[j], j, rows, param, imp, v, g, WARM_START, jsoft, h, inv_h)
-            for e in range(6):
-                rows[j, WARM_DV + e] = v[e] - v0[e]
-        rows[j, FRESH] = 1.0 if mode == WARM_START else 0.0
-        for e in range(6):
-            v0[e] = v[e]
-        _solve_kind(kind[j], j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-        for e in range(6):
-            rows[j, WARM_DV + e] += v[e] - v0[e]
-        # only the bodies the solver holds are written: a static or kinematic body is only read
-        if flags[a] & MOVE_SOLVED and rows[j, MA] + rows[j, IA] > 0.0:
-            fstate[a, VX] = v[VAX]
-            fstate[a, VY] = v[VAY]
-            fstate[a, W] = v[VAW]
-        if flags[b] & MOVE_SOLVED and rows[j, MB] + rows[j, IB] > 0.0:
-            fstate[b, VX] = v[VBX]
-            fstate[b, VY] = v[VBY]
-            fstate[b, W] = v[VBW]
-
-
-@njit
-def _solve_kind(k, j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
+def _emit(k, j, param, imp, rows, r, h, g):
     if k == REVOLUTE:
-        revolute.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == DISTANCE:
-        distance.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == PRISMATIC:
-        prismatic.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == WHEEL:
-        wheel.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == WELD:
-        weld.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == MOTOR:
-        motor.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == MOUSE:
-        mouse.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == ROTARY_LIMIT:
-        rotary_limit.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == ROTARY_SPRING:
-        rotary_spring.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == ANGULAR_MOTOR:
-        angular_motor.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == RATCHET:
-        ratchet.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == GEAR:
-        gear.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
-    elif k == PULLEY:
-        pulley.solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h)
+        return revolute.emit(j, param, imp, rows, r, h, g)
+    if k == DISTANCE:
+        return distance.emit(j, param, imp, rows, r, h, g)
+    if k == PRISMATIC:
+        return prismatic.emit(j, param, imp, rows, r, h, g)
+    if k == WHEEL:
+        return wheel.emit(j, param, imp, rows, r, h, g)
+    if k == WELD:
+        return weld.emit(j, param, imp, rows, r, h, g)
+    if k == MOTOR:
+        return motor.emit(j, param, imp, rows, r, h, g)
+    if k == MOUSE:
+        return mouse.emit(j, param, imp, rows, r, h, g)
+    if k == ROTARY_LIMIT:
+        return rotary_limit.emit(j, param, imp, rows, r, h, g)
+    if k == ROTARY_SPRING:
+        return rotary_spring.emit(j, param, imp, rows, r, h, g)
+    if k == ANGULAR_MOTOR:
+        return angular_motor.emit(j, param, imp, rows, r, h, g)
+    if k == RATCHET:
+        return ratchet.emit(j, param, imp, rows, r, h, g)
+    if k == GEAR:
+        return gear.emit(j, param, imp, rows, r, h, g)
+    return pulley.emit(j, param, imp, rows, r, h, g)
 
 
 @njit
-def store_reactions(jlist, joints, rows, fstate, dangle, inv_h):
-    """Each solved joint's reaction of the step: the force (on body B, at its anchor) and the torque its
-    accumulated impulses stand for, λ/h (the impulse of the last substep over its length); zero for joints
-    not solved (a sleeping pair, a disabled joint)."""
-    kind, body, param, imp, reaction = joints.kind, joints.body, joints.param, joints.impulse, joints.reaction
-    for j in range(kind.shape[0]):
+def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
+    """One sweep (``mode``: WARM_START, SOLVE_FIRST, SOLVE or RELAX) over the joints lo … hi − 1 of the solve
+    order: each joint's bodies' velocities are read, its geometry now computed (anchors turned by the bodies'
+    rotations so far, d), its rows solved one after the other (``_rows.solve_row``) and the velocities written
+    back; the change is kept in WARM_DV (module docstring: SOLVE first takes the last substep's back and warm
+    starts afresh)."""
+    # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
+    jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
+    flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
+    carried = mode == SOLVE
+    use_bias = mode == SOLVE or mode == SOLVE_FIRST
+    # the passes over a joint's rows: warm start only, warm start then solve, or solve only
+    first = 0 if mode == WARM_START or carried else 1
+    last = 1 if mode == WARM_START else 2
+    for i in range(lo, hi):
+        a = jbody[i, 0]
+        b = jbody[i, 1]
+        held_a = flags[a] & MOVE_SOLVED
+        held_b = flags[b] & MOVE_SOLVED
+        if held_a:
+            vax, vay, vaw = np.float64(fstate[a, VX]), np.float64(fstate[a, VY]), np.float64(fstate[a, W])
+        else:
+            vax, vay, vaw = state[a, VX], state[a, VY], state[a, W]
+        if held_b:
+            vbx, vby, vbw = np.float64(fstate[b, VX]), np.float64(fstate[b, VY]), np.float64(fstate[b, W])
+        else:
+            vbx, vby, vbw = state[b, VX], state[b, VY], state[b, W]
+        if carried:
+            # a later substep: the carried warm start taken back (module docstring)
+            vax -= frame[i, WARM_DV]
+            vay -= frame[i, WARM_DV + 1]
+            vaw -= frame[i, WARM_DV + 2]
+            vbx -= frame[i, WARM_DV + 3]
+            vby -= frame[i, WARM_DV + 4]
+            vbw -= frame[i, WARM_DV + 5]
+        vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
+        ma, ia, mb, ib = frame[i, MA], frame[i, IA], frame[i, MB], frame[i, IB]
+        qac, qas = np.float64(fstate[a, DC]), np.float64(fstate[a, DS])
+        qbc, qbs = np.float64(fstate[b, DC]), np.float64(fstate[b, DS])
+        rax = qac * frame[i, RAX] - qas * frame[i, RAY]
+        ray = qas * frame[i, RAX] + qac * frame[i, RAY]
+        rbx = qbc * frame[i, RBX] - qbs * frame[i, RBY]
+        rby = qbs * frame[i, RBX] + qbc * frame[i, RBY]
+        dx = frame[i, DCX] + (np.float64(fstate[b, DPX]) - np.float64(fstate[a, DPX])) + rbx - rax
+        dy = frame[i, DCY] + (np.float64(fstate[b, DPY]) - np.float64(fstate[a, DPY])) + rby - ray
+        r0 = rstart[i]
+        r1 = rstart[i + 1]
+        if r1 == r0 + 1 and rows[r0, TYPE] == ROW_POINT:
+            # a lone point row (a plain revolute joint, the most common) in a loop of its own: the joint takes about
+            # two thirds of the time it takes in the loop below, with the point as one case of it
+            for p in range(first, last):
+                vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r0, p == 0, use_bias, jsoft, vax, vay, vaw, vbx, vby,
+                                                           vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
+        else:
+            for p in range(first, last):
+                warm = p == 0
+                for r in range(r0, r1):
+                    if rows[r, TYPE] == ROW_POINT:
+                        vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx,
+                                                                   vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
+                                                                   dy)
+                    else:
+                        vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay,
+                                                                 vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
+                                                                 rby, dx, dy, qac, qas, a, b, dangle, fstate)
+        if mode == RELAX or mode == SOLVE_FIRST:
+            frame[i, WARM_DV] += vax - vax0
+            frame[i, WARM_DV + 1] += vay - vay0
+            frame[i, WARM_DV + 2] += vaw - vaw0
+            frame[i, WARM_DV + 3] += vbx - vbx0
+            frame[i, WARM_DV + 4] += vby - vby0
+            frame[i, WARM_DV + 5] += vbw - vbw0
+        else:
+            frame[i, WARM_DV] = vax - vax0
+            frame[i, WARM_DV + 1] = vay - vay0
+            frame[i, WARM_DV + 2] = vaw - vaw0
+            frame[i, WARM_DV + 3] = vbx - vbx0
+            frame[i, WARM_DV + 4] = vby - vby0
+            frame[i, WARM_DV + 5] = vbw - vbw0
+        # only the bodies the solver holds are written: a static or kinematic body is only read
+        if held_a and ma + ia > 0.0:
+            fstate[a, VX] = vax
+            fstate[a, VY] = vay
+            fstate[a, W] = vaw
+        if held_b and mb + ib > 0.0:
+            fstate[b, VX] = vbx
+            fstate[b, VY] = vby
+            fstate[b, W] = vbw
+
+
+@njit
+def store_reactions(jlist, joints, jbody, frame, rstart, rows, inv_h):
+    """Each solved joint's accumulated impulses back to the joint table (its warm start next step), and its
+    reaction of the step: the force (on body B, at its anchor) and the torque its rows' impulses stand for,
+    λ/h (the impulse of the last substep over its length): a row's impulse times its linear Jacobian of B for
+    the force (a point's, a weld block's: the impulse itself), an angle row's times its factor of B for the
+    torque; zero for joints not solved (a sleeping pair, a disabled joint)."""
+    imp, reaction = joints.impulse, joints.reaction
+    for j in range(reaction.shape[0]):
         reaction[j, 0] = 0.0
         reaction[j, 1] = 0.0
         reaction[j, 2] = 0.0
-    g = np.empty(G_WIDTH)
-    for j in jlist:
-        geometry(j, rows, body[j, 0], body[j, 1], fstate, dangle, g)
-        fx, fy, t = _reaction_kind(kind[j], j, rows, param, imp, g)
+    for i in range(jlist.shape[0]):
+        j = jlist[i]
+        fx = fy = t = 0.0
+        for r in range(rstart[i], rstart[i + 1]):
+            typ = np.int64(rows[r, TYPE])
+            slot = np.int64(rows[r, SLOT])
+            lam = rows[r, L0]
+            imp[j, slot] = lam
+            if typ == ROW_POINT or typ == ROW_WELD:
+                imp[j, slot + 1] = rows[r, L1]
+                fx += lam
+                fy += rows[r, L1]
+                if typ == ROW_WELD:
+                    imp[j, slot + 2] = rows[r, L2]
+                    t += rows[r, L2]
+            elif typ == ROW_PRISM:
+                imp[j, slot + 1] = rows[r, L1]
+                fx += lam * rows[r, FX]
+                fy += lam * rows[r, FY]
+                t += rows[r, L1]
+            elif typ == ROW_ANGLE:
+                t += lam * rows[r, SB]
+            else:
+                fx += lam * rows[r, FX]
+                fy += lam * rows[r, FY]
         reaction[j, 0] = fx * inv_h
         reaction[j, 1] = fy * inv_h
         reaction[j, 2] = t * inv_h
-
-
-@njit
-def _reaction_kind(k, j, rows, param, imp, g):
-    if k == REVOLUTE:
-        return revolute.reaction(j, rows, param, imp, g)
-    if k == DISTANCE:
-        return distance.reaction(j, rows, param, imp, g)
-    if k == PRISMATIC:
-        return prismatic.reaction(j, rows, param, imp, g)
-    if k == WHEEL:
-        return wheel.reaction(j, rows, param, imp, g)
-    if k == WELD:
-        return weld.reaction(j, rows, param, imp, g)
-    if k == MOTOR:
-        return motor.reaction(j, rows, param, imp, g)
-    if k == MOUSE:
-        return mouse.reaction(j, rows, param, imp, g)
-    if k == ROTARY_LIMIT:
-        return rotary_limit.reaction(j, rows, param, imp, g)
-    if k == ROTARY_SPRING:
-        return rotary_spring.reaction(j, rows, param, imp, g)
-    if k == ANGULAR_MOTOR:
-        return angular_motor.reaction(j, rows, param, imp, g)
-    if k == RATCHET:
-        return ratchet.reaction(j, rows, param, imp, g)
-    if k == GEAR:
-        return gear.reaction(j, rows, param, imp, g)
-    return pulley.reaction(j, rows, param, imp, g)

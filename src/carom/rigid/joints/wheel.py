@@ -3,49 +3,32 @@ freely, with a suspension spring along the axis (C = u·d, the user's softness),
 a rotational motor (Ċ = ωB − ωA − speed, |λ| ≤ max torque × h). The rows are a prismatic joint's
 (``prismatic``) without the angular one."""
 from ..._jit import njit
-from ._common import (INF, G_DX, G_DY, K0, rigid_bias, limit_bias, spring_bias, solve_row, apply_row, set_soft,
-                      axis_now, axis_frame)
+from ._common import (INF, G_AXX, G_AXY, ROW_AXIS, ROW_ANGLE, BIAS_RIGID, BIAS_LIMIT, BIAS_SPRING, BIAS_MOTOR, UX, UY,
+                      add_row)
 
 REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_TORQUE, HERTZ, DAMPING_RATIO = range(7)
 PERP, SPRING, MOTOR, LOW, HIGH = range(5)
-SOFT = K0
 
 
 @njit
-def prepare(j, param, imp, rows, h, ca, cb):
-    set_soft(rows, j, SOFT, 0, param[j, HERTZ], param[j, DAMPING_RATIO], h)
-
-
-@njit
-def solve(j, rows, param, imp, v, g, mode, jsoft, h, inv_h):
-    ux, uy, px, py, a1, a2, s1, s2 = axis_frame(rows, j, g)
-    dx, dy = g[G_DX], g[G_DY]
-    if mode == 0:
-        apply_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING] + imp[j, LOW] - imp[j, HIGH])
-        apply_row(v, rows, j, px, py, s1, px, py, s2, imp[j, PERP])
-        apply_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, MOTOR])
-        return
-    use_bias = mode == 1
-    translation = ux * dx + uy * dy
+def emit(j, param, imp, rows, r, h, g):
+    """The rows, in the order solved: the motor (an angle row), the spring, lower and upper limit along the axis,
+    the normal row."""
     if param[j, MAX_MOTOR_TORQUE] > 0.0:
         m = param[j, MAX_MOTOR_TORQUE] * h
-        imp[j, MOTOR] = solve_row(v, rows, j, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, imp[j, MOTOR], -param[j, MOTOR_SPEED], 1.0,
-                               0.0, -m, m)
+        r = add_row(rows, r, ROW_ANGLE, BIAS_MOTOR, imp, j, float(MOTOR), -m, m, -param[j, MOTOR_SPEED], 1.0, 1.0,
+                    0.0, 0.0, h)
+    r0 = r
     if param[j, HERTZ] > 0.0:
-        bias, ms, isc = spring_bias(translation, mode, rows, j, SOFT, 0)
-        imp[j, SPRING] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, SPRING], bias, ms, isc, -INF, INF)
+        r = add_row(rows, r, ROW_AXIS, BIAS_SPRING, imp, j, float(SPRING), -INF, INF, 0.0, 1.0, 0.0, param[j, HERTZ],
+                    param[j, DAMPING_RATIO], h)
     if param[j, LOWER] > -INF:
-        bias, ms, isc = limit_bias(translation - param[j, LOWER], use_bias, jsoft, inv_h)
-        imp[j, LOW] = solve_row(v, rows, j, ux, uy, a1, ux, uy, a2, imp[j, LOW], bias, ms, isc, 0.0, INF)
+        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, float(LOW), 0.0, INF, param[j, LOWER], 1.0, 0.0, 0.0, 0.0, h)
     if param[j, UPPER] < INF:
-        bias, ms, isc = limit_bias(param[j, UPPER] - translation, use_bias, jsoft, inv_h)
-        imp[j, HIGH] = solve_row(v, rows, j, -ux, -uy, -a1, -ux, -uy, -a2, imp[j, HIGH], bias, ms, isc, 0.0, INF)
-    bias, ms, isc = rigid_bias(px * dx + py * dy, use_bias, jsoft)
-    imp[j, PERP] = solve_row(v, rows, j, px, py, s1, px, py, s2, imp[j, PERP], bias, ms, isc, -INF, INF)
-
-
-@njit
-def reaction(j, rows, param, imp, g):
-    ux, uy = axis_now(rows, j, g)
-    axial = imp[j, SPRING] + imp[j, LOW] - imp[j, HIGH]
-    return axial * ux - imp[j, PERP] * uy, axial * uy + imp[j, PERP] * ux, imp[j, MOTOR]
+        r = add_row(rows, r, ROW_AXIS, BIAS_LIMIT, imp, j, float(HIGH), 0.0, INF, param[j, UPPER], -1.0, 0.0, 0.0,
+                    0.0, h)
+    r = add_row(rows, r, ROW_AXIS, BIAS_RIGID, imp, j, float(PERP), -INF, INF, 0.0, 1.0, 1.0, 0.0, 0.0, h)
+    for k in range(r0, r):
+        rows[k, UX] = g[G_AXX]
+        rows[k, UY] = g[G_AXY]
+    return r
