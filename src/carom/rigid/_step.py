@@ -1584,6 +1584,11 @@ def inner_core(v, n, radius, out):
     return min(radius, CORE_FRACTION * e)
 
 
+#: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
+#: one compiles it: ``carom._jit.compile_helper``)
+LATE_STAGES = (prepare_stage, solve_stage, continuous_stage, sleep_stage)
+
+
 def compile_late_stages(step_types):
     """Compile, into the on-disk cache, the stages ``step_kernel`` reaches last (prepare, solve, continuous,
     sleep) for its argument types ``step_types``: the first part of the job of the helper process of a cold
