@@ -281,10 +281,10 @@ class _Claims:
     until that compile is done (a second file) and then loads it from the cache.
 
     Why: before, the entry compiled any of these it did not find in the cache, so a stage that the helper was
-    still compiling when the entry's compile reached it was compiled twice, at once on both cores: with the
-    joints' solve the helper's job grew, and the step's cold compile took 177-182 s of CPU time where the
-    stages compiled once take about 145 s. Waiting costs no time: the helper, having started that stage
-    first, finishes it first. The waiter stops waiting when the other process is gone (``other_alive``), and
+    still compiling when the entry's compile reached it was compiled twice, at once on both cores (the
+    helper's job grew with the joints' solve): 20-30 s of the step's cold compile, 177-182 s of CPU time in
+    both processes where the step compiled in one process took 143 s. Waiting costs no time: the helper,
+    having started that stage first, finishes it first. The waiter stops waiting when the other process is gone (``other_alive``), and
     a process that holds a claim (compiles a shared kernel that calls another) never waits, so two processes
     cannot wait for each other."""
     #: the longest wait for the other process's compile of one kernel (s); then the waiter compiles it too
