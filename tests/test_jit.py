@@ -276,6 +276,69 @@ def test_no_compile_helper_on_one_core(tmp_path):
     assert cold["hits"] == 0 and cold["misses"] == 1
 
 
+class _FakeKernel:
+    """(test helper) What a claim reads of a kernel: its Python function's module and name."""
+    def __init__(self, name):
+        self.py_func = type("F", (), {"__module__": "toy", "__qualname__": name})
+
+
+def test_claims_let_one_process_compile_a_shared_kernel_and_the_other_wait_for_it(tmp_path):
+    """Two processes of a cold compile (two ``_Claims`` on one directory here, one in a thread): the first to
+    reach a shared kernel compiles it; the second waits until that compile is done, not longer; a kernel
+    claimed by a process that is gone, or reached while holding a claim, is not waited for."""
+    import threading
+    import time
+    from carom._jit import _Claims
+    alive = [True]
+    first = _Claims(str(tmp_path), ["toy.k", "toy.other"], lambda: alive[0])
+    second = _Claims(str(tmp_path), ["toy.k", "toy.other"], lambda: alive[0])
+    k = _FakeKernel("k")
+    assert first.shared(k) and not first.shared(_FakeKernel("unshared"))
+    events = []
+    holding = threading.Event()
+
+    def compile_first():
+        with first.claim(k):
+            holding.set()
+            time.sleep(0.3)
+            events.append("first compiled")
+
+    t = threading.Thread(target=compile_first)
+    t.start()
+    holding.wait()
+    t0 = time.monotonic()
+    with second.claim(k):
+        events.append("second went on")
+    waited = time.monotonic() - t0
+    t.join()
+    assert events == ["first compiled", "second went on"]
+    assert 0.1 < waited < 5.0
+    # the claimant is gone (its process ended before it finished): no wait
+    other = _FakeKernel("other")
+    with first.claim(other):
+        alive[0] = False
+        t0 = time.monotonic()
+        with second.claim(other):
+            pass
+        assert time.monotonic() - t0 < 1.0
+
+
+def test_claims_never_wait_while_holding_one(tmp_path):
+    """A process compiling a shared kernel that reaches another shared kernel, claimed by the other process,
+    compiles it too instead of waiting (two processes could otherwise wait for each other)."""
+    import time
+    from carom._jit import _Claims
+    mine = _Claims(str(tmp_path), ["toy.a", "toy.b"], lambda: True)
+    theirs = _Claims(str(tmp_path), ["toy.a", "toy.b"], lambda: True)
+    a, b = _FakeKernel("a"), _FakeKernel("b")
+    with theirs.claim(b):              # (never finished while the other compiles)
+        with mine.claim(a):
+            t0 = time.monotonic()
+            with mine.claim(b):
+                pass
+            assert time.monotonic() - t0 < 1.0
+
+
 def test_late_stages_job_compiles_the_signatures_the_step_uses():
     """``compile_late_stages`` (the step's compile helper job) asks for exactly the types ``step_kernel``
     calls the late stages with: after a step, each stage's cache index holds one entry (a helper with other

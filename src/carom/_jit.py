@@ -13,8 +13,10 @@ import math
 import os
 import platform
 import pickle
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numba
@@ -137,6 +139,15 @@ class KernelDispatcher(numba.core.registry.CPUDispatcher):
 
     def __call__(self, *args, **kwargs):
         return self.python_twin()(*args, **kwargs)
+
+    def compile(self, sig):
+        """Numba's compile (or cache load) of ``sig``; during a cold compile shared with a helper process, a
+        kernel of the helper's job is claimed first (:class:`_Claims`), so that only one of the two compiles it."""
+        claims = _claims
+        if claims is None or not isinstance(sig, tuple) or sig in self.overloads or not claims.shared(self):
+            return super().compile(sig)
+        with claims.claim(self):
+            return super().compile(sig)
 
 
 def _kernel(func, **options):
@@ -263,8 +274,71 @@ def _cached(dispatcher, arg_types) -> bool:
         return True
 
 
+class _Claims:
+    """Which of the two processes of a cold compile (the entry's and its helper, :func:`compile_helper`)
+    compiles each of the kernels the helper's job compiles (``names``): the first to reach one claims it (a file
+    created in the directory ``where``, which only one process can create) and compiles it; the other waits
+    until that compile is done (a second file) and then loads it from the cache.
+
+    Why: before, the entry compiled any of these it did not find in the cache, so a stage that the helper was
+    still compiling when the entry's compile reached it was compiled twice, at once on both cores (the
+    helper's job grew with the joints' solve): 20-30 s of the step's cold compile, 177-182 s of CPU time in
+    both processes where the step compiled in one process took 143 s. Waiting costs no time: the helper,
+    having started that stage first, finishes it first. The waiter stops waiting when the other process is gone (``other_alive``), and
+    a process that holds a claim (compiles a shared kernel that calls another) never waits, so two processes
+    cannot wait for each other."""
+    #: the longest wait for the other process's compile of one kernel (s); then the waiter compiles it too
+    MAX_WAIT = 600.0
+    POLL = 0.02
+
+    def __init__(self, where, names, other_alive):
+        self.where = where
+        self.names = frozenset(names)
+        self.other_alive = other_alive
+        self.held = 0
+
+    def shared(self, dispatcher):
+        return kernel_name(dispatcher) in self.names
+
+    @contextlib.contextmanager
+    def claim(self, dispatcher):
+        path = os.path.join(self.where, kernel_name(dispatcher))
+        try:
+            os.close(os.open(path + ".claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            mine = True
+        except FileExistsError:
+            mine = False
+        except OSError:
+            mine = True              # (no claim possible: compile it, as without a helper)
+        if mine or self.held:
+            self.held += 1
+            try:
+                yield
+            finally:
+                self.held -= 1
+                if mine:
+                    try:
+                        os.close(os.open(path + ".done", os.O_CREAT | os.O_WRONLY))
+                    except OSError:
+                        pass
+            return
+        deadline = time.monotonic() + self.MAX_WAIT
+        while not os.path.exists(path + ".done") and self.other_alive() and time.monotonic() < deadline:
+            time.sleep(self.POLL)
+        yield
+
+
+#: the claims of the cold compile under way in this process, if it shares one with a helper (:class:`_Claims`)
+_claims = None
+
+
+def kernel_name(dispatcher):
+    """A compiled function's module and qualified name, as the claims of a shared cold compile name it."""
+    return f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
+
+
 @contextlib.contextmanager
-def compile_helper(entry, args, job):
+def compile_helper(entry, args, job, shared=()):
     """Around the first call of the entry point ``entry`` with ``args``: when that call will compile (nothing
     cached), start a helper process that runs ``job`` ("module:function") with ``entry``'s argument types,
     compiling part of ``entry``'s callees into the on-disk cache on the other core. The helper is stopped
@@ -275,28 +349,39 @@ def compile_helper(entry, args, job):
     (Numba reads the cache index at every such lookup), so the job takes the callees the entry reaches
     last. A callee the helper has not finished in time is compiled by the entry as before (then both write
     the same cache entry; Numba replaces cache files whole), so a slow or failed helper costs nothing
-    but its core. Cache writes are Numba's: the helper shares ``NUMBA_CACHE_DIR``, the sources and the
-    module path. No helper in a frozen application, whose executable is not a Python interpreter, nor with
+    but its core. The kernels ``shared`` (those the job compiles) are compiled by only one of the two
+    processes, the first to reach each; the other waits for it (:class:`_Claims`). Cache writes are Numba's:
+    the helper shares ``NUMBA_CACHE_DIR``, the sources and the module path. No helper in a frozen application, whose executable is not a Python interpreter, nor with
     one core to run on, where it would only take turns with the entry's compile."""
+    global _claims
     helper = None
+    where = None
     if not (numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV) or getattr(sys, "frozen", False)
             or _usable_cores() < 2):
         arg_types = tuple(entry.typeof_pyval(a) for a in args)
         if not _cached(entry, arg_types):
             env = dict(os.environ, **{_HELPER_ENV: "1"})
+            names = [kernel_name(k) for k in shared]
             try:
+                where = tempfile.mkdtemp(prefix="carom-compile-") if names else None
                 helper = subprocess.Popen([sys.executable, "-c", "import carom._jit as j; j._helper_main()"],
                                           stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.DEVNULL, env=env)
-                helper.stdin.write(pickle.dumps((sys.path, job, arg_types)))
+                helper.stdin.write(pickle.dumps((sys.path, job, arg_types, where, names)))
                 helper.stdin.close()
+                if where is not None:
+                    running = helper
+                    _claims = _Claims(where, names, lambda: running.poll() is None)
             except Exception:                      # no helper then: the entry compiles everything
                 _stop(helper)
                 helper = None
     try:
         yield
     finally:
+        _claims = None
         _stop(helper)
+        if where is not None:
+            shutil.rmtree(where, ignore_errors=True)
 
 
 def _usable_cores():
@@ -315,8 +400,13 @@ def _stop(helper):
 
 
 def _helper_main():
-    """A compile helper's body: read (the parent's module path, job, argument types) from stdin and run the job."""
-    sys.path[:], job, arg_types = pickle.loads(sys.stdin.buffer.read())
+    """A compile helper's body: read (the parent's module path, job, argument types, claims directory, shared
+    kernels' names) from stdin and run the job."""
+    global _claims
+    sys.path[:], job, arg_types, where, names = pickle.loads(sys.stdin.buffer.read())
+    if where is not None:
+        parent = os.getppid()
+        _claims = _Claims(where, names, lambda: os.getppid() == parent)
     module, name = job.split(":")
     getattr(importlib.import_module(module), name)(arg_types)
 

@@ -45,7 +45,9 @@ _FLIP_TOL = 0.1 * LINEAR_SLOP
 @njit
 def _apart(bound):
     """An empty manifold whose separation field holds ``bound`` ≤ dist(cores) − rA − rB (see the module doc)."""
-    return (0, 0.0, 0.0, 0.0, 0.0, bound, 0, 0.0, 0.0, 0.0, 0)
+    # (the last id an np.int64: a constant 0 is typed as its value, and a manifold of that type compiled
+    # _swap_manifold once more)
+    return (0, 0.0, 0.0, 0.0, 0.0, bound, 0, 0.0, 0.0, 0.0, np.int64(0))
 
 
 @njit
@@ -59,7 +61,7 @@ def _point_result(nx, ny, ax, ay, bx, by, rA, rB, sep, ident, speculative):
     pay = ay + rA * ny
     pbx = bx - rB * nx
     pby = by - rB * ny
-    return (1, nx, ny, 0.5 * (pax + pbx), 0.5 * (pay + pby), s, ident, 0.0, 0.0, 0.0, 0)
+    return (1, nx, ny, 0.5 * (pax + pbx), 0.5 * (pay + pby), s, ident, 0.0, 0.0, 0.0, np.int64(0))
 
 
 @njit
@@ -287,9 +289,9 @@ def _clip(vR, nR, rR, i1, vI, nI, rI, j1, speculative, flip):
     if keep1 and keep2:
         return (2, sgn * nx, sgn * ny, p1x, p1y, s1, f1a, p2x, p2y, s2, f2a)
     if keep1:
-        return (1, sgn * nx, sgn * ny, p1x, p1y, s1, f1a, 0.0, 0.0, 0.0, 0)
+        return (1, sgn * nx, sgn * ny, p1x, p1y, s1, f1a, 0.0, 0.0, 0.0, np.int64(0))
     if keep2:
-        return (1, sgn * nx, sgn * ny, p2x, p2y, s2, f2a, 0.0, 0.0, 0.0, 0)
+        return (1, sgn * nx, sgn * ny, p2x, p2y, s2, f2a, 0.0, 0.0, 0.0, np.int64(0))
     return EMPTY_MANIFOLD
 
 

@@ -1396,7 +1396,9 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
     NB = com.shape[0]
     S = shape_body.shape[0]
     fast = np.empty(NB, np.int64)
-    n_fast = 0
+    # (np.int64, not 0: the constant 0 is typed as its value first, and _continuous_pass was compiled once more
+    # for it, 5 s of the cold compile)
+    n_fast = np.int64(0)
     any_bullet = False
     for b in range(NB):
         if not awake[b] or kind[b] != DYNAMIC:
@@ -1580,6 +1582,11 @@ def inner_core(v, n, radius, out):
         out[i, 0] = v[i, 0] - f * sx
         out[i, 1] = v[i, 1] - f * sy
     return min(radius, CORE_FRACTION * e)
+
+
+#: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
+#: one compiles it: ``carom._jit.compile_helper``)
+LATE_STAGES = (prepare_stage, solve_stage, continuous_stage, sleep_stage)
 
 
 def compile_late_stages(step_types):

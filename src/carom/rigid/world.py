@@ -1991,7 +1991,8 @@ class World:
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
-                with compile_helper(_step.step_kernel, args, "carom._warmup:late_stages_then_public_api"):
+                with compile_helper(_step.step_kernel, args, "carom._warmup:late_stages_then_public_api",
+                                    _step.LATE_STAGES):
                     contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))

@@ -137,7 +137,9 @@ def prepare_joints(jlist, joints, bodies, h):
     # borrowed views (``carom._jit.borrowed``) for the emitters: calls that take no references on the arrays
     # (four atomic increments and decrements per call were most of the preparation's time)
     eparam, eimp, erows, eg = borrowed((param, imp, rows, g))
-    r = 0
+    # (np.int64, not 0: the constant 0 is typed as its value first, and _emit and every kind's emitter were
+    # compiled once more for it, 3 s of the cold compile)
+    r = np.int64(0)
     for i in range(n):
         j = jlist[i]
         a = body[j, 0]
