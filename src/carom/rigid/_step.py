@@ -1515,13 +1515,6 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, com0, angle0,
                     t = _shape_toi(borrowed_rows(inner, 0, count), r_inner, b,
                                    borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
                                    com, angle, local_center, com0, angle0)
-                    # the inner core too within the target distance at the start (the shape sunk by more
-                    # than three quarters of its thickness): no stop, the contact solver pushes it out (as
-                    # Box2D takes only a fallback fraction above 0). Stopped at t = 0, a ragdoll's torso
-                    # pressed 8 cm into the ground by the pile stayed frozen there for 6 s, its speed at
-                    # 2.9 m/s, its limbs' joints torn 46 cm apart.
-                    if t == 0.0:
-                        t = -1.0
                 if 0.0 <= t < t_min[i]:
                     t_min[i] = t
     for i in range(n_fast):
