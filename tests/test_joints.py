@@ -460,7 +460,7 @@ def test_ragdoll_pile_comes_to_rest_in_one_piece():
     Taking no stop from an inner core's time of impact of 0 when the shape overlaps fixed it (seeds 1 to 7 all
     at rest, none frozen, 1 to 4 joints beyond 1 cm, the worst 1.3 to 9.5 cm) but let thin boxes and capsules
     through a thin wall (tests/test_trust_physics.py): the continuous stage needs a better test for that case.
-    ``frozen`` counts the body-steps seen frozen (this seed: a few, while the pile lands)."""
+    ``frozen`` counts the body-steps seen frozen (this seed: 15, while the pile lands)."""
     w = _world()
     ground = w.add_body(kind="static")
     ground.add_shape(box(4.0, 0.5, center=(0.0, -0.5)))
