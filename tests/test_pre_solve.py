@@ -95,11 +95,16 @@ def test_removing_the_hook_restores_the_shapes_friction():
     assert abs(d) < 0.005
 
 
+def _ground(substeps=4, sleep=False, **material):
+    """A world with a static ground box whose top face is y = 0: (world, the ground's shape)."""
+    w = carom.World(gravity=(0.0, -G), substeps=substeps)
+    w.sleep_enabled = sleep
+    ground = w.add_body(kind="static", position=(0.0, -0.5)).add_shape(box(20.0, 0.5), **material)
+    return w, ground
+
+
 def _two_boxes():
-    w = carom.World(gravity=(0.0, -G))
-    w.sleep_enabled = False
-    g = w.add_body(kind="static", position=(0.0, -0.5))
-    ground = g.add_shape(box(20.0, 0.5))
+    w, ground = _ground()
     a = w.add_body(position=(-2.0, 1.0))
     a.add_shape(box(0.5, 0.5))
     b = w.add_body(position=(2.0, 1.0))
@@ -135,10 +140,7 @@ def test_a_hook_that_changes_restitution_changes_the_bounce_as_the_closed_form_s
     """A ball dropped from 2 m onto ground of restitution 0: it stays down without a hook; with the hook's
     e = 0.8 it leaves the ground at e times its impact speed √(2·g·h) and rises to e²·h (within 3 %)."""
     def drop(hook):
-        w = carom.World(gravity=(0.0, -G), substeps=4)
-        w.sleep_enabled = False
-        g = w.add_body(kind="static", position=(0.0, -0.5))
-        g.add_shape(box(20.0, 0.5), restitution=0.0)
+        w, _ = _ground(restitution=0.0)
         r = 0.25
         ball = w.add_body(position=(0.0, 2.0 + r))
         ball.add_shape(Circle(r), restitution=0.0)
@@ -333,10 +335,7 @@ def test_the_hook_is_not_carried_by_snapshots_pickles_and_copies():
 # --- contact data as arrays, post-solve handler -----------------------------------------------------------------
 
 def _resting(substeps):
-    w = carom.World(gravity=(0.0, -G), substeps=substeps)
-    w.sleep_enabled = False
-    g = w.add_body(kind="static", position=(0.0, -0.5))
-    g.add_shape(box(20.0, 0.5))
+    w, _ = _ground(substeps)
     b = w.add_body(position=(0.0, 0.5))
     b.add_shape(box(0.5, 0.5), density=2.0)
     c = w.add_body(position=(3.0, 0.4))
@@ -381,9 +380,7 @@ def test_contact_data_is_the_dict_form_as_arrays():
 def test_approach_speed_is_the_impact_speed_of_a_falling_ball():
     """A ball dropped from h meets the ground at √(2·g·h): the approach speed of the step in which it lands
     (gravity's share up to the meeting included) is that within 2 %; before any step the world knows none."""
-    w = carom.World(gravity=(0.0, -G), substeps=4)
-    g = w.add_body(kind="static", position=(0.0, -0.5))
-    g.add_shape(box(20.0, 0.5))
+    w, _ = _ground(sleep=True)
     r, h = 0.25, 1.5
     ball = w.add_body(position=(0.0, h + r))
     ball.add_shape(Circle(r))

@@ -106,17 +106,23 @@ def test_momentum_conserved_with_gravity_off():
     assert ang == pytest.approx(ang0, rel=2e-3)
 
 
-def test_energy_never_rises_without_restitution():
-    w = _random_bodies(2, 120, restitution=0.0, friction=0.5, spacing=1.7)   # no overlap at the start
-    e0 = e_prev = _momenta(w)[2]
+@pytest.mark.parametrize("seed", [2, 4, 7])
+def test_energy_never_rises_without_restitution(seed):
+    """Bodies thrown about without gravity or restitution lose energy. Projected Gauss–Seidel is not
+    dissipative step by step: friction, solved in the relax sweep only, gives back in the next substeps what the
+    warm start applied when a contact's normal impulse falls, and in this scene a few steps in 400 gain up to
+    3e-4 of the energy (seeds 2-7; 2e-8 when friction was also solved in the biased sweep, whose ordering
+    leaned a 20-box stack 2 cm: ``carom.rigid._solver``). Over 10 steps the energy never rises (measured: it
+    falls by at least 1e-11 of itself); asserted: no step gains more than 1e-3 and no 10 steps any."""
+    w = _random_bodies(seed, 120, restitution=0.0, friction=0.5, spacing=1.7)   # no overlap at the start
+    energies = [_momenta(w)[2]]
     for _ in range(400):
         w.step(1 / 60)
-        e = _momenta(w)[2]
-        # Gauss–Seidel with friction at anchors fixed for the step is not exactly dissipative: in this scene
-        # one step in 400 gains 1e-6 of the energy (colour order), none gains more than 1e-5
-        assert e <= e_prev * (1 + 1e-5) + 1e-12
-        e_prev = e
-    assert e < 0.5 * e0
+        energies.append(_momenta(w)[2])
+    e = np.array(energies)
+    assert (e[1:] <= e[:-1] * (1 + 1e-3)).all()
+    assert (e[10:] <= e[:-10] * (1 + 1e-12)).all()
+    assert e[-1] < 0.5 * e[0]
 
 
 def test_box_rests_at_half_height():

@@ -34,15 +34,17 @@ def _stack(n, seconds, substeps=4):
 
 
 def test_twenty_box_stack_stands_for_a_minute():
-    """Box2D v3: 16.4 mm of drift over 60 s, top box at 19.36 m; carom before this test: fell over within 10 s
-    (16 m of drift). carom now: about 22 mm, taken while the stack settles in the first seconds, and kept."""
+    """Box2D v3: 16.4 mm of drift over 60 s, top box at 19.36 m. carom: fell over within 10 s (16 m of drift)
+    before this test; 21.6 mm, taken while the stack settled in its first two seconds, with each contact's
+    points solved in one order; 0.07 mm since odd substeps solve them in the reverse order and friction is
+    solved in the relax sweep only (``carom.rigid._solver``'s docstring). Asserted: the issue's 2 cm."""
     drift, top = _stack(20, 60.0)
-    assert drift < 0.025
+    assert drift < 0.02
     assert top > 19.0
 
 
 def test_ten_box_stack_drifts_no_more_than_box2d():
-    # Box2D v3: 6.3 mm over 10 s (the issue quotes 0.6 cm); carom now about 4.5 mm
+    # Box2D v3: 6.3 mm over 10 s (the issue quotes 0.6 cm); carom: 4.5 mm with one point order, 0.05 mm now
     drift, top = _stack(10, 10.0)
     assert drift <= 0.006
     assert top > 9.3

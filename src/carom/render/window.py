@@ -251,20 +251,14 @@ class DemoApp:
 
     def spawn(self, p):
         """Drop a random body (box, circle or capsule; a box in a Verlet world) at world point ``p``."""
-        from ..geometry import Circle, Capsule, box
+        from ..scenes.rigid_scenes import random_shape
         rng = self.rng
         if not self.rigid:
             self.world.add_box(center=tuple(p), width=rng.uniform(0.5, 1.2), height=rng.uniform(0.5, 1.2),
                                angle=rng.uniform(0, math.pi))
             return
         body = self.world.add_body(position=tuple(p), angle=rng.uniform(0, math.pi))
-        k = int(rng.integers(3))
-        if k == 0:
-            body.add_shape(box(*rng.uniform(0.2, 0.6, 2)), density=1.0)
-        elif k == 1:
-            body.add_shape(Circle(rng.uniform(0.2, 0.5)), density=1.0)
-        else:
-            body.add_shape(Capsule((-0.35, 0), (0.35, 0), rng.uniform(0.12, 0.25)), density=1.0)
+        body.add_shape(random_shape(rng, int(rng.integers(3))), density=1.0)
 
     # ------------------------------------------------------------------------------------------ frames
     def frame(self):

@@ -2,10 +2,12 @@
 
 Each body has a row of ``state`` (double precision, the integrators') and of ``fstate`` (single precision, what
 the sweeps gather and scatter): velocity (VX, VY, W), position change so far in the step (DPX, DPY) and the
-rotation so far as (cos, sin) (DC, DS). ``flags[b]`` holds the MOVE_* bits of the step."""
+rotation so far as (cos, sin) (DC, DS), and MOVED: 1 once a restitution impulse of the step has changed the
+body's velocity (``_solver._restitute``; 0 from the start of the step). ``flags[b]`` holds the MOVE_* bits of
+the step."""
 from .._simd import ROW
 
-VX, VY, W, DPX, DPY, DC, DS, PAD = 0, 1, 2, 3, 4, 5, 6, 7
+VX, VY, W, DPX, DPY, DC, DS, MOVED = 0, 1, 2, 3, 4, 5, 6, 7
 STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``carom._simd.gather_rows``)
 
 #: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),

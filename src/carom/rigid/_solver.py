@@ -12,10 +12,19 @@ Solver (after Box2D v3's "soft step"), per substep of length h:
    s ≤ 0: bias = max(β·s, −v_push), with a soft constraint of stiffness ``CONTACT_HERTZ`` and damping ratio
    ``CONTACT_DAMPING_RATIO``: ω = 2π f, β = ω/(2ζ + hω), mass scale = hω(2ζ + hω)/(1 + hω(2ζ + hω)),
    impulse scale = 1/(1 + hω(2ζ + hω)).
-   λ = −m_n·mass_scale·(v_n + bias) − impulse_scale·λ_acc, accumulated impulse clamped ≥ 0; friction
-   λ_t = −m_t·v_t clamped to ±μ·λ_n (Coulomb);
+   λ = −m_n·mass_scale·(v_n + bias) − impulse_scale·λ_acc, accumulated impulse clamped ≥ 0;
 4. integrate positions;
-5. relax: the same solve without the soft bias (bias 0 for s ≤ 0), which removes the velocity the bias added.
+5. relax: the same solve without the soft bias (bias 0 for s ≤ 0), which removes the velocity the bias added,
+   then friction, λ_t = −m_t·v_t clamped to ±μ·λ_n (Coulomb).
+
+Two choices keep a tall stack straight (a 20-box column: 21.6 mm of sideways drift before them, 0.07 mm
+after; Box2D v3: 16.4 mm). A contact's two points are solved one after the other (Gauss-Seidel), so the
+first takes a larger share of the impulse than the second and every sweep leaves the box a little torque
+towards its first point; a column of boxes whose contacts all list their points in the same order leans
+one way, more with each box. So odd substeps solve the points in the reverse order (``reverse``), and the
+shares even out over two substeps. Friction is solved only in the relax sweep (as Box2D v3.2 does): there it
+meets normal impulses without the bias's push, and with friction in both sweeps the reversed order let the
+near-top boxes of a 20-base pyramid slide 6 cm (``tests/test_rigid.py``).
 
 After the substeps, restitution, when some point approached faster than ``RESTITUTION_THRESHOLD`` and may
 bounce: ``RESTITUTION_SWEEPS`` sweeps over every point that took an impulse in the step, each aiming at
@@ -74,7 +83,7 @@ from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, trailing_zeros, 
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, load, store, store_part, lane, insert, gather_rows,
                      gather_rows64, scatter_rows, select, vmax, vmin)
 # body state fields and the integrators' flags (the joints read them too)
-from ._layout import (VX, VY, W, DPX, DPY, DC, DS, PAD, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED,
+from ._layout import (VX, VY, W, DPX, DPY, DC, DS, MOVED, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED,
                       MOVE_LOCK_X, MOVE_LOCK_Y, LOCK_X, LOCK_Y)
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD, JOINT_HERTZ, JOINT_DAMPING_RATIO,
@@ -701,18 +710,27 @@ def _warm_start(rows, j, state, body, move):
 
 
 @inline_njit
-def _solve_contact(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff):
-    """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then Coulomb friction, then
-    (``rolling``: a relax sweep of a step with rolling resistance) rolling resistance."""
+def _solve_contact(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff, reverse):
+    """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then in the relax sweep
+    Coulomb friction and (``rolling``: a step with rolling resistance) rolling resistance; the points in reverse
+    order when ``reverse`` (odd substeps: module docstring)."""
     f, sa, sb, v = _solve_setup(rows, j, state, body, soft, stiff)
     points = _bundle_points(rows, j)
-    for p in range(points):
-        v = _solve_normal(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias, inv_h)
-    for p in range(points):
-        v = _solve_friction(rows, j, P0 + p * POINT_WIDTH, f, v, use_bias)
+    for i in range(points):
+        v = _solve_normal(rows, j, _point_field(i, points, reverse), f, v, use_bias, inv_h)
+    if not use_bias:
+        for i in range(points):
+            v = _solve_friction(rows, j, _point_field(i, points, reverse), f, v)
     if rolling:
         v = _solve_rolling(rows, j, f, v, points)
     _scatter_velocities(state, body, move, j, sa, sb, v)
+
+
+@inline_njit
+def _point_field(i, points, reverse):
+    """Where the fields of a bundle's i-th point to solve start: point i, or with ``reverse`` point
+    points − 1 − i."""
+    return P0 + ((points - 1 - i) if reverse else i) * POINT_WIDTH
 
 
 @inline_njit
@@ -744,7 +762,7 @@ def _solve_rolling(rows, j, f, v, points):
 
 
 @inline_njit
-def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff):
+def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff, reverse):
     """Bundles j and j + 1 of one parallel colour (disjoint bodies), their steps interleaved.
 
     Each point's impulse is a chain of about a dozen dependent operations from the bundle's velocities to
@@ -758,14 +776,15 @@ def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff
     f0, sa0, sb0, v0 = _solve_setup(rows, j, state, body, soft, stiff)
     f1, sa1, sb1, v1 = _solve_setup(rows, j + 1, state, body, soft, stiff)
     points = max(_bundle_points(rows, j), _bundle_points(rows, j + 1))
-    for p in range(points):
-        o = P0 + p * POINT_WIDTH
+    for i in range(points):
+        o = _point_field(i, points, reverse)
         v0 = _solve_normal(rows, j, o, f0, v0, use_bias, inv_h)
         v1 = _solve_normal(rows, j + 1, o, f1, v1, use_bias, inv_h)
-    for p in range(points):
-        o = P0 + p * POINT_WIDTH
-        v0 = _solve_friction(rows, j, o, f0, v0, use_bias)
-        v1 = _solve_friction(rows, j + 1, o, f1, v1, use_bias)
+    if not use_bias:
+        for i in range(points):
+            o = _point_field(i, points, reverse)
+            v0 = _solve_friction(rows, j, o, f0, v0)
+            v1 = _solve_friction(rows, j + 1, o, f1, v1)
     if rolling:
         v0 = _solve_rolling(rows, j, f0, v0, points)
         v1 = _solve_rolling(rows, j + 1, f1, v1, points)
@@ -831,9 +850,10 @@ def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
 
 
 @inline_njit
-def _solve_friction(rows, j, o, f, v, use_bias):
-    """The Coulomb friction impulse of the point whose fields start at o: v after it (in the relax sweep also
-    added to the step's tangent impulse, ``STEPT``)."""
+def _solve_friction(rows, j, o, f, v):
+    """The Coulomb friction impulse of the point whose fields start at o (in the relax sweep, the only one
+    that solves friction): v after it; the point's impulse at the end is added to the step's tangent
+    impulse, ``STEPT``."""
     m, nx, ny = f[0], f[1], f[2]
     tx = ny
     ty = -nx
@@ -845,8 +865,7 @@ def _solve_friction(rows, j, o, f, v, use_bias):
     new = vmin(vmax(old + lam, -limit), limit)
     lam = new - old
     store(rows, j, o + TIMP, new)
-    if not use_bias:
-        store(rows, j, o + STEPT, load(rows, j, o + STEPT) + new)
+    store(rows, j, o + STEPT, load(rows, j, o + STEPT) + new)
     return _push_along(v, m, lam, tx, ty, ka, kb)
 
 
@@ -888,7 +907,7 @@ def _restitute(rows, j, state, body, move):
       gives the same); balls a fifth of their radius apart meet in steps of their own and pass it on.
 
     Which lanes take part: those with a point that may bounce (restitution, approached, took an impulse), and
-    those with a body that an earlier restitution impulse of the step moved (marked in the body's ``PAD``
+    those with a body that an earlier restitution impulse of the step moved (marked in the body's ``MOVED``
     column, 0 from the start of the step, ``_load_body``): the sweeps reach out from the bouncing points
     through the bodies they move. Other lanes keep what the substeps gave, and a bundle without any is left
     alone: a pyramid (restitution 0) resting beside 40 elastic balls bouncing on the ground had its 10,000
@@ -906,13 +925,13 @@ def _restitute(rows, j, state, body, move):
         on = select((e != 0.0) & (load(rows, j, o + RELV) < 0.0) & (load(rows, j, o + STEPN) > 0.0), one, on)
     any_on = False
     for q in range(LANES):
-        any_on = (any_on or lane(on, q) != 0.0 or state[body[j, 0, q], PAD] != 0.0
-                  or state[body[j, 1, q], PAD] != 0.0)
+        any_on = (any_on or lane(on, q) != 0.0 or state[body[j, 0, q], MOVED] != 0.0
+                  or state[body[j, 1, q], MOVED] != 0.0)
     if not any_on:
         return
     m, nx, ny = _bundle_frame(rows, j)
     sa, sb, v = _gather_velocities(state, body, j)
-    on = (on != 0.0) | (sa[PAD] != 0.0) | (sb[PAD] != 0.0)
+    on = (on != 0.0) | (sa[MOVED] != 0.0) | (sb[MOVED] != 0.0)
     moved = zero
     for p in range(points):
         o = P0 + p * POINT_WIDTH
@@ -931,9 +950,9 @@ def _restitute(rows, j, state, body, move):
     for q in range(LANES):
         if lane(moved, q) != 0.0:
             if move[j, 0, q]:
-                state[body[j, 0, q], PAD] = 1.0
+                state[body[j, 0, q], MOVED] = 1.0
             if move[j, 1, q]:
-                state[body[j, 1, q], PAD] = 1.0
+                state[body[j, 1, q], MOVED] = 1.0
 
 
 WARM, BIASED, RELAX, RESTITUTE = 0, 1, 2, 3
@@ -992,20 +1011,22 @@ def chunk_count(n, threads):
 
 
 @njit
-def _sweep_range(task, lo, hi, rows, body, move, state, inv_h, soft, stiff, out, paired):
+def _sweep_range(task, reverse, lo, hi, rows, body, move, state, inv_h, soft, stiff, out, paired):
     """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
-    body) the solves go two bundles at a time (``_solve_two``)."""
+    body) the solves go two bundles at a time (``_solve_two``); ``reverse``: solve each contact's points in the
+    reverse order (odd substeps: module docstring)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
     rows, body, move, state = borrowed((rows, body, move, state))
     out = borrowed(out)
     j = lo
     if paired and (task == BIASED or task == RELAX or task == ROLLING_RELAX):
         while j + 1 < hi:
-            _solve_two(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff)
+            _solve_two(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff,
+                       reverse)
             j += 2
     while j < hi:
         if task != WRITE_BACK:
-            _one(task, rows, j, state, body, move, inv_h, soft, stiff)
+            _one(task, reverse, rows, j, state, body, move, inv_h, soft, stiff)
         if task == RESTITUTE or task == WRITE_BACK:
             _write_back(rows, j, out)
         j += 1
@@ -1035,7 +1056,7 @@ def _write_back(rows, j, out):
 
 
 @llvm_inline_njit
-def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
+def _one(task, reverse, rows, j, state, body, move, inv_h, soft, stiff):
     """Bundle j's part of the sweep ``task`` (one bundle at a time). Typed once and inlined by LLVM, as is
     ``_prepare_bundle``: copied into the caller's Numba IR they cost about 4.5 s of cold compile together, and
     they run as fast either way."""
@@ -1044,7 +1065,8 @@ def _one(task, rows, j, state, body, move, inv_h, soft, stiff):
     elif task == RESTITUTE:
         _restitute(rows, j, state, body, move)
     else:
-        _solve_contact(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff)
+        _solve_contact(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff,
+                       reverse)
 
 
 # Parallel loops below only call a function per item: Numba 0.6x miscompiled an in-place update of a tuple
@@ -1460,25 +1482,29 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     body_chunks = phase_chunks(flags.shape[0], threads, CHUNK_BODIES)
     p = np.int64(0)
     for sub in range(substeps):
+        # odd substeps solve each contact's points in the reverse order (module docstring; a runtime value, as
+        # the task: a literal would compile the sweep once per value)
+        odd = (sub & 1) == 1
         p = _integrate_phase(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], p, w, threads, body_chunks,
                              state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w, sync)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
             p = _joint_phase(np.int64(JOINT_WARM_START), p, w, threads, jdata, state, fstate, flags, dangle, inv_h,
                              sync)
-            p = _sweep_phases(tasks[WARM], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+            p = _sweep_phases(tasks[WARM], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                               sync)
         p = _joint_phase(np.int64(JOINT_SOLVE_FIRST if sub == 0 else JOINT_SOLVE), p, w, threads, jdata, state,
                          fstate, flags, dangle, inv_h, sync)
-        p = _sweep_phases(tasks[BIASED], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+        p = _sweep_phases(tasks[BIASED], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
         p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, state, fstate, kick, flags, solved,
                              motion, dangle, rot, gx, gy, h, max_w, sync)
         p = _joint_phase(np.int64(JOINT_RELAX), p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
-        p = _sweep_phases(tasks[RELAX], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+        p = _sweep_phases(tasks[RELAX], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
+    forward = bounces < 0     # (False, as a runtime value)
     for _ in range(bounces):
-        p = _sweep_phases(tasks[RESTITUTE], p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+        p = _sweep_phases(tasks[RESTITUTE], forward, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
                           sync)
 
 
@@ -1539,7 +1565,7 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h
 
 
 @njit
-def _sweep_phases(task, p, w, threads, bstart, rows, body, move, state, inv_h, soft, stiff, out, sync):
+def _sweep_phases(task, reverse, p, w, threads, bstart, rows, body, move, state, inv_h, soft, stiff, out, sync):
     """Thread w's part of one pass over all bundles, colour by colour from phase p of the solve
     (``_solve_share``): the chunks of each colour it claims, then the wait for the others; returns the next
     phase. The overflow colour's bundles share bodies: they are one chunk, solved one at a time. The last pass
@@ -1555,7 +1581,7 @@ def _sweep_phases(task, p, w, threads, bstart, rows, body, move, state, inv_h, s
         base = phase_base(p, threads)
         k = claim_chunk(sync, base, w, threads, chunks)
         while k >= 0:
-            _sweep_range(task, lo + k * n // chunks, lo + (k + 1) * n // chunks, rows, body, move, state, inv_h,
+            _sweep_range(task, reverse, lo + k * n // chunks, lo + (k + 1) * n // chunks, rows, body, move, state, inv_h,
                          soft, stiff, out, paired)
             finish_chunk(sync, base, chunks)
             k = claim_chunk(sync, base, w, threads, chunks)

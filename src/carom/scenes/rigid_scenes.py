@@ -243,14 +243,19 @@ def bridge(planks=80, plank_length=0.5, friction_torque=20.0, drops=12, seed=4):
     rng = np.random.default_rng(seed)
     for k in range(drops):
         b = w.add_body(position=(rng.uniform(0.8 * x0, -0.8 * x0), y + 2.0 + 1.2 * k), angle=rng.uniform(0, 3))
-        kind = k % 3
-        if kind == 0:
-            b.add_shape(box(*rng.uniform(0.25, 0.6, 2)), density=1.0)
-        elif kind == 1:
-            b.add_shape(Circle(rng.uniform(0.25, 0.6)), density=1.0)
-        else:
-            b.add_shape(Capsule((-0.4, 0), (0.4, 0), rng.uniform(0.15, 0.3)), density=1.0)
+        b.add_shape(random_shape(rng, k % 3), density=1.0)
     return w
+
+
+def random_shape(rng, kind):
+    """A shape to drop into a scene, drawn with ``rng``: kind 0 a box of half-extents 0.25-0.6 m, 1 a circle of
+    radius 0.25-0.6 m, 2 a capsule 0.8 m long between its centres with a radius of 0.15-0.3 m (the bridge's
+    drops, and the demo window's spawner)."""
+    if kind == 0:
+        return box(*rng.uniform(0.25, 0.6, 2))
+    if kind == 1:
+        return Circle(rng.uniform(0.25, 0.6))
+    return Capsule((-0.4, 0), (0.4, 0), rng.uniform(0.15, 0.3))
 
 
 #: The bones of a ragdoll (after Box2D's "human" sample, 1.55 m tall): name, parent, the body origin's height,
