@@ -298,7 +298,7 @@ def _l_shape(welded, tilt, height=3.0, seconds=4.0):
 def test_welded_boxes_land_like_one_body(tilt):
     """The welded L comes to rest as the one-body L does: same height within 2 mm and angle within 0.01 rad
     (measured 0.02 mm and 1e-5 rad), both at rest; the weld's bodies kept at their relative pose within 2 cm and
-    0.03 rad through a 3 m drop (measured 7.5 mm / 0.013 rad landing flat, 14.7 mm / 0.011 rad landing on a
+    0.03 rad through a 3 m drop (measured 3.5 mm / 0.011 rad landing flat, 15.1 mm / 0.010 rad landing on a
     corner: the soft joint under the landing's impulses) and within 1 mm and 0.01 rad at rest (measured
     0.05 mm and 4e-5 rad). (At Box2D's joint softness, 60 Hz and damping ratio 2, the landing gave 4.9 and
     7.5 mm: the damping ratio of 10 that stills a hanging chain lowers the rate β = ω/(2ζ + hω) at which the
