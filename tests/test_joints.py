@@ -46,12 +46,12 @@ def _crossings(x, dt, direction=0):
 def test_pendulum_period_and_energy(kind):
     """A 1 m pendulum released at 5°: period T0·(1 + θ²/16) (T0 = 2π√(L/g)) within 1 %, and its energy (kinetic
     plus potential, averaged over each period) the same in the tenth period as in the first within 1 % of the
-    swing energy m·g·L·(1 − cos θ). Measured: period error +0.01 % (revolute) and +0.003 % (distance); energy
-    change 0.01 % of the swing. (Before this branch the swing gained 8 % of its energy per period: the
+    swing energy m·g·L·(1 − cos θ). Measured: period error +0.01 % (revolute) and +0.002 % (distance); energy
+    change −0.045 % and −0.038 % of the swing (−0.009 % with one joint pass, 60 Hz and damping ratio 2). (Before this branch the swing gained 8 % of its energy per period: the
     joints' warm start of later substeps was the solver's carry, through a rope direction one substep old.)
 
-    The energy is compared period to period, not to the release: the soft joint stretches by g/ω² (0.07 mm at
-    60 Hz) under the bob's weight in the first steps, 1.8 % of this small swing's energy."""
+    The energy is compared period to period, not to the release: the soft joint stretches by g/ω² (0.05 mm at
+    70 Hz) under the bob's weight in the first steps, 1.3 % of this small swing's energy."""
     L, th0 = 1.0, math.radians(5.0)
     w = _world()
     pivot = np.array((0.0, 5.0))
@@ -297,10 +297,12 @@ def _l_shape(welded, tilt, height=3.0, seconds=4.0):
 @pytest.mark.parametrize("tilt", [0.0, 1.0])
 def test_welded_boxes_land_like_one_body(tilt):
     """The welded L comes to rest as the one-body L does: same height within 2 mm and angle within 0.01 rad
-    (measured 0.02 mm and 1e-5 rad), both at rest; the weld's bodies kept at their relative pose within 1 cm and
-    0.03 rad through a 3 m drop (measured 4.9 mm / 0.009 rad landing flat, 7.5 mm / 0.012 rad landing on a
+    (measured 0.02 mm and 1e-5 rad), both at rest; the weld's bodies kept at their relative pose within 2 cm and
+    0.03 rad through a 3 m drop (measured 3.5 mm / 0.011 rad landing flat, 15.1 mm / 0.010 rad landing on a
     corner: the soft joint under the landing's impulses) and within 1 mm and 0.01 rad at rest (measured
-    0.05 mm and 4e-5 rad).
+    0.05 mm and 4e-5 rad). (At Box2D's joint softness, 60 Hz and damping ratio 2, the landing gave 4.9 and
+    7.5 mm: the damping ratio of 10 that stills a hanging chain lowers the rate β = ω/(2ζ + hω) at which the
+    weld's error is taken back; 7.2 mm at 70 Hz and 2, 11.8 mm at 70 Hz and 5.)
 
     Where they come to rest along the ground differs (measured 0.4 mm flat, 9.6 cm from the corner): the
     corner's bounce is where the soft weld and the rigid body part ways. (At 0.3 rad the one-body L is frozen
@@ -310,7 +312,7 @@ def test_welded_boxes_land_like_one_body(tilt):
     assert abs(pw[1] - p1[1]) < 2e-3
     assert abs(aw - a1) < 0.01
     assert vw < 1e-3 and v1 < 1e-3
-    assert worst[0] < 0.01 and worst[1] < 0.03, worst
+    assert worst[0] < 0.02 and worst[1] < 0.03, worst
     assert rest[0] < 1e-3 and rest[1] < 0.01, rest
 
 
@@ -363,18 +365,20 @@ def test_pulley_keeps_its_rope_and_accelerates_as_atwood(ratio, m1, m2):
 # --- 7. a hanging chain ----------------------------------------------------------------------------------------
 
 def test_hanging_chain_stretch_and_settling():
-    """40 capsule links of 0.25 m on revolute joints, hanging straight down from the static body.
+    """40 capsule links of 0.25 m on revolute joints, hanging straight down from the static body (issue 34: a
+    40-link chain hangs with total stretch < 1 % and does not jitter at rest, max speed < 1 mm/s after 2 s).
 
     Stretch: the joints are soft (JOINT_HERTZ about each row's effective mass), so joint k gives under the
     weight below it F_k/(m_eff·ω²): m_eff is the link's mass for the top joint and half of it for the others
-    (the load is along the line of the anchors, so no rotation enters). The sum, 1.13 % of the chain's length
-    at 60 Hz, is what the chain shows within 3 % (measured 0.003 % off: the solve has converged) — above the
-    1 % hoped for; only a stiffer joint softness gets below it, and 70 Hz and more made this chain jitter.
+    (the load is along the line of the anchors, so no rotation enters). The sum, 0.83 % of the chain's length
+    at 70 Hz, is what the chain shows within 3 % (measured 0.003 % off: the solve has converged); at Box2D's
+    60 Hz it was 1.13 %.
 
-    Settling: measured 0.20 m/s after 2 s, 0.05 m/s after 4 s and below 1 mm/s after 8.5 s (0.4 mm/s at 10 s).
-    Its longitudinal ringing (1.7 Hz) is damped only through each joint's damping ratio, so the mode's damping
-    ratio is about JOINT_DAMPING_RATIO·π/(2·40) = 0.08; with a joint damping ratio of 10 the chain is below
-    1.7 mm/s at 3 s and 0.3 mm/s at 4 s. Asserted: below 1 mm/s after 10 s."""
+    Settling: the chain's slowest longitudinal mode (2 Hz) decays through the joints' damping and the joints'
+    two Gauss-Seidel passes per sweep (JOINT_ITERATIONS): measured below 1 mm/s from 1.52 s on, 3e-5 m/s at
+    2 s, 1.4e-6 m/s at 3 s, 7e-8 m/s at 10 s (fastest after 2 s: 8e-5 m/s). With one pass and Box2D's
+    softness (60 Hz, damping ratio 2) it was 0.22 m/s at 2 s and below 1 mm/s only after 9.4 s. Asserted:
+    below 1 mm/s in every step from 2 s to 10 s."""
     n, link, top = 40, 0.25, 10.0
     w = _world()
     prev = None
@@ -386,14 +390,18 @@ def test_hanging_chain_stretch_and_settling():
         mass = b.mass
         js.append(w.add_joint(joints.Revolute(prev, b, anchor=(0.0, top - link * i))))
         prev = b
-    for _ in range(600):
+    for _ in range(120):
         w.step(DT)
+    fastest = 0.0
+    for _ in range(480):
+        w.step(DT)
+        fastest = max(fastest, float(np.abs(w.velocities).max()))
+    assert fastest < 1e-3
     omega2 = (2.0 * math.pi * JOINT_HERTZ) ** 2
     expected = n * G / omega2 + sum((n - k) * mass * G / (0.5 * mass * omega2) for k in range(1, n))
     stretch = sum(j.length for j in js)
     assert abs(stretch / expected - 1.0) < 0.03
-    assert stretch < 0.012 * n * link
-    assert np.abs(w.velocities).max() < 1e-3
+    assert stretch < 0.01 * n * link
     assert np.abs(w.positions[:, 0]).max() < 1e-9
 
 
@@ -429,25 +437,30 @@ def _ragdoll(w, x, y, group, friction):
 
 def test_ragdoll_pile_comes_to_rest_in_one_piece():
     """20 ragdolls (200 bodies, 180 revolute joints with limits and a little joint friction) dropped one above
-    the other into an 8 m pit. Bounds, and what was measured over five seeds with the continuous-collision fix
-    of the report (this seed in brackets):
+    the other into an 8 m pit (issue 34: the pile comes to rest without any body exploding or separating).
+    Bounds, and what was measured over seeds 1 to 7 (this seed, 3, in brackets):
 
-    - no body faster than 1.25 times the free fall from the top, √(2·g·26 m) = 22.8 m/s: measured up to 1.08
-      times (a limb flung by its torso's landing) [1.08];
+    - no body faster than 1.25 times the free fall from the top, √(2·g·26 m) = 22.8 m/s: measured up to 1.00
+      times [1.00];
     - no joint's anchors ever more than 0.25 m apart (a limb's length; an explosion or a frozen body shows
-      as much as 1 m): measured 8.7 to 18.6 cm while the pile lands [8.7 cm];
-    - at rest after 8 s (fastest body below 0.05 m/s): measured 0.0 to 0.016 m/s [0.007];
-    - at rest, at least 95 % of the joints within 1 cm and none beyond 15 cm: measured 1 to 8 of 180 joints
-      beyond 1 cm, the worst 1.4 to 10.8 cm [3 joints, 1.55 cm]: a limb squeezed by a body caught in its
-      bend (another ragdoll's shin in an elbow: the joint and the two contacts pushing ~90 N each way), or a
-      light limb loaded by the pile. A soft joint gives F/(m·ω²) under a force F, and a forearm's row of
-      15 g gives 5 mm per newton at JOINT_HERTZ = 60;
-    - the angle limits within 0.2 rad at rest (the same softness about a limb's small inertia): measured
-      0.08 to 0.16 rad [0.11].
+      as much as 1 m): measured 11.3 to 15.2 cm while the pile lands, and 24.8 cm in seed 5 (a body frozen by
+      continuous collision for a while, below) [12.5 cm];
+    - at rest after 8 s (fastest body below 1 cm/s): measured 0.0 to 0.5 mm/s [0.0];
+    - at rest, at least 97 % of the joints within 1 cm and none beyond 12 cm: measured 0 to 5 of 180 joints
+      beyond 1 cm, the worst 0.8 to 10.9 cm [2 joints, 5.6 cm]. The far ones are wedges: another ragdoll's
+      limb caught between a torso and its upper arm or in a bent knee, the contacts pushing the two bodies apart
+      and the joint pulling them together with 70 to 180 N, more than the whole pile weighs (96 N); a soft joint
+      gives F/(m·ω²) under a force F, 1 cm per 40 N for a limb's row of 20 g at JOINT_HERTZ = 70;
+    - the angle limits within 0.15 rad at rest (the same softness about a limb's small inertia): measured
+      0.06 to 0.148 rad [0.08].
 
-    Bodies frozen by continuous collision (a fast body whose start is within CCD_TARGET but not CCD_TOUCHING
-    of a static shape gets time of impact 0 every step: the report's _step.py fix) tear their joints apart;
-    the test is an expected failure while that is seen."""
+    Not asserted: no body frozen by continuous collision (standing still while faster than 1 m/s). In seed 5
+    a torso pressed into the ground by the pile is: its inner core within the target distance of the ground, it
+    gets a time of impact of 0 in every step and is put back while its speed stays (before the contact changes
+    of the relax sweep it stayed there to the end, at 2.9 m/s, its joints 46 cm apart). Taking no stop from an
+    inner core's time of impact of 0 when the shape overlaps fixed that, but let thin boxes and capsules through
+    a thin wall (tests/test_trust_physics.py): the continuous stage needs a better test for that case.
+    ``frozen`` counts the body-steps seen frozen (this seed: none)."""
     w = _world()
     ground = w.add_body(kind="static")
     ground.add_shape(box(4.0, 0.5, center=(0.0, -0.5)))
@@ -460,26 +473,26 @@ def test_ragdoll_pile_comes_to_rest_in_one_piece():
         _, j = _ragdoll(w, float(rng.uniform(-2.0, 2.0)), 2.0 + 1.2 * k, -(k + 1), 0.02)
         js += j
     fastest = worst_sep = 0.0
-    frozen = False
+    frozen = 0
     prev = w.positions.copy()
     for _ in range(480):
         w.step(DT)
         speed = np.hypot(*w.velocities.T)
         fastest = max(fastest, float(speed.max()))
         worst_sep = max(worst_sep, max(j.length for j in js))
-        frozen = frozen or bool(((w.positions == prev).all(axis=1) & (speed > 1.0)).any())
+        frozen += int(((w.positions == prev).all(axis=1) & (speed > 1.0)).sum())
         prev = w.positions.copy()
     seps = np.array([j.length for j in js])
     limit_err = max(max(j.lower - j.angle, j.angle - j.upper) for j in js)
     rest = float(np.hypot(*w.velocities.T).max())
-    figures = dict(fastest=fastest, worst_sep=worst_sep, rest=rest, over_1cm=int((seps > 0.01).sum()),
+    figures = dict(frozen=frozen, fastest=fastest, worst_sep=worst_sep, rest=rest, over_1cm=int((seps > 0.01).sum()),
                    end_sep=float(seps.max()), limit_err=limit_err)
-    ok = (np.isfinite(w.positions).all() and fastest < 1.25 * math.sqrt(2.0 * G * (2.0 + 1.2 * n))
-          and worst_sep < 0.25 and rest < 0.05 and (seps > 0.01).sum() <= 0.05 * len(js) and seps.max() < 0.15
-          and limit_err < 0.2)
-    if not ok and frozen:
-        pytest.xfail(f"bodies frozen by continuous collision (see the docstring): {figures}")
-    assert ok, figures
+    assert np.isfinite(w.positions).all(), figures
+    assert fastest < 1.25 * math.sqrt(2.0 * G * (2.0 + 1.2 * n)), figures
+    assert worst_sep < 0.25, figures
+    assert rest < 0.01, figures
+    assert (seps > 0.01).sum() <= 0.03 * len(js) and seps.max() < 0.12, figures
+    assert limit_err < 0.15, figures
 
 
 # --- 9. force threshold ----------------------------------------------------------------------------------------
