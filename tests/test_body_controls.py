@@ -37,14 +37,22 @@ def row_of_boxes(w, n=6, y=0.5, spacing=2.0):
 
 # --- fixed rotation ------------------------------------------------------------------------------------------
 
-def _hit_off_centre(fixed):
-    """A ball flying at a box in empty space, 0.4 m off the box's centre line."""
+def _ball_at_box(ball_y, ball_velocity, **target_settings):
+    """A ball fired from (−3, ball_y) at a 1 m box at the origin in empty space, the box's attributes set from
+    ``target_settings``: (world, box, ball)."""
     w = carom.World(gravity=(0.0, 0.0))
     target = w.add_body(position=(0.0, 0.0))
     target.add_shape(box(0.5, 0.5))
-    target.fixed_rotation = fixed
-    ball = w.add_body(position=(-3.0, 0.4), velocity=(10.0, 0.0))
+    for name, value in target_settings.items():
+        setattr(target, name, value)
+    ball = w.add_body(position=(-3.0, ball_y), velocity=ball_velocity)
     ball.add_shape(Circle(0.2), density=4.0)
+    return w, target, ball
+
+
+def _hit_off_centre(fixed):
+    """A ball flying at a box in empty space, 0.4 m off the box's centre line."""
+    w, target, ball = _ball_at_box(0.4, (10.0, 0.0), fixed_rotation=fixed)
     for _ in range(60):
         w.step(DT)
     return target, ball
@@ -513,12 +521,7 @@ def test_lock_y_floats_against_gravity_and_moves_freely_along_x():
 
 
 def test_a_locked_body_hit_by_a_ball_never_moves_along_its_locked_axis():
-    w = carom.World(gravity=(0.0, 0.0))
-    target = w.add_body(position=(0.0, 0.0))
-    target.add_shape(box(0.5, 0.5))
-    target.lock_x = True
-    ball = w.add_body(position=(-3.0, 0.3), velocity=(10.0, 1.0))
-    ball.add_shape(Circle(0.2), density=4.0)
+    w, target, ball = _ball_at_box(0.3, (10.0, 1.0), lock_x=True)
     for _ in range(90):
         w.step(DT)
         assert target.position[0] == 0.0 and target.velocity[0] == 0.0

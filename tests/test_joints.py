@@ -47,8 +47,9 @@ def test_pendulum_period_and_energy(kind):
     """A 1 m pendulum released at 5°: period T0·(1 + θ²/16) (T0 = 2π√(L/g)) within 1 %, and its energy (kinetic
     plus potential, averaged over each period) the same in the tenth period as in the first within 1 % of the
     swing energy m·g·L·(1 − cos θ). Measured: period error +0.01 % (revolute) and +0.002 % (distance); energy
-    change −0.045 % and −0.038 % of the swing (−0.009 % with one joint pass, 60 Hz and damping ratio 2). (Before this branch the swing gained 8 % of its energy per period: the
-    joints' warm start of later substeps was the solver's carry, through a rope direction one substep old.)
+    change −0.045 % and −0.038 % of the swing (−0.009 % with one joint pass, 60 Hz and damping ratio 2).
+    (Before this branch the swing gained 8 % of its energy per period: the joints' warm start of later
+    substeps was the solver's carry, through a rope direction one substep old.)
 
     The energy is compared period to period, not to the release: the soft joint stretches by g/ω² (0.05 mm at
     70 Hz) under the bob's weight in the first steps, 1.3 % of this small swing's energy."""

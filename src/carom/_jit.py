@@ -284,9 +284,9 @@ class _Claims:
     still compiling when the entry's compile reached it was compiled twice, at once on both cores (the
     helper's job grew with the joints' solve): 20-30 s of the step's cold compile, 177-182 s of CPU time in
     both processes where the step compiled in one process took 143 s. Waiting costs no time: the helper,
-    having started that stage first, finishes it first. The waiter stops waiting when the other process is gone (``other_alive``), and
-    a process that holds a claim (compiles a shared kernel that calls another) never waits, so two processes
-    cannot wait for each other."""
+    having started that stage first, finishes it first. The waiter stops waiting when the other process is
+    gone (``other_alive``), and a process that holds a claim (compiles a shared kernel that calls another)
+    never waits, so two processes cannot wait for each other."""
     #: the longest wait for the other process's compile of one kernel (s); then the waiter compiles it too
     MAX_WAIT = 600.0
     POLL = 0.02
@@ -351,8 +351,9 @@ def compile_helper(entry, args, job, shared=()):
     the same cache entry; Numba replaces cache files whole), so a slow or failed helper costs nothing
     but its core. The kernels ``shared`` (those the job compiles) are compiled by only one of the two
     processes, the first to reach each; the other waits for it (:class:`_Claims`). Cache writes are Numba's:
-    the helper shares ``NUMBA_CACHE_DIR``, the sources and the module path. No helper in a frozen application, whose executable is not a Python interpreter, nor with
-    one core to run on, where it would only take turns with the entry's compile."""
+    the helper shares ``NUMBA_CACHE_DIR``, the sources and the module path. No helper in a frozen application,
+    whose executable is not a Python interpreter, nor with one core to run on, where it would only take turns
+    with the entry's compile."""
     global _claims
     helper = None
     where = None
