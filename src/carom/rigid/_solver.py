@@ -88,6 +88,7 @@ from ._layout import (VX, VY, W, DPX, DPY, DC, DS, MOVED, STATE_WIDTH, MOVE_VELO
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD, JOINT_HERTZ, JOINT_DAMPING_RATIO,
                          JOINT_ITERATIONS)
+from .joints._bundles import bundle_points, solve_point_bundles, unbundle_points
 from .joints._solve import (joints_to_solve, joint_solved, prepare_joints, solve_joints, store_reactions,
                             WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST,
                             SOLVE as JOINT_SOLVE, RELAX as JOINT_RELAX)
@@ -1540,23 +1541,31 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h
     a ratio of 20 it still decayed only as e^(−1.6 t)), and joints stiffer than 70 Hz made it buckle into a
     zigzag that grew 30-fold in a third of a second. With two passes the same chain is below 1 mm/s after
     1.5 s at 70 Hz (``JOINT_HERTZ``), and stays straight at 90 Hz. The contacts are swept once, as before."""
-    jstart, jbody, jframe, rstart, jrows, jsoft = jdata
+    jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove = jdata
     if jbody.shape[0] == 0:
         return p
     passes = 1 if mode == JOINT_WARM_START else JOINT_ITERATIONS
     for it in range(passes):
         m = mode if it == 0 or mode == JOINT_RELAX else np.int64(JOINT_SOLVE_FIRST)
         for c in range(OVERFLOW + 1):
-            lo = jstart[c]
-            n = jstart[c + 1] - lo
+            n = jstart[c + 1] - jstart[c]
             if n == 0:
                 continue
-            chunks = phase_chunks(n, threads, CHUNK_JOINTS) if c < OVERFLOW else np.int64(1)
+            # the colour's items: its bundles of plain point joints, then its other joints one by one
+            nb = pstart[c + 1] - pstart[c]
+            items = nb + n - pcount[c]
+            chunks = (phase_chunks(items, threads, max(CHUNK_JOINTS * items // n, 1)) if c < OVERFLOW
+                      else np.int64(1))
             base = phase_base(p, threads)
             k = claim_chunk(sync, base, w, threads, chunks)
             while k >= 0:
-                solve_joints(m, lo + k * n // chunks, lo + (k + 1) * n // chunks, jbody, jframe, rstart, jrows,
-                             state, fstate, flags, dangle, jsoft, inv_h)
+                first, last = k * items // chunks, (k + 1) * items // chunks
+                if first < nb:
+                    solve_point_bundles(m, pstart[c] + first, pstart[c] + min(last, nb), pb, pbody, pmove, fstate,
+                                        jsoft)
+                lo = jstart[c] + pcount[c] - nb
+                solve_joints(m, lo + max(first, nb), lo + max(last, nb), jbody, jframe, rstart, jrows, state,
+                             fstate, flags, dangle, jsoft, inv_h)
                 finish_chunk(sync, base, chunks)
                 k = claim_chunk(sync, base, w, threads, chunks)
             await_phase(sync, base, chunks)
@@ -1665,13 +1674,15 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         tasks[RESTITUTE] = WRITE_BACK
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
-    jlist, jstart = joints_to_solve(joints, bodies)
+    jlist, jstart, pcount = joints_to_solve(joints, bodies)
     jbody, jframe, rstart, jrows = prepare_joints(jlist, joints, bodies, h)
+    # the plain point joints, in bundles of LANES (``joints._bundles``)
+    pstart, pb, pbody, pmove = bundle_points(jstart, pcount, jbody, jframe, rstart, jrows, NB)
     solved = joint_solved(solved, jlist, joints, bodies)
     jsoft = np.empty(3)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
     # (a flat tuple of arrays: a parallel loop takes no named or nested tuples)
-    jdata = (jstart, jbody, jframe, rstart, jrows, jsoft)
+    jdata = (jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove)
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
         # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
@@ -1683,6 +1694,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata)
+    unbundle_points(jstart, pcount, pstart, pb, rstart, jrows)
     store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):

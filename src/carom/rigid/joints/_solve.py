@@ -7,6 +7,9 @@ contacts). They are coloured as the contacts are (``joints_to_solve``): the join
 dynamic bodies, so the threads share a colour's joints and the result does not depend on how; the overflow
 colour is one chunk, in one thread, in a fixed order: the result is bitwise the same for any thread count.
 
+A colour's plain point joints (a revolute joint with no limit, motor or spring between two dynamic bodies, the
+common case) are solved ``LANES`` at a time in vectors (``_bundles``), its other joints one by one here.
+
 The step's joint data is laid out in solve order (colour by colour), for sweeps that stream through it: per
 joint its bodies, a frame (masses, anchors, cB − cA: ``_common``) and the start of its rows; the rows of all
 joints one after the other.
@@ -50,16 +53,19 @@ WARM_START, SOLVE, RELAX, SOLVE_FIRST = 0, 1, 2, 3
 def joints_to_solve(joints, bodies):
     """The joints solved this step (active, not a filter, with at least one awake dynamic body), coloured: each
     takes, in joint order, the lowest colour that neither of its dynamic bodies uses yet, those that find none
-    below OVERFLOW go to the overflow colour (solved in one thread). Returns (the joints sorted by colour, in
-    joint order within a colour; the colour start offsets)."""
-    kind, active, body = joints.kind, joints.active, joints.body
+    below OVERFLOW go to the overflow colour (solved in one thread). Returns (the joints sorted by colour,
+    within a colour below OVERFLOW the plain point joints first (``_bundles``), each part in joint order; the
+    colour start offsets; the number of plain point joints of each colour)."""
+    kind, active, body, param = joints.kind, joints.active, joints.body, joints.param
     bkind, asleep = bodies[7], bodies[16]
     J = kind.shape[0]
     NB = bkind.shape[0]
     used = np.zeros(NB, np.uint64)
     picked = np.empty(J, np.int64)
     colour = np.empty(J, np.int64)
+    plain = np.empty(J, np.bool_)
     counts = np.zeros(OVERFLOW + 2, np.int64)
+    pcount = np.zeros(OVERFLOW + 1, np.int64)
     n = 0
     for j in range(J):
         if not active[j] or kind[j] == FILTER:
@@ -82,17 +88,26 @@ def joints_to_solve(joints, bodies):
                 used[b] |= bit
         picked[n] = j
         colour[n] = c
+        plain[n] = c < OVERFLOW and dyn_a and dyn_b and kind[j] == REVOLUTE and revolute.is_plain(param, j)
+        if plain[n]:
+            pcount[c] += 1
         counts[c + 1] += 1
         n += 1
     start = np.zeros(OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         start[c + 1] = start[c] + counts[c + 1]
     fill = start[:OVERFLOW + 1].copy()
+    rest = fill + pcount
     out = np.empty(n, np.int64)
     for i in range(n):
-        out[fill[colour[i]]] = picked[i]
-        fill[colour[i]] += 1
-    return out, start
+        c = colour[i]
+        if plain[i]:
+            out[fill[c]] = picked[i]
+            fill[c] += 1
+        else:
+            out[rest[c]] = picked[i]
+            rest[c] += 1
+    return out, start, pcount
 
 
 @njit
@@ -178,8 +193,7 @@ def prepare_joints(jlist, joints, bodies, h):
         g[G_AXX] = ca * local[j, 4] - sa * local[j, 5]
         g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
         rstart[i] = r
-        if (kind[j] == REVOLUTE and param[j, revolute.HERTZ] == 0.0 and param[j, revolute.MAX_MOTOR_TORQUE] == 0.0
-                and param[j, revolute.LOWER] == -INF and param[j, revolute.UPPER] == INF):
+        if kind[j] == REVOLUTE and revolute.is_plain(param, j):
             # a plain revolute joint (the most common): its one point row (``revolute.emit``) written here, a
             # call less (the calls of the emitters, with their many arguments, were half of a joint's time here)
             for f in range(ROW_WIDTH):

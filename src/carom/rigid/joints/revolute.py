@@ -13,6 +13,14 @@ PX, PY, SPRING, MOTOR, LOW, HIGH = range(6)
 
 
 @njit
+def is_plain(param, j):
+    """Whether revolute joint j is only its point row (no spring, motor or limit): a plain point joint, which
+    the step solves in vectors when both its bodies are dynamic (``_bundles``)."""
+    return (param[j, HERTZ] == 0.0 and param[j, MAX_MOTOR_TORQUE] == 0.0 and param[j, LOWER] == -INF
+            and param[j, UPPER] == INF)
+
+
+@njit
 def emit(j, param, imp, rows, r, h, g):
     """The rows, in the order solved: spring, motor, lower and upper limit (angles), the point last."""
     angle0 = g[G_ANG0]

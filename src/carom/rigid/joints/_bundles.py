@@ -1,0 +1,169 @@
+"""Plain point joints solved ``LANES`` at a time (``carom._simd``), as the contacts are.
+
+A plain point joint is a revolute joint with no limit, motor or spring between two dynamic bodies: only its
+point row (``_rows.solve_point`` with the rigid bias). It is the joint of chains, bridges, ropes and grids, and
+the common case by far (Box2D's joint_grid has nothing else). Solved one at a time, each took about 35 ns per
+sweep (a 2 × 2 block with a division, bound by latency: one joint's chain of dependent operations); 8 side by
+side in single-precision vectors take about 6 ns each.
+
+``joints_to_solve`` puts each colour's plain point joints first (a colour's joints touch disjoint dynamic
+bodies, so their order within the colour changes no result); ``bundle_points`` packs them, ``LANES``
+consecutive joints of one colour to a bundle, into a table of vectors (``PB_*``: per lane the joint's frame,
+its accumulated impulse and its velocity change in the substep), and the overflow colour (whose joints share
+bodies) is never bundled. ``solve_point_bundles`` is ``_solve.solve_joints`` for a plain point joint, lane
+by lane in single precision (the precision the bodies' velocities are held in during the solve):
+the same warm start and carried velocity change per mode. ``unbundle_points`` writes the impulses back to the
+step's rows, from where ``_solve.store_reactions`` stores them as for any joint.
+
+Empty lanes point at the solver's dummy body (at rest, never written) with unit masses, so they compute
+finite numbers that nothing reads. The bundles depend only on the colouring, never on the thread count, and a
+lane gives bitwise what the same operations in scalar single precision give: the results stay the same for
+any number of threads."""
+import numpy as np
+
+from ..._jit import njit
+from ..._simd import LANES, splat, load, store, gather_rows, scatter_rows
+from .._layout import VX, VY, W, DPX, DPY, DC, DS
+from ._common import MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, L0, L1
+
+#: a bundle's fields (each LANES floats): the frame (inverse masses and inertias, anchors about the centres at
+#: the start of the step, cB − cA), the accumulated impulse (PB_LX, PB_LY), the velocity change applied in the
+#: substep (PB_DV …: A's v, ω then B's; ``_solve``'s WARM_DV)
+PB_MA, PB_IA, PB_MB, PB_IB, PB_RAX, PB_RAY, PB_RBX, PB_RBY, PB_DCX, PB_DCY, PB_LX, PB_LY, PB_DV = range(13)
+PB_WIDTH = PB_DV + 6
+#: the frame's columns in bundle order (PB_MA … PB_DCY)
+_FRAME_COLUMNS = (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY)
+#: the sweep modes (``_solve``'s)
+_WARM_START, _SOLVE, _RELAX, _SOLVE_FIRST = 0, 1, 2, 3
+
+
+@njit
+def bundle_points(jstart, pcount, jbody, frame, rstart, rows, dummy):
+    """The bundles of the plain point joints (the first ``pcount[c]`` joints of each colour c of the solve order):
+    (bundle start per colour, table (bundles, PB_WIDTH, LANES) float32, bodies (bundles, 2, LANES), which of
+    them the bundle writes). ``dummy`` is the solver's dummy body, for empty lanes."""
+    colours = jstart.shape[0] - 1
+    pstart = np.zeros(colours + 1, np.int64)
+    for c in range(colours):
+        pstart[c + 1] = pstart[c] + (pcount[c] + LANES - 1) // LANES
+    nb = pstart[colours]
+    pb = np.zeros((nb, PB_WIDTH, LANES), np.float32)
+    pbody = np.empty((nb, 2, LANES), np.int64)
+    pmove = np.empty((nb, 2, LANES), np.bool_)
+    for c in range(colours):
+        for k in range(pcount[c]):
+            i = jstart[c] + k
+            j = pstart[c] + k // LANES
+            q = k % LANES
+            for f in range(PB_LX):
+                pb[j, f, q] = frame[i, _FRAME_COLUMNS[f]]
+            pb[j, PB_LX, q] = rows[rstart[i], L0]
+            pb[j, PB_LY, q] = rows[rstart[i], L1]
+            pbody[j, 0, q] = jbody[i, 0]
+            pbody[j, 1, q] = jbody[i, 1]
+            pmove[j, 0, q] = True
+            pmove[j, 1, q] = True
+        # the empty lanes of the colour's last bundle
+        for k in range(pcount[c], (pstart[c + 1] - pstart[c]) * LANES):
+            j = pstart[c] + k // LANES
+            q = k % LANES
+            pb[j, PB_MA, q] = 1.0
+            pb[j, PB_MB, q] = 1.0
+            pbody[j, 0, q] = dummy
+            pbody[j, 1, q] = dummy
+            pmove[j, 0, q] = False
+            pmove[j, 1, q] = False
+    return pstart, pb, pbody, pmove
+
+
+@njit
+def solve_point_bundles(mode, lo, hi, pb, pbody, pmove, fstate, jsoft):
+    """One sweep (``mode``, as ``_solve.solve_joints``) over bundles lo … hi − 1: each lane's point block
+    Ċ = vB + ωB × rB − vA − ωA × rA, K = (mA + mB)·I + IA·[rA]ᵀ[rA] + IB·[rB]ᵀ[rB],
+    Δλ = −mass_scale·K⁻¹(Ċ + β·d) − impulse_scale·λ with the joint softness ``jsoft`` in the biased solve;
+    rA, rB the anchors turned by the bodies' rotations so far and d from anchor A to anchor B (``_common``)."""
+    carried = mode == _SOLVE
+    warm_only = mode == _WARM_START
+    if mode == _SOLVE or mode == _SOLVE_FIRST:
+        rate, ms, isc = np.float32(jsoft[0]), np.float32(jsoft[1]), np.float32(jsoft[2])
+    else:
+        rate, ms, isc = np.float32(0.0), np.float32(1.0), np.float32(0.0)
+    add = mode == _RELAX or mode == _SOLVE_FIRST
+    one = splat(1.0)
+    for j in range(lo, hi):
+        sa = gather_rows(fstate, pbody, j, 0)
+        sb = gather_rows(fstate, pbody, j, 1)
+        vax, vay, vaw, vbx, vby, vbw = sa[VX], sa[VY], sa[W], sb[VX], sb[VY], sb[W]
+        ma, ia, mb, ib = load(pb, j, PB_MA), load(pb, j, PB_IA), load(pb, j, PB_MB), load(pb, j, PB_IB)
+        fx, fy = load(pb, j, PB_RAX), load(pb, j, PB_RAY)
+        rax = sa[DC] * fx - sa[DS] * fy
+        ray = sa[DS] * fx + sa[DC] * fy
+        fx, fy = load(pb, j, PB_RBX), load(pb, j, PB_RBY)
+        rbx = sb[DC] * fx - sb[DS] * fy
+        rby = sb[DS] * fx + sb[DC] * fy
+        lx, ly = load(pb, j, PB_LX), load(pb, j, PB_LY)
+        if carried:
+            # a later substep: the carried warm start taken back (``_solve``'s module docstring)
+            vax = vax - load(pb, j, PB_DV)
+            vay = vay - load(pb, j, PB_DV + 1)
+            vaw = vaw - load(pb, j, PB_DV + 2)
+            vbx = vbx - load(pb, j, PB_DV + 3)
+            vby = vby - load(pb, j, PB_DV + 4)
+            vbw = vbw - load(pb, j, PB_DV + 5)
+        vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
+        if carried or warm_only:
+            # the warm start: the accumulated impulse through today's Jacobian
+            vax = vax - ma * lx
+            vay = vay - ma * ly
+            vaw = vaw - ia * (rax * ly - ray * lx)
+            vbx = vbx + mb * lx
+            vby = vby + mb * ly
+            vbw = vbw + ib * (rbx * ly - rby * lx)
+        if not warm_only:
+            dx = load(pb, j, PB_DCX) + (sb[DPX] - sa[DPX]) + rbx - rax
+            dy = load(pb, j, PB_DCY) + (sb[DPY] - sa[DPY]) + rby - ray
+            cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
+            cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
+            k11 = ma + mb + ray * ray * ia + rby * rby * ib
+            k12 = -ray * rax * ia - rby * rbx * ib
+            k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
+            inv = one / (k11 * k22 - k12 * k12)
+            nx = lx - ms * ((k22 * cx - k12 * cy) * inv) - isc * lx
+            ny = ly - ms * ((k11 * cy - k12 * cx) * inv) - isc * ly
+            store(pb, j, PB_LX, nx)
+            store(pb, j, PB_LY, ny)
+            px, py = nx - lx, ny - ly
+            vax = vax - ma * px
+            vay = vay - ma * py
+            vaw = vaw - ia * (rax * py - ray * px)
+            vbx = vbx + mb * px
+            vby = vby + mb * py
+            vbw = vbw + ib * (rbx * py - rby * px)
+        dvax, dvay, dvaw, dvbx, dvby, dvbw = vax - vax0, vay - vay0, vaw - vaw0, vbx - vbx0, vby - vby0, vbw - vbw0
+        if add:
+            dvax = dvax + load(pb, j, PB_DV)
+            dvay = dvay + load(pb, j, PB_DV + 1)
+            dvaw = dvaw + load(pb, j, PB_DV + 2)
+            dvbx = dvbx + load(pb, j, PB_DV + 3)
+            dvby = dvby + load(pb, j, PB_DV + 4)
+            dvbw = dvbw + load(pb, j, PB_DV + 5)
+        store(pb, j, PB_DV, dvax)
+        store(pb, j, PB_DV + 1, dvay)
+        store(pb, j, PB_DV + 2, dvaw)
+        store(pb, j, PB_DV + 3, dvbx)
+        store(pb, j, PB_DV + 4, dvby)
+        store(pb, j, PB_DV + 5, dvbw)
+        scatter_rows(fstate, pbody, pmove, j, 0, (vax, vay, vaw, sa[DPX]))
+        scatter_rows(fstate, pbody, pmove, j, 1, (vbx, vby, vbw, sb[DPX]))
+
+
+@njit
+def unbundle_points(jstart, pcount, pstart, pb, rstart, rows):
+    """The bundled joints' accumulated impulses back to the step's rows (for ``_solve.store_reactions``)."""
+    for c in range(jstart.shape[0] - 1):
+        for k in range(pcount[c]):
+            i = jstart[c] + k
+            j = pstart[c] + k // LANES
+            q = k % LANES
+            rows[rstart[i], L0] = pb[j, PB_LX, q]
+            rows[rstart[i], L1] = pb[j, PB_LY, q]
