@@ -43,7 +43,8 @@ def _plain_count(w):
 
 def test_bundled_joints_move_as_the_one_by_one_solve():
     """The net's 2·n·(n − 1) joints between dynamic bodies are bundled (the one to a static body is not), and
-    over 2 s of swinging (by up to 14 m) it moves as the same net whose joints are solved one by one in double precision."""
+    over 2 s of swinging (by up to 14 m) it moves as the same net whose joints are solved one by one in double
+    precision (measured: 2e-6 m apart, reactions within 1e-6 of each other)."""
     n = 11
     plain, limited = _net(n), _net(n, limited=True)
     assert _plain_count(plain) == 2 * n * (n - 1)
