@@ -37,7 +37,8 @@ def _net(n, limited=False, anchored=True):
 
 
 def _plain_count(w):
-    _, _, pcount = joints_to_solve(w._joint_table(), w._kernel_args()[0])
+    bodies = w._kernel_args()[0]
+    _, _, pcount = joints_to_solve(w._joint_table(), bodies[7], bodies[16])
     return int(pcount.sum())
 
 

@@ -1674,11 +1674,13 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         tasks[RESTITUTE] = WRITE_BACK
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
-    jlist, jstart, pcount = joints_to_solve(joints, bodies)
-    jbody, jframe, rstart, jrows = prepare_joints(jlist, joints, bodies, h)
+    # (each given only the body arrays it reads: the whole tuple of 22 in each signature cost compile time)
+    jlist, jstart, pcount = joints_to_solve(joints, bodies[7], bodies[16])
+    jbody, jframe, rstart, jrows = prepare_joints(jlist, joints, com, angle, bodies[4], bodies[5], bodies[6], bodies[7],
+                                                  h)
     # the plain point joints, in bundles of LANES (``joints._bundles``)
     pstart, pb, pbody, pmove = bundle_points(jstart, pcount, jbody, jframe, rstart, jrows, NB)
-    solved = joint_solved(solved, jlist, joints, bodies)
+    solved = joint_solved(solved, jlist, joints, bodies[7])
     jsoft = np.empty(3)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
     # (a flat tuple of arrays: a parallel loop takes no named or nested tuples)

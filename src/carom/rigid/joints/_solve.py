@@ -50,14 +50,13 @@ WARM_START, SOLVE, RELAX, SOLVE_FIRST = 0, 1, 2, 3
 
 
 @njit
-def joints_to_solve(joints, bodies):
+def joints_to_solve(joints, bkind, asleep):
     """The joints solved this step (active, not a filter, with at least one awake dynamic body), coloured: each
     takes, in joint order, the lowest colour that neither of its dynamic bodies uses yet, those that find none
     below OVERFLOW go to the overflow colour (solved in one thread). Returns (the joints sorted by colour,
     within a colour below OVERFLOW the plain point joints first (``_bundles``), each part in joint order; the
     colour start offsets; the number of plain point joints of each colour)."""
     kind, active, body, param = joints.kind, joints.active, joints.body, joints.param
-    bkind, asleep = bodies[7], bodies[16]
     J = kind.shape[0]
     NB = bkind.shape[0]
     used = np.zeros(NB, np.uint64)
@@ -111,13 +110,13 @@ def joints_to_solve(joints, bodies):
 
 
 @njit
-def joint_solved(solved, jlist, joints, bodies):
+def joint_solved(solved, jlist, joints, bkind):
     """The bodies the solver holds in single precision: those of solved contacts (``solved``) and the dynamic
     bodies of the solved joints."""
     if jlist.shape[0] == 0:
         return solved
     out = solved.copy()
-    body, bkind = joints.body, bodies[7]
+    body = joints.body
     for j in jlist:
         for e in range(2):
             b = body[j, e]
@@ -129,14 +128,12 @@ def joint_solved(solved, jlist, joints, bodies):
 
 
 @njit
-def prepare_joints(jlist, joints, bodies, h):
+def prepare_joints(jlist, joints, com, angle, inv_mass, inv_inertia, local_center, bkind, h):
     """The step's data of the joints in ``jlist`` (module docstring): (bodies, frames, row starts, rows). The frame
     holds the anchors about the centres of mass rA = R(θA)·(anchor − local centre), the inverse masses (0 for a
     body that is not dynamic), cB − cA; each kind emits its rows (``<kind>.emit``) with what it needs of the
     joint (``_common``'s G_*)."""
     kind, body, local, param, imp = joints.kind, joints.body, joints.local, joints.param, joints.impulse
-    com, angle, inv_mass, inv_inertia, local_center, bkind = (bodies[0], bodies[1], bodies[4], bodies[5], bodies[6],
-                                                              bodies[7])
     n = jlist.shape[0]
     jbody = np.empty((n, 2), np.int64)
     frame = np.empty((n, FRAME_WIDTH))
