@@ -88,7 +88,7 @@ from ._layout import (VX, VY, W, DPX, DPY, DC, DS, MOVED, STATE_WIDTH, MOVE_VELO
 from ..constants import (MAX_ROTATION, MAX_TRANSLATION_SPEED, CONTACT_HERTZ, CONTACT_DAMPING_RATIO,
                          CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD, JOINT_HERTZ, JOINT_DAMPING_RATIO,
                          JOINT_ITERATIONS)
-from .joints._bundles import bundle_points, solve_point_bundles, unbundle_points
+from .joints._bundles import solve_point_bundles, store_bundle_reactions
 from .joints._solve import (joints_to_solve, joint_solved, prepare_joints, solve_joints, store_reactions,
                             WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST,
                             SOLVE as JOINT_SOLVE, RELAX as JOINT_RELAX)
@@ -1676,10 +1676,10 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
     # (each given only the body arrays it reads: the whole tuple of 22 in each signature cost compile time)
     jlist, jstart, pcount = joints_to_solve(joints, bodies[7], bodies[16])
-    jbody, jframe, rstart, jrows = prepare_joints(jlist, joints, com, angle, bodies[4], bodies[5], bodies[6], bodies[7],
-                                                  h)
-    # the plain point joints, in bundles of LANES (``joints._bundles``)
-    pstart, pb, pbody, pmove = bundle_points(jstart, pcount, jbody, jframe, rstart, jrows, NB)
+    # (the plain point joints in bundles of LANES: ``joints._bundles``)
+    jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
+                                                                           bodies[4], bodies[5], bodies[6],
+                                                                           bodies[7], h)
     solved = joint_solved(solved, jlist, joints, bodies[7])
     jsoft = np.empty(3)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
@@ -1696,8 +1696,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata)
-    unbundle_points(jstart, pcount, pstart, pb, rstart, jrows)
     store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
+    store_bundle_reactions(jlist, jstart, pcount, pstart, pb, joints.impulse, joints.reaction, inv_h)
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, flags)

@@ -6,14 +6,14 @@ the common case by far (Box2D's joint_grid has nothing else). Solved one at a ti
 sweep (a 2 × 2 block with a division, bound by latency: one joint's chain of dependent operations); 8 side by
 side in single-precision vectors take about 6 ns each.
 
-``joints_to_solve`` puts each colour's plain point joints first (a colour's joints touch disjoint dynamic
-bodies, so their order within the colour changes no result); ``bundle_points`` packs them, ``LANES``
-consecutive joints of one colour to a bundle, into a table of vectors (``PB_*``: per lane the joint's frame,
-its accumulated impulse and its velocity change in the substep), and the overflow colour (whose joints share
-bodies) is never bundled. ``solve_point_bundles`` is ``_solve.solve_joints`` for a plain point joint, lane
-by lane in single precision (the precision the bodies' velocities are held in during the solve):
-the same warm start and carried velocity change per mode. ``unbundle_points`` writes the impulses back to the
-step's rows, from where ``_solve.store_reactions`` stores them as for any joint.
+``_solve.joints_to_solve`` puts each colour's plain point joints first (a colour's joints touch disjoint
+dynamic bodies, so their order within the colour changes no result); ``_solve.prepare_joints`` packs them,
+``LANES`` consecutive joints of one colour to a bundle, into a table of vectors (``PB_*``: per lane the joint's
+frame, its accumulated impulse and its velocity change in the substep; they get no generic rows), and the
+overflow colour (whose joints share bodies) is never bundled. ``solve_point_bundles`` is
+``_solve.solve_joints`` for a plain point joint, lane by lane in single precision (the precision the bodies'
+velocities are held in during the solve): the same warm start and carried velocity change per mode.
+``store_bundle_reactions`` writes their impulses and reactions to the joint table.
 
 Empty lanes point at the solver's dummy body (at rest, never written) with unit masses, so they compute
 finite numbers that nothing reads. The bundles depend only on the colouring, never on the thread count, and a
@@ -24,55 +24,33 @@ import numpy as np
 from ..._jit import njit
 from ..._simd import LANES, splat, load, store, gather_rows, scatter_rows
 from .._layout import VX, VY, W, DPX, DPY, DC, DS
-from ._common import MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, L0, L1
+from . import revolute
 
 #: a bundle's fields (each LANES floats): the frame (inverse masses and inertias, anchors about the centres at
 #: the start of the step, cB − cA), the accumulated impulse (PB_LX, PB_LY), the velocity change applied in the
 #: substep (PB_DV …: A's v, ω then B's; ``_solve``'s WARM_DV)
 PB_MA, PB_IA, PB_MB, PB_IB, PB_RAX, PB_RAY, PB_RBX, PB_RBY, PB_DCX, PB_DCY, PB_LX, PB_LY, PB_DV = range(13)
 PB_WIDTH = PB_DV + 6
-#: the frame's columns in bundle order (PB_MA … PB_DCY)
-_FRAME_COLUMNS = (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY)
 #: the sweep modes (``_solve``'s)
 _WARM_START, _SOLVE, _RELAX, _SOLVE_FIRST = 0, 1, 2, 3
 
 
 @njit
-def bundle_points(jstart, pcount, jbody, frame, rstart, rows, dummy):
-    """The bundles of the plain point joints (the first ``pcount[c]`` joints of each colour c of the solve order):
-    (bundle start per colour, table (bundles, PB_WIDTH, LANES) float32, bodies (bundles, 2, LANES), which of
-    them the bundle writes). ``dummy`` is the solver's dummy body, for empty lanes."""
-    colours = jstart.shape[0] - 1
+def empty_bundles(pcount, dummy):
+    """The bundles of the plain point joints (``pcount[c]`` of each colour c), every lane empty: (bundle start
+    per colour, table (bundles, PB_WIDTH, LANES) float32, bodies (bundles, 2, LANES), which of them the bundle
+    writes). ``_solve.prepare_joints`` fills the joints' lanes; an empty lane has the solver's dummy body
+    (``dummy``) on both sides, unit masses and nothing to write."""
+    colours = pcount.shape[0]
     pstart = np.zeros(colours + 1, np.int64)
     for c in range(colours):
         pstart[c + 1] = pstart[c] + (pcount[c] + LANES - 1) // LANES
     nb = pstart[colours]
     pb = np.zeros((nb, PB_WIDTH, LANES), np.float32)
-    pbody = np.empty((nb, 2, LANES), np.int64)
-    pmove = np.empty((nb, 2, LANES), np.bool_)
-    for c in range(colours):
-        for k in range(pcount[c]):
-            i = jstart[c] + k
-            j = pstart[c] + k // LANES
-            q = k % LANES
-            for f in range(PB_LX):
-                pb[j, f, q] = frame[i, _FRAME_COLUMNS[f]]
-            pb[j, PB_LX, q] = rows[rstart[i], L0]
-            pb[j, PB_LY, q] = rows[rstart[i], L1]
-            pbody[j, 0, q] = jbody[i, 0]
-            pbody[j, 1, q] = jbody[i, 1]
-            pmove[j, 0, q] = True
-            pmove[j, 1, q] = True
-        # the empty lanes of the colour's last bundle
-        for k in range(pcount[c], (pstart[c + 1] - pstart[c]) * LANES):
-            j = pstart[c] + k // LANES
-            q = k % LANES
-            pb[j, PB_MA, q] = 1.0
-            pb[j, PB_MB, q] = 1.0
-            pbody[j, 0, q] = dummy
-            pbody[j, 1, q] = dummy
-            pmove[j, 0, q] = False
-            pmove[j, 1, q] = False
+    pb[:, PB_MA, :] = 1.0
+    pb[:, PB_MB, :] = 1.0
+    pbody = np.full((nb, 2, LANES), dummy, np.int64)
+    pmove = np.zeros((nb, 2, LANES), np.bool_)
     return pstart, pb, pbody, pmove
 
 
@@ -158,12 +136,18 @@ def solve_point_bundles(mode, lo, hi, pb, pbody, pmove, fstate, jsoft):
 
 
 @njit
-def unbundle_points(jstart, pcount, pstart, pb, rstart, rows):
-    """The bundled joints' accumulated impulses back to the step's rows (for ``_solve.store_reactions``)."""
-    for c in range(jstart.shape[0] - 1):
+def store_bundle_reactions(jlist, jstart, pcount, pstart, pb, imp, reaction, inv_h):
+    """The bundled joints' accumulated impulses back to the joint table (their warm start next step) and their
+    reactions, the force λ/h on body B (``_solve.store_reactions`` for the others)."""
+    for c in range(pcount.shape[0]):
         for k in range(pcount[c]):
-            i = jstart[c] + k
-            j = pstart[c] + k // LANES
+            j = jlist[jstart[c] + k]
+            u = pstart[c] + k // LANES
             q = k % LANES
-            rows[rstart[i], L0] = pb[j, PB_LX, q]
-            rows[rstart[i], L1] = pb[j, PB_LY, q]
+            lx = np.float64(pb[u, PB_LX, q])
+            ly = np.float64(pb[u, PB_LY, q])
+            imp[j, revolute.PX] = lx
+            imp[j, revolute.PY] = ly
+            reaction[j, 0] = lx * inv_h
+            reaction[j, 1] = ly * inv_h
+            reaction[j, 2] = 0.0

@@ -37,6 +37,8 @@ from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRA
                       DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING,
                       ANGULAR_MOTOR, RATCHET, GEAR, PULLEY)
 from ._rows import solve_row, solve_point
+from ._bundles import (LANES, PB_MA, PB_IA, PB_MB, PB_IB, PB_RAX, PB_RAY, PB_RBX, PB_RBY, PB_DCX, PB_DCY, PB_LX, PB_LY,
+                       empty_bundles)
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
                ratchet, gear, pulley)
 
@@ -128,84 +130,113 @@ def joint_solved(solved, jlist, joints, bkind):
 
 
 @njit
-def prepare_joints(jlist, joints, com, angle, inv_mass, inv_inertia, local_center, bkind, h):
-    """The step's data of the joints in ``jlist`` (module docstring): (bodies, frames, row starts, rows). The frame
-    holds the anchors about the centres of mass rA = R(θA)·(anchor − local centre), the inverse masses (0 for a
-    body that is not dynamic), cB − cA; each kind emits its rows (``<kind>.emit``) with what it needs of the
-    joint (``_common``'s G_*)."""
+def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_inertia, local_center, bkind, h):
+    """The step's data of the joints in ``jlist`` (module docstring): (bodies, frames, row starts, rows) of the
+    joints solved one by one, and the bundles of the plain point joints (the first ``pcount[c]`` of each colour
+    c: ``_bundles.empty_bundles``, whose lanes are filled here; such a joint has no rows and no frame). The
+    frame holds the anchors about the centres of mass rA = R(θA)·(anchor − local centre), the inverse masses (0
+    for a body that is not dynamic), cB − cA; each kind emits its rows (``<kind>.emit``) with what it needs of
+    the joint (``_common``'s G_*)."""
     kind, body, local, param, imp = joints.kind, joints.body, joints.local, joints.param, joints.impulse
     n = jlist.shape[0]
+    NB = com.shape[0]
     jbody = np.empty((n, 2), np.int64)
     frame = np.empty((n, FRAME_WIDTH))
     rstart = np.empty(n + 1, np.int64)
+    pstart, pb, pbody, pmove = empty_bundles(pcount, NB)
     most = 0
-    for j in jlist:
-        most += MAX_ROWS[kind[j]]
+    for c in range(OVERFLOW + 1):
+        for i in range(jstart[c] + pcount[c], jstart[c + 1]):
+            most += MAX_ROWS[kind[jlist[i]]]
     rows = np.empty((most, ROW_WIDTH))
     g = np.empty(G_WIDTH)
     # each body's rotation (cos, sin), computed once for all its joints (``turned``: whether it is)
-    rot = np.empty((com.shape[0], 2))
-    turned = np.zeros(com.shape[0], np.bool_)
+    rot = np.empty((NB, 2))
+    turned = np.zeros(NB, np.bool_)
     # borrowed views (``carom._jit.borrowed``) for the emitters: calls that take no references on the arrays
     # (four atomic increments and decrements per call were most of the preparation's time)
     eparam, eimp, erows, eg = borrowed((param, imp, rows, g))
     # (np.int64, not 0: the constant 0 is typed as its value first, and _emit and every kind's emitter were
     # compiled once more for it, 3 s of the cold compile)
     r = np.int64(0)
-    for i in range(n):
-        j = jlist[i]
-        a = body[j, 0]
-        b = body[j, 1]
-        jbody[i, 0] = a
-        jbody[i, 1] = b
-        for e in (a, b):
-            if not turned[e]:
-                rot[e, 0] = np.cos(angle[e])
-                rot[e, 1] = np.sin(angle[e])
-                turned[e] = True
-        ca, sa = rot[a, 0], rot[a, 1]
-        cb, sb = rot[b, 0], rot[b, 1]
-        lax = local[j, 0] - local_center[a, 0]
-        lay = local[j, 1] - local_center[a, 1]
-        lbx = local[j, 2] - local_center[b, 0]
-        lby = local[j, 3] - local_center[b, 1]
-        frame[i, MA] = inv_mass[a] if bkind[a] == DYNAMIC else 0.0
-        frame[i, IA] = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
-        frame[i, MB] = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
-        frame[i, IB] = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
-        frame[i, RAX] = ca * lax - sa * lay
-        frame[i, RAY] = sa * lax + ca * lay
-        frame[i, RBX] = cb * lbx - sb * lby
-        frame[i, RBY] = sb * lbx + cb * lby
-        frame[i, DCX] = com[b, 0] - com[a, 0]
-        frame[i, DCY] = com[b, 1] - com[a, 1]
-        g[G_ANG0] = angle[b] - angle[a] - param[j, 0]
-        g[G_TA] = angle[a]
-        g[G_TB] = angle[b]
-        g[G_CAX] = com[a, 0]
-        g[G_CAY] = com[a, 1]
-        g[G_CBX] = com[b, 0]
-        g[G_CBY] = com[b, 1]
-        g[G_TURN] = frame[i, IA] + frame[i, IB]
-        g[G_AXX] = ca * local[j, 4] - sa * local[j, 5]
-        g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
-        rstart[i] = r
-        if kind[j] == REVOLUTE and revolute.is_plain(param, j):
-            # a plain revolute joint (the most common): its one point row (``revolute.emit``) written here, a
-            # call less (the calls of the emitters, with their many arguments, were half of a joint's time here)
-            for f in range(ROW_WIDTH):
-                rows[r, f] = 0.0
-            rows[r, TYPE] = ROW_POINT
-            rows[r, BIAS] = BIAS_RIGID
-            rows[r, SLOT] = revolute.PX
-            rows[r, L0] = imp[j, revolute.PX]
-            rows[r, L1] = imp[j, revolute.PY]
-            rows[r, HI] = INF
-            r += 1
-        else:
-            r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
+    for c in range(OVERFLOW + 1):
+        for i in range(jstart[c], jstart[c + 1]):
+            j = jlist[i]
+            a = body[j, 0]
+            b = body[j, 1]
+            jbody[i, 0] = a
+            jbody[i, 1] = b
+            for e in (a, b):
+                if not turned[e]:
+                    rot[e, 0] = np.cos(angle[e])
+                    rot[e, 1] = np.sin(angle[e])
+                    turned[e] = True
+            ca, sa = rot[a, 0], rot[a, 1]
+            cb, sb = rot[b, 0], rot[b, 1]
+            lax = local[j, 0] - local_center[a, 0]
+            lay = local[j, 1] - local_center[a, 1]
+            lbx = local[j, 2] - local_center[b, 0]
+            lby = local[j, 3] - local_center[b, 1]
+            rstart[i] = r
+            k = i - jstart[c]
+            if k < pcount[c]:
+                # a plain point joint (both bodies dynamic): its lane of the colour's bundles
+                u = pstart[c] + k // LANES
+                q = k % LANES
+                pb[u, PB_MA, q] = inv_mass[a]
+                pb[u, PB_IA, q] = inv_inertia[a]
+                pb[u, PB_MB, q] = inv_mass[b]
+                pb[u, PB_IB, q] = inv_inertia[b]
+                pb[u, PB_RAX, q] = ca * lax - sa * lay
+                pb[u, PB_RAY, q] = sa * lax + ca * lay
+                pb[u, PB_RBX, q] = cb * lbx - sb * lby
+                pb[u, PB_RBY, q] = sb * lbx + cb * lby
+                pb[u, PB_DCX, q] = com[b, 0] - com[a, 0]
+                pb[u, PB_DCY, q] = com[b, 1] - com[a, 1]
+                pb[u, PB_LX, q] = imp[j, revolute.PX]
+                pb[u, PB_LY, q] = imp[j, revolute.PY]
+                pbody[u, 0, q] = a
+                pbody[u, 1, q] = b
+                pmove[u, 0, q] = True
+                pmove[u, 1, q] = True
+                continue
+            frame[i, MA] = inv_mass[a] if bkind[a] == DYNAMIC else 0.0
+            frame[i, IA] = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
+            frame[i, MB] = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
+            frame[i, IB] = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
+            frame[i, RAX] = ca * lax - sa * lay
+            frame[i, RAY] = sa * lax + ca * lay
+            frame[i, RBX] = cb * lbx - sb * lby
+            frame[i, RBY] = sb * lbx + cb * lby
+            frame[i, DCX] = com[b, 0] - com[a, 0]
+            frame[i, DCY] = com[b, 1] - com[a, 1]
+            g[G_ANG0] = angle[b] - angle[a] - param[j, 0]
+            g[G_TA] = angle[a]
+            g[G_TB] = angle[b]
+            g[G_CAX] = com[a, 0]
+            g[G_CAY] = com[a, 1]
+            g[G_CBX] = com[b, 0]
+            g[G_CBY] = com[b, 1]
+            g[G_TURN] = frame[i, IA] + frame[i, IB]
+            g[G_AXX] = ca * local[j, 4] - sa * local[j, 5]
+            g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
+            if kind[j] == REVOLUTE and revolute.is_plain(param, j):
+                # a plain revolute joint to a body that is not dynamic: its one point row (``revolute.emit``)
+                # written here, a call less (the calls of the emitters, with their many arguments, were half of
+                # a joint's time here)
+                for f in range(ROW_WIDTH):
+                    rows[r, f] = 0.0
+                rows[r, TYPE] = ROW_POINT
+                rows[r, BIAS] = BIAS_RIGID
+                rows[r, SLOT] = revolute.PX
+                rows[r, L0] = imp[j, revolute.PX]
+                rows[r, L1] = imp[j, revolute.PY]
+                rows[r, HI] = INF
+                r += 1
+            else:
+                r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
     rstart[n] = r
-    return jbody, frame, rstart, rows
+    return jbody, frame, rstart, rows, pstart, pb, pbody, pmove
 
 
 @njit
