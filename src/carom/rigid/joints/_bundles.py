@@ -21,7 +21,7 @@ lane gives bitwise what the same operations in scalar single precision give: the
 any number of threads."""
 import numpy as np
 
-from ..._jit import njit
+from ..._jit import njit, llvm_inline_njit
 from ..._simd import LANES, splat, load, store, gather_rows, scatter_rows
 from .._layout import VX, VY, W, DPX, DPY, DC, DS
 from . import revolute
@@ -52,6 +52,13 @@ def empty_bundles(pcount, dummy):
     pbody = np.full((nb, 2, LANES), dummy, np.int64)
     pmove = np.zeros((nb, 2, LANES), np.bool_)
     return pstart, pb, pbody, pmove
+
+
+@llvm_inline_njit
+def _push(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, px, py):
+    """The lanes' velocities after the impulse (px, py) on B at rB and its opposite on A at rA."""
+    return (vax - ma * px, vay - ma * py, vaw - ia * (rax * py - ray * px), vbx + mb * px, vby + mb * py,
+            vbw + ib * (rbx * py - rby * px))
 
 
 @njit
@@ -91,12 +98,8 @@ def solve_point_bundles(mode, lo, hi, pb, pbody, pmove, fstate, jsoft):
         vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
         if carried or warm_only:
             # the warm start: the accumulated impulse through today's Jacobian
-            vax = vax - ma * lx
-            vay = vay - ma * ly
-            vaw = vaw - ia * (rax * ly - ray * lx)
-            vbx = vbx + mb * lx
-            vby = vby + mb * ly
-            vbw = vbw + ib * (rbx * ly - rby * lx)
+            vax, vay, vaw, vbx, vby, vbw = _push(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, lx,
+                                                 ly)
         if not warm_only:
             dx = load(pb, j, PB_DCX) + (sb[DPX] - sa[DPX]) + rbx - rax
             dy = load(pb, j, PB_DCY) + (sb[DPY] - sa[DPY]) + rby - ray
@@ -110,13 +113,8 @@ def solve_point_bundles(mode, lo, hi, pb, pbody, pmove, fstate, jsoft):
             ny = ly - ms * ((k11 * cy - k12 * cx) * inv) - isc * ly
             store(pb, j, PB_LX, nx)
             store(pb, j, PB_LY, ny)
-            px, py = nx - lx, ny - ly
-            vax = vax - ma * px
-            vay = vay - ma * py
-            vaw = vaw - ia * (rax * py - ray * px)
-            vbx = vbx + mb * px
-            vby = vby + mb * py
-            vbw = vbw + ib * (rbx * py - rby * px)
+            vax, vay, vaw, vbx, vby, vbw = _push(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
+                                                 nx - lx, ny - ly)
         dvax, dvay, dvaw, dvbx, dvby, dvbw = vax - vax0, vay - vay0, vaw - vaw0, vbx - vbx0, vby - vby0, vbw - vbw0
         if add:
             dvax = dvax + load(pb, j, PB_DV)
