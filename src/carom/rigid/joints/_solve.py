@@ -32,10 +32,9 @@ import numpy as np
 from ..._jit import njit, borrowed
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
-                      G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, BIAS, SLOT,
-                      L0, L1, L2, HI, FX, FY, SB, BIAS_RIGID, INF, ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER,
-                      DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING,
-                      ANGULAR_MOTOR, RATCHET, GEAR, PULLEY)
+                      G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1,
+                      L2, FX, FY, SB, ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER, DISTANCE, REVOLUTE, PRISMATIC,
+                      WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING, ANGULAR_MOTOR, RATCHET, GEAR)
 from ._rows import solve_row, solve_point
 from ._bundles import (LANES, PB_MA, PB_IA, PB_MB, PB_IB, PB_RAX, PB_RAY, PB_RBX, PB_RBY, PB_DCX, PB_DCY, PB_LX, PB_LY,
                        empty_bundles)
@@ -220,21 +219,7 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             g[G_TURN] = frame[i, IA] + frame[i, IB]
             g[G_AXX] = ca * local[j, 4] - sa * local[j, 5]
             g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
-            if kind[j] == REVOLUTE and revolute.is_plain(param, j):
-                # a plain revolute joint to a body that is not dynamic: its one point row (``revolute.emit``)
-                # written here, a call less (the calls of the emitters, with their many arguments, were half of
-                # a joint's time here)
-                for f in range(ROW_WIDTH):
-                    rows[r, f] = 0.0
-                rows[r, TYPE] = ROW_POINT
-                rows[r, BIAS] = BIAS_RIGID
-                rows[r, SLOT] = revolute.PX
-                rows[r, L0] = imp[j, revolute.PX]
-                rows[r, L1] = imp[j, revolute.PY]
-                rows[r, HI] = INF
-                r += 1
-            else:
-                r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
+            r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
     rstart[n] = r
     return jbody, frame, rstart, rows, pstart, pb, pbody, pmove
 
@@ -314,26 +299,16 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
         rby = qbs * frame[i, RBX] + qbc * frame[i, RBY]
         dx = frame[i, DCX] + (np.float64(fstate[b, DPX]) - np.float64(fstate[a, DPX])) + rbx - rax
         dy = frame[i, DCY] + (np.float64(fstate[b, DPY]) - np.float64(fstate[a, DPY])) + rby - ray
-        r0 = rstart[i]
-        r1 = rstart[i + 1]
-        if r1 == r0 + 1 and rows[r0, TYPE] == ROW_POINT:
-            # a lone point row (a plain revolute joint, the most common) in a loop of its own: the joint takes about
-            # two thirds of the time it takes in the loop below, with the point as one case of it
-            for p in range(first, last):
-                vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r0, p == 0, use_bias, jsoft, vax, vay, vaw, vbx, vby,
-                                                           vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
-        else:
-            for p in range(first, last):
-                warm = p == 0
-                for r in range(r0, r1):
-                    if rows[r, TYPE] == ROW_POINT:
-                        vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx,
-                                                                   vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
-                                                                   dy)
-                    else:
-                        vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay,
-                                                                 vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
-                                                                 rby, dx, dy, qac, qas, a, b, dangle, fstate)
+        for p in range(first, last):
+            warm = p == 0
+            for r in range(rstart[i], rstart[i + 1]):
+                if rows[r, TYPE] == ROW_POINT:
+                    vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby,
+                                                               vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
+                else:
+                    vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw,
+                                                             vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
+                                                             dy, qac, qas, a, b, dangle, fstate)
         if mode == RELAX or mode == SOLVE_FIRST:
             frame[i, WARM_DV] += vax - vax0
             frame[i, WARM_DV + 1] += vay - vay0
