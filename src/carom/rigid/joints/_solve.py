@@ -176,6 +176,9 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             lay = local[j, 1] - local_center[a, 1]
             lbx = local[j, 2] - local_center[b, 0]
             lby = local[j, 3] - local_center[b, 1]
+            rax, ray = ca * lax - sa * lay, sa * lax + ca * lay
+            rbx, rby = cb * lbx - sb * lby, sb * lbx + cb * lby
+            dcx, dcy = com[b, 0] - com[a, 0], com[b, 1] - com[a, 1]
             rstart[i] = r
             k = i - jstart[c]
             if k < pcount[c]:
@@ -186,12 +189,12 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
                 pb[u, PB_IA, q] = inv_inertia[a]
                 pb[u, PB_MB, q] = inv_mass[b]
                 pb[u, PB_IB, q] = inv_inertia[b]
-                pb[u, PB_RAX, q] = ca * lax - sa * lay
-                pb[u, PB_RAY, q] = sa * lax + ca * lay
-                pb[u, PB_RBX, q] = cb * lbx - sb * lby
-                pb[u, PB_RBY, q] = sb * lbx + cb * lby
-                pb[u, PB_DCX, q] = com[b, 0] - com[a, 0]
-                pb[u, PB_DCY, q] = com[b, 1] - com[a, 1]
+                pb[u, PB_RAX, q] = rax
+                pb[u, PB_RAY, q] = ray
+                pb[u, PB_RBX, q] = rbx
+                pb[u, PB_RBY, q] = rby
+                pb[u, PB_DCX, q] = dcx
+                pb[u, PB_DCY, q] = dcy
                 pb[u, PB_LX, q] = imp[j, revolute.PX]
                 pb[u, PB_LY, q] = imp[j, revolute.PY]
                 pbody[u, 0, q] = a
@@ -203,12 +206,12 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             frame[i, IA] = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
             frame[i, MB] = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
             frame[i, IB] = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
-            frame[i, RAX] = ca * lax - sa * lay
-            frame[i, RAY] = sa * lax + ca * lay
-            frame[i, RBX] = cb * lbx - sb * lby
-            frame[i, RBY] = sb * lbx + cb * lby
-            frame[i, DCX] = com[b, 0] - com[a, 0]
-            frame[i, DCY] = com[b, 1] - com[a, 1]
+            frame[i, RAX] = rax
+            frame[i, RAY] = ray
+            frame[i, RBX] = rbx
+            frame[i, RBY] = rby
+            frame[i, DCX] = dcx
+            frame[i, DCY] = dcy
             g[G_ANG0] = angle[b] - angle[a] - param[j, 0]
             g[G_TA] = angle[a]
             g[G_TB] = angle[b]
