@@ -207,6 +207,14 @@ def job(arg_types):
     """The helper's job: compile the callee for the entry's argument types, then leave a mark."""
     callee.compile(arg_types)
     open(os.environ["TOY_MARK"], "w").close()
+
+def slow_job(arg_types):
+    """A job that outlasts its program: writes its process id, then the mark a minute later."""
+    import time
+    with open(os.environ["TOY_MARK"] + ".pid", "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(60)
+    open(os.environ["TOY_MARK"], "w").close()
 '''
 
 _TOY_MAIN = '''
@@ -222,9 +230,17 @@ def _counting_popen(*a, **k):
 subprocess.Popen = _counting_popen
 sys.path.insert(0, os.environ["TOY_DIR"])
 import toy_kernels
-from carom._jit import compile_helper, _cached
+from carom._jit import compile_helper, start_compile_helper, _cached
 args = (3.0,)
 started = not _cached(toy_kernels.entry, (toy_kernels.entry.typeof_pyval(3.0),))
+if os.environ.get("TOY_EARLY"):
+    # the helper started ahead of the first call (as the first world starts the step's), then the call
+    start_compile_helper(toy_kernels.entry, args, "toy_kernels:" + os.environ["TOY_EARLY"])
+    if os.environ["TOY_EARLY"] == "slow_job":
+        # the program ends before its first call, once the helper runs its job (abruptly: no exit handlers)
+        while not os.path.exists(os.environ["TOY_MARK"] + ".pid"):
+            time.sleep(0.05)
+        os._exit(0)
 with compile_helper(toy_kernels.entry, args, "toy_kernels:job"):
     deadline = time.time() + (0 if os.environ.get("TOY_ONE_CORE") else 60)
     while not os.path.exists(os.environ["TOY_MARK"]) and time.time() < deadline:
@@ -236,7 +252,7 @@ print(json.dumps(dict(started=started, spawned=len(spawned), result=result,
 '''
 
 
-def _run_toy(tmp_path, cache, mark, one_core=False):
+def _run_toy(tmp_path, cache, mark, one_core=False, early=None):
     import json
     import os
     import subprocess
@@ -244,11 +260,13 @@ def _run_toy(tmp_path, cache, mark, one_core=False):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), TOY_DIR=str(tmp_path), TOY_MARK=str(mark))
     if one_core:
         env["TOY_ONE_CORE"] = "1"
+    if early:
+        env["TOY_EARLY"] = early
     env.pop("CAROM_COMPILE_HELPER", None)
     out = subprocess.run([sys.executable, "-c", _TOY_MAIN], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else None
 
 
 def test_compile_helper_fills_the_cache_that_the_entry_then_loads_from(tmp_path):
@@ -263,6 +281,32 @@ def test_compile_helper_fills_the_cache_that_the_entry_then_loads_from(tmp_path)
     warm = _run_toy(tmp_path, cache, tmp_path / "mark2")
     assert not warm["started"] and warm["result"] == 7.0
     assert not (tmp_path / "mark2").exists()        # nothing to compile: no helper
+
+
+def test_compile_helper_started_ahead_is_the_one_the_first_call_uses(tmp_path):
+    """A helper started ahead of the first call (``start_compile_helper``, as the first world starts the
+    step's) is the call's helper: no second one is started, and the call loads the callee it compiled."""
+    (tmp_path / "toy_kernels.py").write_text(_TOY_KERNELS)
+    cold = _run_toy(tmp_path, tmp_path / "cache", tmp_path / "mark", early="job")
+    assert cold["started"] and cold["spawned"] == 1 and cold["result"] == 7.0
+    assert (tmp_path / "mark").exists()
+    assert cold["hits"] == 1 and cold["misses"] == 0
+
+
+def test_compile_helper_ends_with_a_program_that_ends_before_its_first_call(tmp_path):
+    """A program that ends before the call its helper was started for leaves no helper running: the helper
+    (whose job would run another minute) is gone within seconds."""
+    import time
+    (tmp_path / "toy_kernels.py").write_text(_TOY_KERNELS)
+    mark = tmp_path / "mark"
+    assert _run_toy(tmp_path, tmp_path / "cache", mark, early="slow_job") is None
+    pid = int((tmp_path / "mark.pid").read_text())
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+        time.sleep(0.1)
+    state = open(f"/proc/{pid}/stat").read().split()[2] if os.path.exists(f"/proc/{pid}") else "gone"
+    assert state in ("gone", "Z"), state
+    assert not mark.exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs an affinity mask to pin the process")
@@ -354,6 +398,10 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
             np.zeros(len(_step.STAGES) + 1, np.int64))
     types = tuple(_step.step_kernel.typeof_pyval(a) for a in args)
     assert types in _step.step_kernel.overloads
+    # the types a new, empty world gives its compile helper (started when the first world is made) are these
+    from carom.rigid import World
+    fresh = World()._step_args(1 / 60, numba.get_num_threads(), np.zeros(len(_step.STAGES) + 1, np.int64))
+    assert tuple(_step.step_kernel.typeof_pyval(a) for a in fresh) == types
     late = (_step.prepare_stage, _step.solve_stage, _step.continuous_stage, _step.sleep_stage)
     for kernel in late:
         assert len(kernel._cache._cache_file._load_index()) == 1, kernel

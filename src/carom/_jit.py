@@ -6,6 +6,7 @@ fastmath is off on purpose: it lets LLVM drop NaN checks and reassociate sums, w
 validation of bad input and bitwise determinism. Compiled kernels are cached on disk next to the sources,
 so the (slow) cold compile happens once per machine; :func:`announce_compile` says so on the console.
 """
+import atexit
 import contextlib
 import glob
 import importlib
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numba
@@ -337,12 +339,17 @@ def kernel_name(dispatcher):
     return f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
 
 
-@contextlib.contextmanager
-def compile_helper(entry, args, job, shared=()):
-    """Around the first call of the entry point ``entry`` with ``args``: when that call will compile (nothing
-    cached), start a helper process that runs ``job`` ("module:function") with ``entry``'s argument types,
-    compiling part of ``entry``'s callees into the on-disk cache on the other core. The helper is stopped
-    when the call returns.
+#: the compile helper under way (:func:`start_compile_helper`): (process, claims directory, entry, argument types),
+#: or None
+_running = None
+
+
+def start_compile_helper(entry, args, job, shared=()):
+    """Start the compile helper of the entry point ``entry`` now, ahead of its first call with ``args``: when
+    that call will compile (nothing cached), a helper process runs ``job`` ("module:function") with ``entry``'s
+    argument types, compiling part of ``entry``'s callees into the on-disk cache on the other core, until the
+    first call's compile is done (:func:`compile_helper`) or this process ends. Does nothing when a helper is
+    already under way or none is wanted.
 
     Why: Numba compiles a call tree depth first in one thread, and the step's cold compile took 70-90 s on
     one core of two. A callee found in the cache when the entry's compile reaches it is loaded, not compiled
@@ -353,36 +360,67 @@ def compile_helper(entry, args, job, shared=()):
     processes, the first to reach each; the other waits for it (:class:`_Claims`). Cache writes are Numba's:
     the helper shares ``NUMBA_CACHE_DIR``, the sources and the module path. No helper in a frozen application,
     whose executable is not a Python interpreter, nor with one core to run on, where it would only take turns
-    with the entry's compile."""
-    global _claims
-    helper = None
-    where = None
-    if not (numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV) or getattr(sys, "frozen", False)
-            or _usable_cores() < 2):
-        arg_types = tuple(entry.typeof_pyval(a) for a in args)
-        if not _cached(entry, arg_types):
-            env = dict(os.environ, **{_HELPER_ENV: "1"})
-            names = [kernel_name(k) for k in shared]
-            try:
-                where = tempfile.mkdtemp(prefix="carom-compile-") if names else None
-                helper = subprocess.Popen([sys.executable, "-c", "import carom._jit as j; j._helper_main()"],
-                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, env=env)
-                helper.stdin.write(pickle.dumps((sys.path, job, arg_types, where, names)))
-                helper.stdin.close()
-                if where is not None:
-                    running = helper
-                    _claims = _Claims(where, names, lambda: running.poll() is None)
-            except Exception:                      # no helper then: the entry compiles everything
-                _stop(helper)
-                helper = None
+    with the entry's compile.
+
+    Why ahead of the call: the world a program builds before its first step compiles its own kernels (the
+    shapes' mass, the broad phase's tree: about 10 s of a cold start), while the other core idled. The world
+    starts the step's helper when it is made (``carom.rigid.World``), from its own (empty) arrays, whose types
+    are those of any world's step."""
+    global _claims, _running
+    if (_running is not None or numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV)
+            or getattr(sys, "frozen", False) or _usable_cores() < 2):
+        return
+    arg_types = tuple(entry.typeof_pyval(a) for a in args)
+    if _cached(entry, arg_types):
+        return
+    env = dict(os.environ, **{_HELPER_ENV: "1"})
+    names = [kernel_name(k) for k in shared]
+    helper = where = None
     try:
-        yield
-    finally:
-        _claims = None
+        where = tempfile.mkdtemp(prefix="carom-compile-") if names else None
+        helper = subprocess.Popen([sys.executable, "-c", "import carom._jit as j; j._helper_main()"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, env=env)
+        helper.stdin.write(pickle.dumps((sys.path, job, arg_types, where, names)))
+        helper.stdin.close()
+    except Exception:                      # no helper then: the entry compiles everything
         _stop(helper)
         if where is not None:
             shutil.rmtree(where, ignore_errors=True)
+        return
+    if where is not None:
+        _claims = _Claims(where, names, lambda: helper.poll() is None)
+    _running = (helper, where, entry, arg_types)
+    atexit.register(end_compile_helper)
+
+
+def end_compile_helper():
+    """Stop the compile helper under way, if any (its work is of no use once the entry compiled), and remove its
+    claims."""
+    global _claims, _running
+    if _running is None:
+        return
+    helper, where = _running[:2]
+    _claims = None
+    _running = None
+    _stop(helper)
+    if where is not None:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def compile_helper(entry, args, job, shared=()):
+    """Around the first call of the entry point ``entry`` with ``args``: the compile helper
+    (:func:`start_compile_helper`) under way, or started now, is stopped when the call returns. One started
+    ahead for other argument types is stopped first and a helper started for these."""
+    if _running is not None and (_running[2] is not entry or
+                                 _running[3] != tuple(entry.typeof_pyval(a) for a in args)):
+        end_compile_helper()
+    start_compile_helper(entry, args, job, shared)
+    try:
+        yield
+    finally:
+        end_compile_helper()
 
 
 def _usable_cores():
@@ -400,14 +438,23 @@ def _stop(helper):
         helper.wait()
 
 
+def _end_with_parent(parent):
+    """End this helper process as soon as its parent ``parent`` is gone (a program that ends before its first
+    step leaves no compile running; Numba writes each cache file whole, so none is left half written)."""
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(0)
+
+
 def _helper_main():
     """A compile helper's body: read (the parent's module path, job, argument types, claims directory, shared
     kernels' names) from stdin and run the job."""
     global _claims
     sys.path[:], job, arg_types, where, names = pickle.loads(sys.stdin.buffer.read())
+    parent = os.getppid()
     if where is not None:
-        parent = os.getppid()
         _claims = _Claims(where, names, lambda: os.getppid() == parent)
+    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
     module, name = job.split(":")
     getattr(importlib.import_module(module), name)(arg_types)
 

@@ -11,7 +11,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _validate
-from .._jit import announce_compile, compile_helper, cycles_per_second, step_threads, ThreadGovernor
+from .._jit import (announce_compile, compile_helper, start_compile_helper, cycles_per_second, step_threads,
+                    ThreadGovernor)
 from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT32_LIMIT, ANGLE_LIMIT, MAX_SUBSTEPS,
                          SPECULATIVE_DISTANCE, MAX_TRANSLATION_SPEED, WELDING_TOLERANCE, SLEEP_LINEAR_TOLERANCE)
 
@@ -47,6 +48,12 @@ _number = _validate.number
 _vector = _validate.vector
 _bits = _validate.bits
 _flag = _validate.flag
+
+
+#: the step's compile helper job (``carom._jit.compile_helper``)
+STEP_HELPER_JOB = "carom._warmup:late_stages_then_public_api"
+#: whether a world of this process has asked for the step's compile helper (the first world does)
+_step_helper_asked = False
 
 
 def _group(value):
@@ -873,6 +880,14 @@ class World:
         #: the last step's joint events (JointEvent), delivered to "joint" handlers
         self._joint_events = []
         self._static_body = self.add_body(kind="static")
+        global _step_helper_asked
+        if not _step_helper_asked:
+            # the first world of the process: with nothing cached, the step's compile helper starts now, on the
+            # other core, while the program builds its world (``carom._jit.start_compile_helper``)
+            _step_helper_asked = True
+            start_compile_helper(_step.step_kernel, self._step_args(1 / 60, 1, np.zeros(len(_step.STAGES) + 1,
+                                                                                             np.int64)),
+                                 STEP_HELPER_JOB, _step.LATE_STAGES)
 
     # --- settings with validation ----------------------------------------------------------------------
     @property
@@ -1928,6 +1943,15 @@ class World:
                                   f"{KIND_NAMES[int(self._kind[b])]}")
 
     # --- stepping --------------------------------------------------------------------------------------
+    def _step_args(self, dt, threads, clock):
+        """``_step.step_kernel``'s arguments for a step of ``dt`` with ``threads`` threads, its stage times to
+        ``clock``."""
+        bodies, shapes, tree, proxy, proxy_shape = self._kernel_args()
+        return (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]),
+                MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing], self.sleep_enabled, bodies,
+                shapes, tree, proxy, proxy_shape, self._contacts, self._joint_table(), self._joined_keys(), threads,
+                self._pre_solve_address, clock)
+
     def _kernel_args(self):
         """The step kernel's arrays: views of the live rows of the body and shape arrays, and the broad phase's.
 
@@ -1981,18 +2005,12 @@ class World:
             old = self._contacts
             if not self._skip_apart:
                 old[_step.CACHE][:, _step.CSEP] = -np.inf
-            bodies, shapes, tree, proxy, proxy_shape = self._kernel_args()
-            settings = (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]))
-            mixing = (MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing])
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
-            args = (*settings, *mixing, self.sleep_enabled, bodies, shapes, tree, proxy, proxy_shape, old,
-                    self._joint_table(), self._joined_keys(), self._governor.threads(step_threads()),
-                    self._pre_solve_address, clock)
+            args = self._step_args(dt, self._governor.threads(step_threads()), clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
-                with compile_helper(_step.step_kernel, args, "carom._warmup:late_stages_then_public_api",
-                                    _step.LATE_STAGES):
+                with compile_helper(_step.step_kernel, args, STEP_HELPER_JOB, _step.LATE_STAGES):
                     contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self._refused_step(int(bad), int(body))
