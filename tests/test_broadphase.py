@@ -218,6 +218,48 @@ def test_every_structure_agrees_with_brute_force(kind, seed):
     run_sequence(seed, kind, 40, check_all)
 
 
+@SETTINGS
+@given(seed=st.integers(0, 2 ** 32 - 1))
+def test_deferred_insertion_agrees_with_brute_force_and_the_eager_tree(seed):
+    """A tree with deferred insertion (the world's: a proxy gets its leaf when the tree is next read) runs the
+    same inserts, removes and moves as the eager tree, with reads only now and then, so that several inserts
+    wait together and some proxies are removed before they ever got a leaf: every read gives brute force's
+    pairs, queries and ray casts, and the node pool holds the tree invariants."""
+    rng = np.random.default_rng(seed)
+    ref, eager, deferred = BruteForce(), DynamicTree(), DynamicTree(deferred=True)
+    every = (ref, eager, deferred)
+    # enough proxies that a read with a few new or moved ones uses the pair cache (the move buffer), not a
+    # sweep of every proxy
+    for _ in range(320):
+        lo, hi = random_box(rng, "uniform")
+        static = bool(rng.random() < 0.25)
+        assert len({bp.insert(lo, hi, static=static) for bp in every}) == 1
+    check_all(rng, "uniform", ref, [eager, deferred])
+    pending_seen = 0
+    for step in range(60):
+        ids = ref.ids()
+        r = rng.random()
+        if r < 0.55 or len(ids) < 2:
+            lo, hi = random_box(rng, "uniform")
+            static = bool(rng.random() < 0.25)
+            assert len({bp.insert(lo, hi, static=static) for bp in every}) == 1
+        elif r < 0.75:
+            p = int(rng.choice(ids))
+            for bp in every:
+                bp.remove(p)
+        else:
+            p = int(rng.choice(ids))
+            lo, hi = random_box(rng, "uniform")
+            for bp in every:
+                bp.move(p, lo, hi)
+        pending_seen = max(pending_seen, int(deferred._moved_meta[2]))
+        if rng.random() < 0.3:
+            check_all(rng, "uniform", ref, [eager, deferred])
+            assert deferred._moved_meta[2] == 0
+    check_all(rng, "uniform", ref, [eager, deferred])
+    assert pending_seen >= 2
+
+
 def test_many_proxies_agree_with_brute_force():
     """A larger coherent scene (several hundred boxes, 30 frames) including re-sorts and tree rotations."""
     rng = np.random.default_rng(7)

@@ -402,7 +402,7 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
     from carom.rigid import World
     fresh = World()._step_args(1 / 60, numba.get_num_threads(), np.zeros(len(_step.STAGES) + 1, np.int64))
     assert tuple(_step.step_kernel.typeof_pyval(a) for a in fresh) == types
-    late = (_step.prepare_stage, _step.solve_stage, _step.continuous_stage, _step.sleep_stage)
+    late = _step.LATE_STAGES
     for kernel in late:
         assert len(kernel._cache._cache_file._load_index()) == 1, kernel
         kernel.stats.cache_misses.clear()

@@ -413,3 +413,26 @@ def test_bad_input_raises_and_leaves_world_unchanged(call, name):
         call(w)
     for x, y in zip(before, _snapshot(w)):
         assert np.array_equal(x, y)
+
+
+def test_queries_find_shapes_added_since_the_last_step():
+    """The world's broad phase gives a new shape its tree leaf only at the next step (deferred insertion); a
+    query before that step finds it all the same, and so do the step's contacts."""
+    w = carom.World()
+    ground = w.add_body(kind="static")
+    ground.add_shape(box(10.0, 0.5, center=(0.0, -0.5)))
+    w.add_body(position=(0.0, 0.5)).add_shape(box(0.5, 0.5), density=1.0)
+    w.step(1 / 60)
+    assert w._bp._moved_meta[2] == 0
+    ball = w.add_body(position=(3.0, 0.2))
+    shape = ball.add_shape(Circle(0.25), density=1.0)
+    assert w._bp._moved_meta[2] == 1                      # waiting for its leaf
+    assert [h.index for h in w.query_aabb((2.9, 0.1), (3.1, 0.3))] == [shape.index]
+    assert [h.index for h in w.query_point((3.0, 0.2))] == [shape.index]
+    hit = w.raycast_first((3.0, 5.0), (3.0, -5.0))
+    assert hit is not None and hit.shape.index == shape.index
+    later = w.add_body(position=(-3.0, 0.2)).add_shape(Circle(0.25), density=1.0)
+    w.step(1 / 60)
+    assert w._bp._moved_meta[2] == 0
+    touching = {(c["shape_a"], c["shape_b"]) for c in w.contacts() if c["touching"]}
+    assert any(later.index in pair for pair in touching)

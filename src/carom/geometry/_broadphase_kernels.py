@@ -965,6 +965,25 @@ def mark_moved(moved, moved_flag, moved_meta, p):
 
 
 @njit
+def tree_insert_pending(moving, static, lower, upper, flags, leaf_of, n, margin, moved, moved_flag, moved_meta):
+    """The leaves of the proxies inserted since the last call (``moved_meta[2]`` of them: a ``DynamicTree`` with
+    deferred insertion gives an inserted proxy no leaf, ``leaf_of`` −1, until this is called), in id order,
+    each put on the move buffer; the pools must have room for them (``DynamicTree.reserve``).
+
+    Why deferred: the world's step calls this inside its compiled call, so a program that builds its world
+    and steps never calls the tree's kernels from Python, whose compile (with Python wrappers, beside the
+    step's own) took about 8 s of a cold start, on the path to the first step."""
+    if moved_meta[2] == 0:
+        return
+    for p in range(n):
+        if flags[p] != FREE and leaf_of[p] < 0:
+            t = static if flags[p] == STATIC else moving
+            leaf_of[p] = tree_create_leaf(t, p, lower[p, 0], lower[p, 1], upper[p, 0], upper[p, 1], margin)
+            mark_moved(moved, moved_flag, moved_meta, p)
+    moved_meta[2] = 0
+
+
+@njit
 def _tree_collect(t, lower, upper, qlx, qly, qux, quy, stack, out, k, real):
     """Append to out (from k) the proxies of t whose real box (with real=False: fat leaf box) overlaps the
     query box; returns (out, k, stack).

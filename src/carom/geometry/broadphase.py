@@ -61,6 +61,9 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   ``tree_query(moving, static, lower, upper, qlx, qly, qux, quy)``; ``tree_raycast(moving, static, lower,
   upper, ox, oy, dx, dy)``; ``tree_create_leaf(t, proxy, lx, ly, ux, uy, margin) -> leaf``;
   ``tree_destroy_leaf(t, leaf)`` (the pool must have 2 free nodes before creating a leaf: ``tree_grow``);
+  ``tree_insert_pending(moving, static, lower, upper, flags, leaf_of, n, margin, moved, moved_flag,
+  moved_meta)`` gives the proxies a deferred insertion left without a leaf (``leaf_of`` −1, counted in
+  ``moved_meta[2]``) their leaves;
   ``tree_rebuild(t)`` rebuilds a tree in place from its leaves; ``tree_fit(t)`` refits (or rebuilds) a tree
   that ``tree_update`` left stale after a bulk move (every kernel that reads a tree calls it first).
 * ``grid_choose_cell(lower, upper, flags, n) -> cell``; ``grid_build(lower, upper, flags, n, want, cell,
@@ -292,10 +295,12 @@ class SweepAndPrune(BroadPhase):
 class DynamicTree(BroadPhase):
     """Dynamic AABB tree (two node pools: moving and static proxies).
 
-    ``margin`` fattens every leaf box; ``multiplier`` stretches it along the last displacement.
+    ``margin`` fattens every leaf box; ``multiplier`` stretches it along the last displacement. With
+    ``deferred=True`` an inserted proxy gets its leaf only when the tree is next used (every method here, and
+    the world's compiled step: ``tree_insert_pending``), the leaves of all pending proxies at once, in id order.
     """
 
-    def __init__(self, margin=AABB_MARGIN, multiplier=AABB_DISPLACEMENT_MULTIPLIER):
+    def __init__(self, margin=AABB_MARGIN, multiplier=AABB_DISPLACEMENT_MULTIPLIER, deferred=False):
         super().__init__()
         for name, v in (("margin", margin), ("multiplier", multiplier)):
             if not (isinstance(v, numbers.Real) and np.isfinite(v) and v >= 0):
@@ -306,8 +311,10 @@ class DynamicTree(BroadPhase):
         self._trees = [K.tree_new(), K.tree_new()]   # [moving, static]
         self._moved = np.zeros(16, np.int64)         # move buffer: proxies whose leaf was (re)inserted
         self._moved_flag = np.zeros(16, np.int8)
-        self._moved_meta = np.zeros(2, np.int64)     # [move buffer length, cache holds real pairs only]
+        # [move buffer length, cache holds real pairs only, proxies waiting for a leaf (deferred insertion)]
+        self._moved_meta = np.zeros(3, np.int64)
         self._cand = np.zeros(0, np.int64)           # cached fat-overlapping pairs (i << 32 | j)
+        self._deferred = bool(deferred)
 
     def _grow(self, cap):
         super()._grow(cap)
@@ -321,35 +328,67 @@ class DynamicTree(BroadPhase):
         return 1 if self._flags[p] == K.STATIC else 0
 
     def _inserted(self, p):
+        if self._deferred:
+            self._leaf[p] = -1
+            self._moved_meta[2] += 1
+            return
         w = self._tree(p)
-        t = self._trees[w]
-        need = 2 * (int(t.meta[2]) + 1)
-        if t.lo.shape[0] < need:
-            t = self._trees[w] = K.tree_grow(t, max(need, 2 * t.lo.shape[0]))
+        self._room(w, 1)
         lo, hi = self._lower[p], self._upper[p]
-        self._leaf[p] = K.tree_create_leaf(t, p, lo[0], lo[1], hi[0], hi[1], self.margin)
+        self._leaf[p] = K.tree_create_leaf(self._trees[w], p, lo[0], lo[1], hi[0], hi[1], self.margin)
         K.mark_moved(self._moved, self._moved_flag, self._moved_meta, p)
 
+    def _room(self, w, leaves):
+        """Room in tree w's node pool for ``leaves`` more leaves (two nodes each)."""
+        t = self._trees[w]
+        need = 2 * (int(t.meta[2]) + leaves)
+        if t.lo.shape[0] < need:
+            self._trees[w] = K.tree_grow(t, max(need, 2 * t.lo.shape[0]))
+
+    def reserve(self):
+        """Room in the node pools for the leaves of the pending proxies (deferred insertion), for
+        ``tree_insert_pending``."""
+        if self._moved_meta[2]:
+            n = self._n
+            pending = (self._flags[:n] != K.FREE) & (self._leaf[:n] < 0)
+            static = int((pending & (self._flags[:n] == K.STATIC)).sum())
+            self._room(0, int(pending.sum()) - static)
+            self._room(1, static)
+
+    def flush(self):
+        """Give the pending proxies (deferred insertion) their leaves now."""
+        if self._moved_meta[2]:
+            self.reserve()
+            K.tree_insert_pending(self._trees[0], self._trees[1], self._lower, self._upper, self._flags,
+                                  self._leaf, self._n, self.margin, self._moved, self._moved_flag, self._moved_meta)
+
     def _removing(self, p):
+        if self._leaf[p] < 0:                      # (pending: no leaf yet)
+            self._moved_meta[2] -= 1
+            return
         K.tree_destroy_leaf(self._trees[self._tree(p)], self._leaf[p])
         self._leaf[p] = -1
 
     def _update(self, ids, lowers, uppers):
+        self.flush()
         K.tree_update(self._trees[0], self._trees[1], self._lower, self._upper, self._flags, self._leaf,
                       ids, lowers, uppers, self.margin, self.multiplier,
                       self._moved, self._moved_flag, self._moved_meta)
 
     def pairs(self):
+        self.flush()
         keys, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
                                                self._flags, self._leaf, self._moved, self._moved_flag,
                                                self._moved_meta, self._cand, step_threads())
         return K.unpack_keys(keys, K.KEY_STRIDE)
 
     def _query(self, lo, hi):
+        self.flush()
         return K.tree_query(self._trees[0], self._trees[1], self._lower, self._upper,
                             lo[0], lo[1], hi[0], hi[1])
 
     def _raycast(self, o, d):
+        self.flush()
         return K.tree_raycast(self._trees[0], self._trees[1], self._lower, self._upper,
                               o[0], o[1], d[0], d[1])
 
@@ -357,6 +396,7 @@ class DynamicTree(BroadPhase):
         """A copy of one tree's node pool as a dict of arrays (for inspection and invariant checks):
         ``lower, upper, parent, child1, child2, height, proxy`` per node and ``root``, ``free``, ``leaves``.
         A tree left stale by a bulk move is refitted first (``tree_fit``)."""
+        self.flush()
         t = self._trees[1 if static else 0]
         K.tree_fit(t)
         return {"lower": t.lo.copy(), "upper": t.hi.copy(), "parent": t.parent.copy(),
@@ -366,11 +406,14 @@ class DynamicTree(BroadPhase):
 
     def leaf_of(self, proxy):
         """The leaf node index of a proxy in its tree."""
-        return int(self._leaf[self._check_id(proxy)])
+        p = self._check_id(proxy)
+        self.flush()
+        return int(self._leaf[p])
 
     @property
     def height(self):
         """Height of the taller of the two trees (0 for a single leaf, -1 when empty)."""
+        self.flush()
         hs = [int(t.height[t.meta[0]]) if t.meta[0] >= 0 else -1 for t in self._trees]
         return max(hs)
 

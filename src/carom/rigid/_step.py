@@ -22,7 +22,8 @@ from ..geometry.aabb import core_box
 from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold, _to_frame,
                                  _incident_edge, _clip, _point_result)
 from ..geometry.toi import conservative_advancement
-from ..geometry._broadphase_kernels import tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys
+from ..geometry._broadphase_kernels import (tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys,
+                                            tree_insert_pending)
 from .joints._common import FILTER
 from ._solver import (prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING, capped_velocity,
                       max_angular_speed, mix)
@@ -300,6 +301,9 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     shape_sensor, shape_category, shape_mask, shape_group = shapes[8], shapes[9], shapes[10], shapes[11]
     (bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_moved, bp_moved_flag, bp_moved_meta,
      bp_cand, bp_margin, bp_multiplier) = tree
+    # the leaves of shapes added since the last step (the tree's deferred insertion)
+    tree_insert_pending(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_flags.shape[0], bp_margin,
+                        bp_moved, bp_moved_flag, bp_moved_meta)
     ids, lowers, uppers, plain = live_proxy_boxes(shape_alive, shape_proxy, lower, upper, shape_sensor,
                                                   shape_category, shape_mask, shape_group)
     tree_update(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
@@ -1586,12 +1590,12 @@ def inner_core(v, n, radius, out):
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (prepare_stage, solve_stage, continuous_stage, sleep_stage)
+LATE_STAGES = (prepare_stage, solve_stage, continuous_stage, sleep_stage, sensor_stage)
 
 
 def compile_late_stages(step_types):
     """Compile, into the on-disk cache, the stages ``step_kernel`` reaches last (prepare, solve, continuous,
-    sleep) for its argument types ``step_types``: the first part of the job of the helper process of a cold
+    sleep, sensors) for its argument types ``step_types``: the first part of the job of the helper process of a cold
     compile (``carom._jit.compile_helper``, ``carom._warmup.late_stages_then_public_api``).
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
@@ -1618,3 +1622,4 @@ def compile_late_stages(step_types):
     com0, angle0 = solved[0], solved[1]
     returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
     returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4], joints))
+    returned(sensor_stage, (bodies, shapes, awake, contacts))

@@ -631,6 +631,7 @@ def _prepare(world):
     ns = w._n_shapes
     bp = w._bp
     if w._query_boxes is None:
+        bp.flush()
         w._query_boxes = _refresh(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns],
                                   w._s_alive[:ns], w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts,
                                   w._s_proxy[:ns], bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags,

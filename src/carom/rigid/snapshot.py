@@ -162,7 +162,8 @@ BROAD_PHASE_ATTRIBUTES = {
     "_free": "broad.free", "_count": "counted from broad.flags", "margin": "broad.margin",
     "multiplier": "broad.multiplier", "_trees": "rebuilt from broad.fat_lower, broad.fat_upper",
     "_leaf": "rebuilt with the trees", "_moved": "broad.moved", "_moved_flag": "marks broad.moved",
-    "_moved_meta": "len(broad.moved), broad.cache_real", "_cand": "broad.cand",
+    "_moved_meta": "len(broad.moved), broad.cache_real, 0 (no leaf pending)", "_cand": "broad.cand",
+    "_deferred": "not saved: a world's tree always defers insertion (the snapshot is taken with none pending)",
 }
 
 
@@ -298,6 +299,7 @@ def encode(world) -> bytes:
     world._settle_events()      # (builds the last step's event records, which are state, if not yet built)
     nb, ns, nv = world._n_bodies, world._n_shapes, world._n_verts
     bp = world._bp
+    bp.flush()            # (shapes added since the last step get their leaves, as the step would give them)
     npx = bp._n
     contacts = world._contacts_to_save()[:_solver.COLOURING]
     w = _Writer()
@@ -983,7 +985,7 @@ def _build_broad_phase(d):
     each tree rebuilt from its leaves' fat boxes (``_tree_of``)."""
     npx = d["n_proxies"]
     try:
-        bp = DynamicTree(margin=d["broad.margin"], multiplier=d["broad.multiplier"])
+        bp = DynamicTree(margin=d["broad.margin"], multiplier=d["broad.multiplier"], deferred=True)
     except CaromError as exc:
         raise _bad(str(exc)) from None
     cap = _capacity(npx)
@@ -999,7 +1001,7 @@ def _build_broad_phase(d):
     moved = d["broad.moved"]
     bp._moved[:moved.size] = moved
     bp._moved_flag[moved] = 1
-    bp._moved_meta[:] = (moved.size, int(d["broad.cache_real"]))
+    bp._moved_meta[:] = (moved.size, int(d["broad.cache_real"]), 0)
     bp._cand = d["broad.cand"]
     bp._trees = [_tree_of(np.flatnonzero(flags == which), d["broad.fat_lower"], d["broad.fat_upper"], bp._leaf)
                  for which in (K.MOVING, K.STATIC)]

@@ -823,7 +823,8 @@ class World:
         self._skip_apart = True
         # fat boxes are stretched by one displacement, not Box2D v2's four: a fast body's long box meets many
         # shapes it never touches (smash: 32 → 21 ms per step), and its speculative margin covers the motion
-        self._bp = DynamicTree(multiplier=1.0)
+        # (deferred insertion: the step gives new shapes their leaves, ``DynamicTree``)
+        self._bp = DynamicTree(multiplier=1.0, deferred=True)
         self._s_proxy = np.zeros(scap, np.int64)
         self._arg_views = None          # (_kernel_args)
         self._shape_arrays += ("_s_proxy",)
@@ -1968,6 +1969,7 @@ class World:
             bodies, shapes, proxy = self._live_views(n, ns)
             self._arg_views = (n, ns, self._com, self._s_body, self._verts, bodies, shapes, proxy)
         bp = self._bp
+        bp.reserve()          # (room for the leaves the step gives shapes added since the last one)
         tree = (bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
                 bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier)
         return bodies, shapes, tree, proxy, self._proxy_shape
