@@ -438,12 +438,18 @@ def _stop(helper):
         helper.wait()
 
 
-def _end_with_parent(parent):
-    """End this helper process as soon as its parent ``parent`` is gone (a program that ends before its first
-    step leaves no compile running; Numba writes each cache file whole, so none is left half written)."""
-    while os.getppid() == parent:
+def end_with(pid):
+    """Poll the process ``pid`` (POSIX: signal 0 only checks that it exists) and end this process when it is
+    gone: a compile helper or background compile (run in a thread) does not outlive its program. Numba writes
+    each cache file whole, so none is left half written."""
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except OSError:
+            pass             # (it exists, but is not ours to signal)
         time.sleep(0.2)
-    os._exit(0)
 
 
 def _helper_main():
@@ -454,7 +460,8 @@ def _helper_main():
     parent = os.getppid()
     if where is not None:
         _claims = _Claims(where, names, lambda: os.getppid() == parent)
-    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
+    # (a program that ends before its first step leaves no compile running)
+    threading.Thread(target=end_with, args=(parent,), daemon=True).start()
     module, name = job.split(":")
     getattr(importlib.import_module(module), name)(arg_types)
 

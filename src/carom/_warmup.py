@@ -16,8 +16,8 @@ import os
 import subprocess
 import sys
 import threading
-import time
 
+from ._jit import end_with
 from .rigid import _step
 
 
@@ -43,21 +43,8 @@ def background(program):
         os.nice(19)
     except OSError:
         pass
-    threading.Thread(target=_end_with, args=(program,), daemon=True).start()
+    threading.Thread(target=end_with, args=(program,), daemon=True).start()
     public_api()
-
-
-def _end_with(pid):
-    """Poll the process ``pid`` (POSIX: signal 0 only checks that it exists) and end this process when it is
-    gone."""
-    while True:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        except OSError:
-            pass             # (it exists, but is not ours to signal)
-        time.sleep(0.2)
 
 
 def public_api():
