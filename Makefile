@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean clean-cache
+.PHONY: demo test bench fuzz clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/sleep.py
 	$(PY) benchmarks/busy_core.py
 	$(PY) benchmarks/run.py
+
+# The seeded churn of tests/churn.py for as long as asked: make fuzz MINUTES=30 (FUZZ_ARGS for more, e.g.
+# FUZZ_ARGS="--bodies 40"); a failure prints its seed, step and last operations (rerun: --seed N -v).
+MINUTES ?= 5
+fuzz: $(STAMP)
+	$(PY) tests/churn.py --minutes $(MINUTES) --steps 2000 $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) out

@@ -360,6 +360,7 @@ def _mutations(d):
         ("a contact with 3 points", put("contact.count", 0, 3), "contact.count"),
         ("a NaN impulse", put("contact.normal_impulse", 0, np.nan), "not finite"),
         ("a NaN in the cache", put("contact.cache", 0, np.nan), "cache"),
+        ("a +inf separation bound of a pair that can touch", put("contact.cache", (0, _step.CSEP), np.inf), "cache"),
         ("proxies mapped to the wrong shapes", swap_proxies, "proxies"),
         ("a proxy flag 3", put("broad.flags", 0, 3), "broad.flags"),
         ("a proxy outside its fat box", put("broad.fat_lower", int(d["shape.proxy"][live_shape]), 1e6), "fat box"),

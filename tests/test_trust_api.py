@@ -163,6 +163,12 @@ BAD = {
     "group too wide": (lambda w, b: b.add_shape(Circle(0.2), group=2 ** 63), "group"),
     "group float": (lambda w, b: b.add_shape(Circle(0.2), group=1.5), "group"),
     "shape beyond the world": (lambda w, b: b.add_shape(Circle(5e6, (6e6, 0))), "world limit"),
+    "bulk circles placed beyond the world": (lambda w, b: w.add_bodies([(0, 0), (9.5e6, 0)], shape=Circle(1e6)),
+                                             "positions[1]"),
+    # event handlers
+    "handler categories int": (lambda w, b: w.on("begin", print, categories=5), "categories"),
+    "handler categories str": (lambda w, b: w.on("begin", print, categories="ab"), "categories"),
+    "handler categories triple": (lambda w, b: w.on("end", print, categories=(1, 2, 3)), "categories"),
     # forces and impulses: the value, and the velocity it would leave
     "force nan": (lambda w, b: b.apply_force((NAN, 0)), "force"),
     "force nan point": (lambda w, b: b.apply_force((1, 0), point=(NAN, 0)), "point"),
@@ -206,6 +212,22 @@ def test_every_bad_value_is_named_and_changes_nothing(case):
         call(w, b)
     assert name in str(info.value), str(info.value)
     assert_unchanged(before, w)
+    w.step(DT)
+
+
+@pytest.mark.parametrize("shape", [Circle(1e6), box(1e6, 1.0), Capsule((-1e6, 0), (1e6, 0), 0.5),
+                                   Circle(1.0, center=(9e5, 0.0))], ids=["circle", "box", "capsule", "offset"])
+def test_a_shape_reaching_beyond_the_world_from_its_body_is_refused(shape):
+    """A shape within the world limit in its body's frame but not where the body puts it (x = 9.5e6, turned)
+    is refused, naming the limit, and the world is unchanged (before, a circle there was taken)."""
+    w, _, _ = scene()
+    far = w.add_body(position=(9.5e6, 0.0), angle=0.4)
+    far.add_shape(box(1, 1))
+    before = world_state(w)
+    with pytest.raises(GeometryError, match="world limit"):
+        far.add_shape(shape)
+    assert_unchanged(before, w)
+    far.add_shape(Circle(1e5))      # one that fits is taken
     w.step(DT)
 
 

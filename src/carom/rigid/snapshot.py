@@ -831,9 +831,16 @@ def _check_contacts(d):
     for name in ("normal_impulse", "tangent_impulse", "step_impulse"):
         _at_least(d, "contact." + name, -FLOAT32_LIMIT, FLOAT32_LIMIT)
     cache = d["contact.cache"]
-    plain = np.delete(cache, _step.CSEP, axis=1)
-    if not np.isfinite(plain).all() or np.isnan(cache[:, _step.CSEP]).any() or (cache[:, _step.CSEP] == np.inf).any():
-        raise _bad("contact.cache holds a NaN or an infinity (only the separation bound may be -inf)")
+    if keys.size:
+        # two segments never touch: their separation bound is +inf (``_step.invalid_cache_rows``)
+        count, radius = d["shape.count"], d["shape.radius"]
+        a, b = keys >> _step.KEY_SHIFT, keys & _step.KEY_MASK
+        never_touch = (count[a] == 2) & (radius[a] == 0.0) & (count[b] == 2) & (radius[b] == 0.0)
+        bad = _step.invalid_cache_rows(cache, never_touch)
+        if bad.any():
+            i = _where(bad)
+            raise _bad(f"contact.cache[{i}] = {cache[i].tolist()} holds a NaN or an infinity (only the "
+                       "separation bound may be infinite: -inf in a row with points, +inf for two segments)")
 
 
 def _check_broad_phase(d):

@@ -1538,6 +1538,15 @@ class World:
         self._check_shape_mass(mass, d, "each body")
         if k == 0:
             return []
+        # each placed shape within the world limit (as ``add_shape`` checks it)
+        cs, sn = np.cos(a)[:, None], np.sin(a)[:, None]
+        vx, vy = shape.vertices[:, 0], shape.vertices[:, 1]
+        reach = np.maximum(np.abs(p[:, :1] + cs * vx - sn * vy).max(axis=1),
+                           np.abs(p[:, 1:] + sn * vx + cs * vy).max(axis=1)) + shape.radius
+        if (reach > WORLD_LIMIT).any():
+            i = int(np.flatnonzero(reach > WORLD_LIMIT)[0])
+            raise GeometryError(f"{shape!r} at positions[{i}] = ({p[i, 0]:g}, {p[i, 1]:g}) reaches beyond the "
+                                f"world limit {WORLD_LIMIT:g} m")
         self._settle_events()     # (shape slots may be reused)
         # body rows: from the free list (last freed first), then new ones, the arrays doubling as add_body does
         free = self._free_bodies
@@ -1688,6 +1697,13 @@ class World:
         mass = self._body_mass(b, ((shape, d),))
         if self._kind[b] == _step.DYNAMIC:
             self._check_shape_mass(mass, d, f"body {b}")
+        x, y, c, sn = self._origin_transform(b)
+        lx, ly, ux, uy = core_aabb(shape._kernel_vertices, shape.radius, x, y, c, sn)
+        if max(-lx, -ly, ux, uy) > WORLD_LIMIT:
+            # (the shape alone is checked against the limit in its body's frame: placed on the body it can
+            # still reach beyond it, where positions lose their precision and the broad phase's boxes overflow)
+            raise GeometryError(f"{shape!r} on body {b} at ({x:g}, {y:g}) reaches beyond the world limit "
+                                f"{WORLD_LIMIT:g} m (its box spans ({lx:g}, {ly:g}) to ({ux:g}, {uy:g}))")
         n = shape.vertices.shape[0]
         self._settle_events()     # the last step's events name shapes by slot, and this may reuse one
         if self._free_shapes:
@@ -1720,8 +1736,6 @@ class World:
         self._s_mask[s] = msk
         self._s_group[s] = grp
         self._s_geometry[s] = shape
-        x, y, c, sn = self._origin_transform(b)
-        lx, ly, ux, uy = core_aabb(shape._kernel_vertices, shape.radius, x, y, c, sn)
         pid = self._bp.insert((lx, ly), (ux, uy), static=bool(self._kind[b] == _step.STATIC))
         if pid >= self._proxy_shape.shape[0]:
             self._proxy_shape = _grow(self._proxy_shape, 2 * pid + 2)
@@ -2268,7 +2282,7 @@ class World:
             if kind == "post_solve":
                 raise CaromError(f"categories are not taken for post_solve handlers (they get every contact), "
                                  f"got {categories!r}")
-            if len(categories) != 2:
+            if isinstance(categories, (str, bytes)) or not hasattr(categories, "__len__") or len(categories) != 2:
                 raise CaromError(f"categories must be a pair (cat_a, cat_b), got {categories!r}")
             categories = (_bits(categories[0], "categories[0]"), _bits(categories[1], "categories[1]"))
         self._handlers.append((kind, handler, categories))
