@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench fuzz clean clean-cache
+.PHONY: demo test bench fuzz wheel clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/busy_core.py
 	$(PY) benchmarks/run.py
 
+# A wheel that carries its compiled kernels (both processor levels), into dist/
+wheel: $(STAMP)
+	$(PY) tools/kernel_wheel.py --out dist
+
 # The seeded churn of tests/churn.py for as long as asked: make fuzz MINUTES=30 (FUZZ_ARGS for more, e.g.
 # FUZZ_ARGS="--bodies 40"); a failure prints its seed, step and last operations (rerun: --seed N -v).
 MINUTES ?= 5
@@ -34,7 +38,7 @@ fuzz: $(STAMP)
 	$(PY) tests/churn.py --minutes $(MINUTES) --steps 2000 $(FUZZ_ARGS)
 
 clean:
-	rm -rf $(VENV) out
+	rm -rf $(VENV) out build dist
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 # Numba's disk cache does not notice a changed kernel in another module: drop it after editing kernels.

@@ -23,6 +23,16 @@ def set_num_threads(n):
     numba.set_num_threads(n)
 
 
+def cpu_level() -> str:
+    """The processor level carom's kernels are compiled for in this process: ``"x86-64-v3"`` (AVX2 and FMA)
+    or ``"x86-64"`` (the baseline), whose compiled kernels a wheel ships, or ``"host"`` (Numba's default: this
+    processor's own, compiled on first use). Chosen at import, best first, or by the environment variable
+    ``CAROM_CPU_LEVEL`` (auto, host or a level). The setting is Numba's and process-wide: other Numba code
+    compiled after ``import carom`` is compiled for the same level."""
+    from . import _cpu_level
+    return _cpu_level.level
+
+
 def get_num_threads():
     """The number of threads the parallel stages use."""
     import numba

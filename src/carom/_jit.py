@@ -25,11 +25,18 @@ import numba
 import numba.extending
 import numba.core.registry
 import numba.core.caching
+import numba.core.event
 import numba.core.codegen
 import numba.core.compiler
 import numba.core.cgutils
 from llvmlite import ir as llvm_ir
 import llvmlite.binding as llvm_binding
+
+from . import _cpu_level
+
+# the processor level kernels are compiled for, and the locator of the shipped cache: before anything compiles
+_cpu_level.choose()
+_cpu_level.install_locator()
 
 class _KernelCache(numba.core.caching.FunctionCache):
     """Numba's on-disk cache, with kernels' entries keyed apart from those of the same function compiled with
@@ -253,9 +260,54 @@ def announce_compile() -> None:
     if _announced or os.environ.get("NUMBA_DISABLE_JIT") == "1" or os.environ.get(_HELPER_ENV):
         return
     _announced = True
-    if not kernels_cached():
+    shipped = _cpu_level.shipped_levels()
+    if shipped and _cpu_level.level not in shipped:
+        # an installed wheel's kernels are for other levels: this run compiles, and says why
+        print(f"carom: no shipped kernels for this processor ({_cpu_level.reason}; shipped: "
+              f"{', '.join(shipped)}): compiling kernels… (once; later runs load them from the cache)",
+              file=sys.stderr, flush=True)
+    elif not kernels_cached():
         print("carom: compiling kernels… (once per machine; later runs load them from the cache)",
               file=sys.stderr, flush=True)
+    else:
+        return
+    numba.core.event.register("numba:compile", _CompileProgress())
+
+
+class _CompileProgress(numba.core.event.Listener):
+    """While a first run compiles: one line on the console as each stage of the rigid step starts compiling in
+    this process (a stage the compile helper has already put in the cache is loaded and says nothing), with
+    the stage's place in the step and the seconds since the first, and one when the step is done."""
+
+    #: the step's stages in the order ``_step.step_kernel`` calls (and compiles) them
+    STAGES = ("bounds_stage", "broad_stage", "narrow_stage", "pre_solve_stage", "prepare_stage", "solve_stage",
+              "continuous_stage", "sensor_stage", "sleep_stage")
+
+    def __init__(self):
+        self._t0 = None
+        self._seen = set()
+
+    def _name(self, event):
+        func = getattr(event.data.get("dispatcher"), "py_func", None)
+        if func is None or getattr(func, "__module__", "") != "carom.rigid._step":
+            return None
+        return func.__name__
+
+    def on_start(self, event):
+        name = self._name(event)
+        if name == "step_kernel" and self._t0 is None:
+            self._t0 = time.perf_counter()
+        elif name in self.STAGES and name not in self._seen and self._t0 is not None:
+            self._seen.add(name)
+            k = self.STAGES.index(name) + 1
+            print(f"carom: compiling the rigid step: {name[:-6].replace('_', '-')} ({k}/{len(self.STAGES)}), "
+                  f"{time.perf_counter() - self._t0:.0f} s", file=sys.stderr, flush=True)
+
+    def on_end(self, event):
+        if self._name(event) == "step_kernel" and self._t0 is not None:
+            print(f"carom: the rigid step compiled in {time.perf_counter() - self._t0:.0f} s", file=sys.stderr,
+                  flush=True)
+            self._t0 = None
 
 
 #: set in the environment of a compile helper (:func:`compile_helper`): it says nothing on the console

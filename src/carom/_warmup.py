@@ -95,3 +95,48 @@ def public_api():
 
     for scene in (verlet_scenes.verlet_boxes, verlet_scenes.rope_cloth, verlet_scenes.jelly):
         scene().step(1.0 / 60.0)
+
+
+def every_kernel():
+    """Compile (or load) every kernel a user can reach, for the wheel's shipped cache (``tools/kernel_wheel.py``):
+    rigid steps of worlds that use every stage (stacks, mixed shapes, bullets, joints of every kind the scenes
+    hold, a chain terrain, sensors, a pre-solve hook), their events and contact data, then :func:`public_api`."""
+    import numpy as np
+    from . import geometry as G
+    from .scenes import rigid_scenes as R
+    from .rigid import World, pre_solve_function, joints
+
+    worlds = [R.pyramid(base=5), R.pile(count=60), R.bullets(), R.pendulum(), R.chain(links=8),
+              R.bridge(planks=10, drops=2), R.ragdolls(count=2, columns=2), R.car(track_length=10.0),
+              R.cradle(balls=3)]
+    w = World()
+    w.static_body.add_chain([(-20, 0), (-10, 0), (0, 0.5), (10, 0), (20, 0)])
+    gate = w.add_body(position=(3, 1), kind="static")
+    gate.add_shape(G.box(0.5, 1), sensor=True)
+    a = w.add_body(position=(0, 2))
+    a.add_shape(G.box(0.5, 0.5), one_way=(0, 1), tangent_speed=1.0)
+    b = w.add_body(position=(1.5, 2))
+    b.add_shape(G.Capsule((-0.3, 0), (0.3, 0), 0.2), rolling_resistance=0.1)
+    for kind in (joints.Distance(a, b, (0, 2), (1.5, 2)), joints.Weld(a, b, anchor=(0.7, 2)),
+                 joints.Prismatic(a, b, anchor=(0.7, 2), axis=(1, 0)), joints.Motor(a, b),
+                 joints.Mouse(b, target=(2, 3)), joints.Wheel(a, b, anchor=(1.5, 2), axis=(0, 1))):
+        w.add_joint(kind)
+    w.on("begin", lambda e: None)
+    worlds.append(w)
+    for world in worlds:
+        for _ in range(3):
+            world.step(1 / 60)
+        world.contact_events()
+        world.contact_data()
+        world.contacts()
+        World.restore(world.snapshot())
+
+    @pre_solve_function
+    def keep(shape_a, shape_b, body_a, body_b, normal_x, normal_y, point_count, points, material):
+        return 1
+
+    worlds[0].pre_solve = keep
+    worlds[0].step(1 / 60)
+    worlds[0].add_bodies(np.zeros((2, 2)) + (0.0, 30.0), shape=G.Circle(0.2))
+    worlds[0].step(1 / 60)
+    public_api()
