@@ -5,8 +5,14 @@ Each takes the primitive list and its target; pillow and pygame also take a :cla
 inside the functions, so ``carom.render`` imports without any of them.
 """
 import numpy as np
+from ._deps import require
 
 from .draw import Poly, Disc, Lines, Dot, View, describe, fit_bounds, BACKGROUND
+
+
+#: Discs smaller than this radius in pixels are drawn without their outline (a pile of 10,000 small circles
+#: would otherwise be a black block of outlines).
+SMALL_DISC = 2.5
 
 
 def _pixels(primitives, view):
@@ -27,7 +33,7 @@ def _pixels(primitives, view):
 # ------------------------------------------------------------------------------------------------- pillow
 def to_pillow(primitives, view, image):
     """Draw onto a ``PIL.Image`` (RGB) through ``view``."""
-    from PIL import ImageDraw
+    ImageDraw = require("PIL.ImageDraw")
     d = ImageDraw.Draw(image)
     for p, q in zip(primitives, _pixels(primitives, view)):
         if isinstance(p, Poly):
@@ -39,7 +45,8 @@ def to_pillow(primitives, view, image):
         elif isinstance(p, Disc):
             x, y = q
             r = max(p.radius * view.scale, 1.0)
-            d.ellipse([x - r, y - r, x + r, y + r], fill=p.fill, outline=p.outline)
+            outline = p.outline if r >= SMALL_DISC or p.fill is None else None   # tiny discs: fill only
+            d.ellipse([x - r, y - r, x + r, y + r], fill=p.fill, outline=outline)
         elif isinstance(p, Lines):
             pts = [tuple(v) for v in q]
             if p.closed:
@@ -55,7 +62,7 @@ def to_pillow(primitives, view, image):
 # ------------------------------------------------------------------------------------------------- pygame
 def to_pygame(primitives, view, surface):
     """Draw onto a ``pygame.Surface`` through ``view``."""
-    import pygame
+    pygame = require("pygame")
     draw = pygame.draw
     for p, q in zip(primitives, _pixels(primitives, view)):
         if isinstance(p, Poly):
@@ -70,7 +77,7 @@ def to_pygame(primitives, view, surface):
             r = max(p.radius * view.scale, 1.0)
             if p.fill is not None:
                 draw.circle(surface, p.fill, q, r)
-            if p.outline is not None:
+            if p.outline is not None and (r >= SMALL_DISC or p.fill is None):
                 draw.circle(surface, p.outline, q, r, 1)
         elif isinstance(p, Lines):
             if len(q) >= 2:
@@ -101,8 +108,8 @@ def _rgb(colour):
 
 def to_matplotlib(primitives, ax):
     """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect)."""
-    from matplotlib import patches
-    from matplotlib.collections import LineCollection
+    patches = require("matplotlib.patches")
+    LineCollection = require("matplotlib.collections").LineCollection
     segments, colours, widths = [], [], []
     dots, dot_colours, dot_sizes = [], [], []
     for p in primitives:
@@ -137,7 +144,7 @@ def draw_matplotlib(world, ax=None, contacts=True, aabbs=False, tree=False, lowe
     """Debug-draw a rigid or Verlet world on matplotlib axes (a new figure when ``ax`` is None), for notebooks.
     ``lower``/``upper`` set the axis limits (default: everything). Returns the axes."""
     if ax is None:
-        import matplotlib.pyplot as plt
+        plt = require("matplotlib.pyplot")
         _, ax = plt.subplots(figsize=(6, 4.5))
     to_matplotlib(describe(world, contacts=contacts, aabbs=aabbs, tree=tree, joints=joints), ax)
     if lower is None or upper is None:

@@ -29,6 +29,7 @@ an optional ``;radius``) — or drawn at random from ``--seed``.
 import math
 
 import numpy as np
+from ._deps import require
 
 from ..constants import LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS, GJK_MAX_ITERATIONS, EPA_MAX_ITERATIONS
 from ..errors import CaromError, GeometryError
@@ -558,7 +559,7 @@ def random_boxes(rng, count=10, field=10.0):
 
 # =============================================================================================== drawing
 def _draw_shape(ax, shape, xf, colour, alpha=0.3, lw=1.4, ls="-", label=None, zorder=2):
-    from matplotlib import patches
+    patches = require("matplotlib.patches")
     core = _core(shape, xf)
     r = shape.radius
     if len(core) == 1:
@@ -617,7 +618,7 @@ def _label_m(ax):
 
 
 def _draw_m(ax, hull, rsum, alpha=0.15):
-    from matplotlib import patches
+    patches = require("matplotlib.patches")
     if len(hull) >= 3:
         ax.add_patch(patches.Polygon(hull, closed=True, facecolor=MINK, alpha=alpha, edgecolor=MINK, lw=1.0))
     elif len(hull) == 2:
@@ -926,7 +927,7 @@ def lab_sap(lowers, uppers):
     bar0 = field_lo[other] - 0.8
 
     def draw_state(ax, st, final):
-        from matplotlib import patches
+        patches = require("matplotlib.patches")
         seen = set(order[:order.index(st["box"]) + 1]) if st else set(range(n))
         in_pairs = {i for p in (st["pairs"] if st else pairs) for i in p}
         for i in range(n):
@@ -999,7 +1000,7 @@ def lab_tree(lowers, uppers):
         nodes = snapshots[k]
 
         def draw(axs):
-            from matplotlib import patches
+            patches = require("matplotlib.patches")
             ax, at = axs
             for (blo, bhi, depth, leaf) in tree_boxes(nodes):
                 colour = "0.35" if leaf else DEPTH[depth % len(DEPTH)]
@@ -1082,8 +1083,8 @@ def _sample(steps, limit):
 
 
 def _figure_image(fig):
-    from PIL import Image
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    Image = require("PIL.Image")
+    FigureCanvasAgg = require("matplotlib.backends.backend_agg").FigureCanvasAgg
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     return Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
@@ -1091,7 +1092,7 @@ def _figure_image(fig):
 
 def frames(lab, dpi=72, panel_size=4.4):
     """One pillow image per step (the GIF frames)."""
-    from matplotlib.figure import Figure
+    Figure = require("matplotlib.figure").Figure
     out = []
     for k, step in enumerate(lab.steps):
         fig = Figure(figsize=(panel_size * lab.panels, panel_size + 0.4), dpi=dpi)
@@ -1105,7 +1106,7 @@ def frames(lab, dpi=72, panel_size=4.4):
 
 def grid_image(lab, dpi=72, limit=None, panel_size=3.2):
     """The steps (at most ``limit``, evenly sampled) as one grid picture (the PNG)."""
-    from matplotlib.figure import Figure
+    Figure = require("matplotlib.figure").Figure
     limit = limit or (12 if lab.panels == 1 else 8)
     steps = _sample(lab.steps, limit)
     cols = min(len(steps), 4 if lab.panels == 1 else 2)
