@@ -165,11 +165,15 @@ class BroadPhase:
         return self._lower[p].copy(), self._upper[p].copy()
 
     def is_static(self, proxy):
+        """True if ``proxy`` (an id from :meth:`insert`) was inserted as static."""
         return bool(self._flags[self._check_id(proxy)] == K.STATIC)
 
     # -- interface --------------------------------------------------------------------------------------
     def insert(self, lower, upper, static=False):
-        """Add a box; returns its proxy id. Static proxies are never paired with each other."""
+        """Add a box; returns its proxy id. Static proxies are never paired with each other.
+
+        ``lower`` and ``upper`` are the box's corners (x, y); ``static`` marks a box that never moves.
+        """
         lo, hi = _box(lower, upper)
         if self._free:
             p = self._free.pop()
@@ -186,6 +190,7 @@ class BroadPhase:
         return p
 
     def remove(self, proxy):
+        """Remove ``proxy`` (an id from :meth:`insert`); its id may be reused by a later insert."""
         p = self._check_id(proxy)
         self._removing(p)
         self._flags[p] = K.FREE
@@ -193,7 +198,10 @@ class BroadPhase:
         self._count -= 1
 
     def move(self, proxy, lower, upper):
-        """Give a proxy a new box."""
+        """Give a proxy a new box.
+
+        ``proxy`` is an id from :meth:`insert`; ``lower`` and ``upper`` the new corners.
+        """
         p = self._check_id(proxy)
         lo, hi = _box(lower, upper)
         self._update(np.array([p], np.int64), lo.reshape(1, 2), hi.reshape(1, 2))
@@ -252,6 +260,8 @@ class BruteForce(BroadPhase):
     """Every pair tested: O(n²) per call. The reference the other structures must agree with exactly."""
 
     def pairs(self):
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: every pair of
+        boxes tested, O(n²) (the oracle the others are tested against)."""
         return K.brute_pairs(self._lower, self._upper, self._flags, self._n)
 
 
@@ -289,6 +299,8 @@ class SweepAndPrune(BroadPhase):
         return int(self._meta[1])
 
     def pairs(self):
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: boxes sorted
+        along x, then swept."""
         return K.sap_pairs(self._lower, self._upper, self._flags, self._n, self._order, self._meta)
 
 
@@ -376,6 +388,8 @@ class DynamicTree(BroadPhase):
                       self._moved, self._moved_flag, self._moved_meta)
 
     def pairs(self):
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: moved proxies
+        queried against the trees (pending insertions flushed first)."""
         self.flush()
         keys, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
                                                self._flags, self._leaf, self._moved, self._moved_flag,
@@ -395,7 +409,10 @@ class DynamicTree(BroadPhase):
     def nodes(self, static=False):
         """A copy of one tree's node pool as a dict of arrays (for inspection and invariant checks):
         ``lower, upper, parent, child1, child2, height, proxy`` per node and ``root``, ``free``, ``leaves``.
-        A tree left stale by a bulk move is refitted first (``tree_fit``)."""
+        A tree left stale by a bulk move is refitted first (``tree_fit``).
+
+        ``static`` picks the tree of static proxies (True) or of moving ones (False).
+        """
         self.flush()
         t = self._trees[1 if static else 0]
         K.tree_fit(t)
@@ -458,6 +475,8 @@ class UniformGrid(BroadPhase):
         K.set_boxes(self._lower, self._upper, ids, lowers, uppers)
 
     def pairs(self):
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: boxes binned
+        into square cells (the cell size chosen from the boxes unless fixed)."""
         if not self._fixed and (self._cell == 0.0 or not
                                 (self._chosen_at // 2 < self._count <= 2 * self._chosen_at)):
             self._cell = float(K.grid_choose_cell(self._lower, self._upper, self._flags, self._n))

@@ -184,6 +184,8 @@ def penetration(a, xf_a, b, xf_b):
     """Penetration ``(depth, normal)`` of two placed shapes (world normal, unit, from A to B), or None.
 
     Translating B by depth·normal makes the shapes touch. Touching shapes give depth 0; separated ones None.
+
+    ``a`` and ``b`` are shapes, placed by ``xf_a`` and ``xf_b`` (Transforms, (x, y) or (x, y, angle)).
     """
     ta, rel = prepare_pair(a, xf_a, b, xf_b)
     hit, depth, nx, ny = rounded_penetration(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel)

@@ -348,6 +348,8 @@ def distance(a, xf_a, b, xf_b) -> DistanceResult:
 
     ``xf_a``/``xf_b`` are Transforms, (x, y) or (x, y, angle). The distance is 0 when the shapes overlap or
     touch; then both points are the same point inside the overlap.
+
+    ``a`` and ``b`` are shapes, placed by ``xf_a`` and ``xf_b``.
     """
     ta, rel = prepare_pair(a, xf_a, b, xf_b)
     d, ax, ay, bx, by, _ = shape_distance(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel)
@@ -355,6 +357,9 @@ def distance(a, xf_a, b, xf_b) -> DistanceResult:
 
 
 def overlap(a, xf_a, b, xf_b) -> bool:
-    """True when the placed shapes overlap or touch."""
+    """True when the placed shapes overlap or touch.
+
+    ``a`` and ``b`` are shapes, placed by ``xf_a`` and ``xf_b`` (Transforms, (x, y) or (x, y, angle)).
+    """
     _, rel = prepare_pair(a, xf_a, b, xf_b)
     return bool(shapes_overlap(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel))

@@ -42,6 +42,7 @@ class Manifold:
 
     @property
     def count(self) -> int:
+        """Number of contact points (0, 1 or 2)."""
         return self.points.shape[0]
 
     @property
@@ -51,7 +52,11 @@ class Manifold:
 
     @classmethod
     def from_tuple(cls, m, x, y, c, s):
-        """Build from a kernel tuple in A's frame, placing it with A's transform (x, y, c, s)."""
+        """Build from a kernel tuple in A's frame, placing it with A's transform (x, y, c, s).
+
+        ``m`` is the tuple a compiled kernel returns (normal x, normal y, count, points, separations, ids), or None
+        for no contact.
+        """
         count = m[0]
         nx, ny = c * m[1] - s * m[2], s * m[1] + c * m[2]
         pts, seps, ids = [], [], []

@@ -137,6 +137,8 @@ def mass_properties(shape, density=1.0) -> MassProperties:
     """Mass (kg), centroid (local, m) and rotational inertia about the centroid (kg·m²).
 
     ``density`` is per unit area (kg/m²). A segment has no area, hence zero mass.
+
+    ``shape`` is any :mod:`carom.geometry` shape.
     """
     d = _validate.number(density, "density", low=0.0, error=GeometryError)
     area, cx, cy, inertia = shape_moments(shape._kernel_vertices, shape._kernel_normals, shape.radius)

@@ -55,11 +55,13 @@ class Transform:
         self.angle = _finite(angle, "Transform angle", limit=ANGLE_LIMIT)
 
     @property
-    def cos(self):
+    def cos(self) -> float:
+        """cos(angle), for rotating points by the transform."""
         return math.cos(self.angle)
 
     @property
-    def sin(self):
+    def sin(self) -> float:
+        """sin(angle), for rotating points by the transform."""
         return math.sin(self.angle)
 
     def as_tuple(self):
@@ -132,6 +134,7 @@ class Shape:
 
     @property
     def kind_name(self) -> str:
+        """The kind as a word: "circle", "capsule", "segment" or "polygon"."""
         return KIND_NAMES[self.kind]
 
     def mass_properties(self, density=1.0):
@@ -169,7 +172,8 @@ class Circle(Shape):
         super().__init__(_point(center, "Circle center").reshape(1, 2), r)
 
     @property
-    def center(self):
+    def center(self) -> np.ndarray:
+        """The centre in the shape's frame (a copy)."""
         return self._vertices[0].copy()
 
     def __repr__(self):
@@ -193,11 +197,13 @@ class _TwoPointShape(Shape):
     __slots__ = ()
 
     @property
-    def p1(self):
+    def p1(self) -> np.ndarray:
+        """The first end point in the shape's frame (a copy)."""
         return self._vertices[0].copy()
 
     @property
-    def p2(self):
+    def p2(self) -> np.ndarray:
+        """The second end point in the shape's frame (a copy)."""
         return self._vertices[1].copy()
 
 
@@ -217,7 +223,10 @@ class Capsule(_TwoPointShape):
 
 
 class Segment(_TwoPointShape):
-    """A line segment of zero thickness (ground lines, walls); it has no area and so no mass."""
+    """A line segment of zero thickness (ground lines, walls); it has no area and so no mass.
+
+    Its end points ``p1`` and ``p2`` are (x, y) pairs in the shape's frame and must differ.
+    """
 
     kind = SEGMENT
     __slots__ = ()
@@ -268,7 +277,11 @@ class Polygon(Shape):
 
 
 def box(half_width, half_height, center=(0.0, 0.0), angle=0.0, radius=0.0) -> Polygon:
-    """A rectangle of the given half extents, centred at ``center`` and rotated by ``angle``."""
+    """A rectangle of the given half extents, centred at ``center`` and rotated by ``angle``.
+
+    ``half_width`` and ``half_height`` (> 0) are half the sides; ``radius`` > 0 rounds the corners (the box grows by
+    it on every side).
+    """
     hw = _finite(half_width, "box half_width", 0.0, low_open=True)
     hh = _finite(half_height, "box half_height", 0.0, low_open=True)
     c = _point(center, "box center")

@@ -166,6 +166,9 @@ def time_of_impact(a, a_start, a_end, b, b_start, b_end, target=TOI_TARGET):
     lines are solved exactly; other pairs by conservative advancement, which reports a time at which the
     shapes are within ``target`` (default TOI_TARGET) of touching and never a time after the true first
     contact.
+
+    ``a`` and ``b`` are the two shapes; ``b_start`` and ``b_end`` place B at the start and end of the motion as
+    ``a_start`` and ``a_end`` place A.
     """
     _check_shape(a, "shape a")
     _check_shape(b, "shape b")

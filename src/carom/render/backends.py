@@ -32,7 +32,10 @@ def _pixels(primitives, view):
 
 # ------------------------------------------------------------------------------------------------- pillow
 def to_pillow(primitives, view, image):
-    """Draw onto a ``PIL.Image`` (RGB) through ``view``."""
+    """Draw onto a ``PIL.Image`` (RGB) through ``view``.
+
+    ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``image`` is changed in place and returned.
+    """
     ImageDraw = require("PIL.ImageDraw")
     d = ImageDraw.Draw(image)
     for p, q in zip(primitives, _pixels(primitives, view)):
@@ -61,7 +64,10 @@ def to_pillow(primitives, view, image):
 
 # ------------------------------------------------------------------------------------------------- pygame
 def to_pygame(primitives, view, surface):
-    """Draw onto a ``pygame.Surface`` through ``view``."""
+    """Draw onto a ``pygame.Surface`` through ``view``.
+
+    ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``surface`` is changed in place and returned.
+    """
     pygame = require("pygame")
     draw = pygame.draw
     for p, q in zip(primitives, _pixels(primitives, view)):
@@ -92,6 +98,11 @@ def draw_pygame(world, surface, view=None, contacts=True, aabbs=False, tree=Fals
 
     Shapes with rotation marks, sleeping bodies dimmed, joints, contact points and normals; AABBs and the
     broad-phase tree on demand. Returns the view used.
+
+    ``world`` is rigid or Verlet; ``surface`` a pygame surface; ``view`` a :class:`~carom.render.draw.View`.
+    ``contacts`` draws contact points with their normals (``normal_length`` m long), ``aabbs`` each shape's bounding
+    box, ``tree`` the broad phase's tree, ``joints`` the joints. ``clear`` fills the surface with the background
+    first.
     """
     if view is None:
         view = View(*fit_bounds(world), *surface.get_size())
@@ -107,7 +118,10 @@ def _rgb(colour):
 
 
 def to_matplotlib(primitives, ax):
-    """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect)."""
+    """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect).
+
+    ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``ax`` is the Axes drawn on (returned).
+    """
     patches = require("matplotlib.patches")
     LineCollection = require("matplotlib.collections").LineCollection
     segments, colours, widths = [], [], []
@@ -142,7 +156,12 @@ def to_matplotlib(primitives, ax):
 
 def draw_matplotlib(world, ax=None, contacts=True, aabbs=False, tree=False, lower=None, upper=None, joints=True):
     """Debug-draw a rigid or Verlet world on matplotlib axes (a new figure when ``ax`` is None), for notebooks.
-    ``lower``/``upper`` set the axis limits (default: everything). Returns the axes."""
+    ``lower``/``upper`` set the axis limits (default: everything). Returns the axes.
+
+    ``world`` is rigid or Verlet; ``ax`` a matplotlib Axes. ``contacts`` draws contact points with their normals
+    (``normal_length`` m long), ``aabbs`` each shape's bounding box, ``tree`` the broad phase's tree, ``joints`` the
+    joints.
+    """
     if ax is None:
         plt = require("matplotlib.pyplot")
         _, ax = plt.subplots(figsize=(6, 4.5))

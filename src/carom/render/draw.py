@@ -107,18 +107,25 @@ class View:
         self.offset = 0.5 * (np.array([self.width, self.height]) - span * self.scale)
 
     @property
-    def size(self):
+    def size(self) -> tuple:
+        """(width, height) in pixels."""
         return self.width, self.height
 
     def px(self, p):
-        """World point(s) (…, 2) → pixel coordinates (…, 2), y down."""
+        """World point(s) (…, 2) → pixel coordinates (…, 2), y down.
+
+        ``p`` is a point or an array of points (…, 2).
+        """
         p = np.asarray(p, float)
         x = self.offset[0] + (p[..., 0] - self.lower[0]) * self.scale
         y = self.height - self.offset[1] - (p[..., 1] - self.lower[1]) * self.scale
         return np.stack([x, y], -1)
 
     def to_world(self, q):
-        """Pixel coordinates (…, 2) → world point(s): the inverse of :meth:`px`."""
+        """Pixel coordinates (…, 2) → world point(s): the inverse of :meth:`px`.
+
+        ``q`` is a pixel position or an array of them (…, 2).
+        """
         q = np.asarray(q, float)
         x = self.lower[0] + (q[..., 0] - self.offset[0]) / self.scale
         y = self.lower[1] + (self.height - self.offset[1] - q[..., 1]) / self.scale
@@ -126,7 +133,10 @@ class View:
 
 
 def fit_bounds(world, pad=0.05):
-    """Lower and upper corners of a rectangle holding every shape (rigid) or particle (Verlet), padded."""
+    """Lower and upper corners of a rectangle holding every shape (rigid) or particle (Verlet), padded.
+
+    ``world`` is rigid or Verlet; ``pad`` is the margin, a fraction of the extent on each side.
+    """
     if _is_rigid(world):
         _, _, verts, radius, _ = _rigid_shapes(world)
         if verts:
@@ -334,7 +344,12 @@ def describe_verlet(world, aabbs=False, **_ignored):
 
 def describe(world, contacts=True, aabbs=False, tree=False, normal_length=0.35, joints=True):
     """Primitives for either kind of world (see :func:`describe_rigid` and :func:`describe_verlet`; a Verlet
-    world's edges are always drawn, ``joints`` is for rigid joints)."""
+    world's edges are always drawn, ``joints`` is for rigid joints).
+
+    ``world`` is a :class:`carom.World` or a :class:`carom.verlet.World`. ``contacts`` draws contact points with
+    their normals (``normal_length`` m long), ``aabbs`` each shape's bounding box, ``tree`` the broad phase's tree,
+    ``joints`` the joints.
+    """
     if _is_rigid(world):
         return describe_rigid(world, contacts=contacts, aabbs=aabbs, tree=tree, normal_length=normal_length,
                               joints=joints)

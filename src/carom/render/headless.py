@@ -110,6 +110,9 @@ def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), 
 
     ``lower``/``upper`` are the world corners shown; ``contacts``/``aabbs``/``tree``/``joints`` as in the debug
     draw. Returns ``path``.
+
+    ``dt`` is the step (s) and each frame's time in the GIF; ``size`` the picture (width, height) in pixels;
+    ``progress`` prints a progress bar.
     """
     Image = require("PIL.Image")
     ImageDraw = require("PIL.ImageDraw")
@@ -137,6 +140,9 @@ def record_scene(scene, path, frames=180, size=(480, 360), dt=1 / 60, progress=T
 
     Returns the :class:`~carom.render.window.DemoApp`, whose ``world`` and ``view`` are those of the last
     frame (tests use them to find where bodies must be drawn).
+
+    ``size`` is the picture (width, height) in pixels, ``dt`` the step (s) and each frame's time in the GIF,
+    ``progress`` prints a progress bar; ``app_options`` go to the DemoApp.
     """
     check_output(path, frames)
     from .window import DemoApp

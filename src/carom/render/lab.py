@@ -634,6 +634,8 @@ def _draw_m(ax, hull, rsum, alpha=0.15):
 
 # ============================================================================================ algorithms
 def lab_sat(a, xa, b, xb):
+    """The SAT lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb``: a panel per candidate axis (both shapes'
+    projections and their overlap), then the axis of least overlap."""
     axes, result = sat_trace(a, xa, b, xb)
     core_pts = np.vstack([_shape_points(a, xa), _shape_points(b, xb)])
     centre = core_pts.mean(axis=0)
@@ -696,6 +698,8 @@ def lab_sat(a, xa, b, xb):
 
 
 def lab_gjk(a, xa, b, xb):
+    """The GJK lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb``: the Minkowski difference and, per iteration,
+    the simplex and its closest point to the origin, then the closest points on the shapes."""
     core_a, core_b = _core(a, xa), _core(b, xb)
     states, res = gjk_trace(core_a, core_b)
     dist, pa, pb, _ = gjk_distance(a, xa, b, xb)
@@ -738,6 +742,8 @@ def lab_gjk(a, xa, b, xb):
 
 
 def lab_epa(a, xa, b, xb):
+    """The EPA lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb`` (overlapping cores): the polygon grown towards
+    the Minkowski difference's boundary one support point per iteration, then the penetration depth and normal."""
     core_a, core_b = _core(a, xa), _core(b, xb)
     depth, normal, g_states, e_states = penetration_trace(a, xa, b, xb)
     hull = _minkowski(core_a, core_b)
@@ -801,6 +807,8 @@ def lab_epa(a, xa, b, xb):
 
 
 def lab_clip(a, xa, b, xb, speculative=0.0):
+    """The contact-manifold lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb``: reference face, incident edge,
+    clipping to the side planes, the points kept (within ``speculative`` m of touching)."""
     stages, res = clip_trace(a, xa, b, xb, speculative)
     lo, hi = _square(np.vstack([_shape_points(a, xa), _shape_points(b, xb)]), pad=0.25)
     core_a, core_b = _core(a, xa), _core(b, xb)
@@ -875,6 +883,8 @@ def lab_clip(a, xa, b, xb, speculative=0.0):
 
 
 def lab_toi(a, a_start, a_end, b, b_start, b_end):
+    """The time-of-impact lab: shape ``a`` moving from ``a_start`` to ``a_end`` and ``b`` from ``b_start`` to
+    ``b_end``: the swept shapes, each safe advance, the first contact."""
     states, t = toi_trace(a, a_start, a_end, b, b_start, b_end)
     a0, a1, b0, b1 = (as_transform(x) for x in (a_start, a_end, b_start, b_end))
 
@@ -913,6 +923,8 @@ def lab_toi(a, a_start, a_end, b, b_start, b_end):
 
 
 def lab_sap(lowers, uppers):
+    """The sort-and-sweep lab for boxes with corners ``lowers`` and ``uppers``: the intervals on the axis of largest
+    spread, the active list at each step, the pairs found."""
     axis, order, states, pairs = sap_trace(lowers, uppers)
     lo, hi = np.asarray(lowers, float), np.asarray(uppers, float)
     other = 1 - axis
@@ -984,6 +996,8 @@ def tree_layout(nodes):
 
 
 def lab_tree(lowers, uppers):
+    """The dynamic-tree lab for boxes with corners ``lowers`` and ``uppers``: the tree after each insertion, leaves and
+    internal boxes by depth."""
     from ..geometry import DynamicTree
     from .draw import tree_boxes
     lo, hi = np.asarray(lowers, float), np.asarray(uppers, float)

@@ -26,7 +26,10 @@ Point = Tuple[float, float]
 def example_arguments(argv: Optional[Sequence[str]] = None, name: str = "example",
                       default_frames: int = 240) -> argparse.Namespace:
     """Parse an example's command line: ``--frames N`` (default ``default_frames`` headless; in a window,
-    close after N), ``--out FILE`` (.gif or .png; implies headless), ``--headless``, ``--size WxH``."""
+    close after N), ``--out FILE`` (.gif or .png; implies headless), ``--headless``, ``--size WxH``.
+
+    ``argv`` is the argument list (None: ``sys.argv[1:]``); ``name`` is the program's name in the help text.
+    """
     from ..cli import _positive_int, _size
     p = argparse.ArgumentParser(prog=name, description=f"carom example: {name}")
     p.add_argument("--frames", type=_positive_int, default=None,
@@ -55,6 +58,9 @@ def play(build: Callable[[], Any], *, name: str = "example", argv: Optional[Sequ
     otherwise. ``follow(world) -> (x, y)`` moves the camera with a subject; ``on_step(app)`` runs before every
     step; ``overlay(app)`` returns extra primitives to draw; ``contacts``/``joints`` as in the demo window
     (contact points off by default). ``dt`` is the time step and, in a GIF, the real time of each step.
+
+    ``default_frames`` is the number of frames headless when neither ``frames`` nor --frames is given; ``progress``
+    prints a progress bar while recording.
     """
     from .catalog import SceneInfo
     from .window import DemoApp, display_available

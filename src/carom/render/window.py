@@ -91,6 +91,9 @@ class DemoApp:
     scene's entry in :data:`carom.render.catalog.FOLLOW`); ``on_step(app)`` runs before every world step (steer,
     push, query; it may set ``app.caption``, a line added to the heads-up text); ``overlay(app)`` returns extra
     primitives (:mod:`carom.render.draw`) drawn over the world. ``title`` is the window's title.
+
+    ``size`` is the window (width, height) in pixels, ``seed`` seeds the shapes a click drops, ``hud`` shows the
+    heads-up text, ``scenes`` is the table of scenes (default: :func:`carom.render.catalog.scenes`).
     """
 
     def __init__(self, scene="pile", size=(960, 720), headless=None, dt=1 / 60, seed=0, hud=True, scenes=None,
@@ -351,7 +354,10 @@ class DemoApp:
         return Image.frombytes("RGB", self.size, data)
 
     def run(self, max_frames=None, fps=60):
-        """The interactive loop; stops on quit or after ``max_frames`` frames."""
+        """The interactive loop; stops on quit or after ``max_frames`` frames.
+
+        ``fps`` caps the frame rate (frames per second).
+        """
         clock = self.pygame.time.Clock()
         while self.running and (max_frames is None or self.frames < max_frames):
             self.pump()

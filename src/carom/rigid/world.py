@@ -126,7 +126,12 @@ class ContactEvent:
 
 
 class Body:
-    """Handle to a body of a :class:`World`. Properties read and write the world's arrays."""
+    """Handle to a body of a :class:`World`. Properties read and write the world's arrays.
+
+    Handles are made by the world (:meth:`World.add_body`, :attr:`World.bodies`, :meth:`World.body_handle`), not by
+    hand: ``world``, the body's row ``index`` and the row's ``generation`` (a handle to a removed body raises
+    StaleHandleError instead of reaching a newer one).
+    """
 
     __slots__ = ("world", "index", "generation")
 
@@ -157,6 +162,7 @@ class Body:
     # --- kinematic state -------------------------------------------------------------------------------
     @property
     def kind(self) -> str:
+        """``"dynamic"``, ``"kinematic"`` or ``"static"`` (fixed when the body is made)."""
         return KIND_NAMES[int(self.world._kind[self._i()])]
 
     @property
@@ -190,6 +196,8 @@ class Body:
 
     @property
     def angle(self) -> float:
+        """Rotation (radians, counter-clockwise) about the body origin; setting it turns the body about its origin,
+        keeps its position and wakes it and what touches it."""
         return float(self.world._angle[self._i()])
 
     @angle.setter
@@ -221,6 +229,7 @@ class Body:
 
     @property
     def angular_velocity(self) -> float:
+        """Angular velocity (rad/s, counter-clockwise positive); a body with :attr:`fixed_rotation` keeps 0."""
         return float(self.world._angvel[self._i()])
 
     @angular_velocity.setter
@@ -296,7 +305,7 @@ class Body:
         w._set_inv_inertia(i)
         w._wake(i)
 
-    @local_center.setter
+    @local_center.setter  # type: ignore[no-redef, attr-defined]  # its getter is above, with the other state
     def local_center(self, value):
         i = self._i()
         w = self.world
@@ -417,6 +426,8 @@ class Body:
 
     @property
     def bullet(self) -> bool:
+        """A bullet is swept against dynamic bodies as well as static ones (continuous collision), so a fast small body
+        cannot pass through a thin moving one in a step."""
         return bool(self.world._bullet[self._i()])
 
     @bullet.setter
@@ -426,6 +437,8 @@ class Body:
 
     @property
     def linear_damping(self) -> float:
+        """Linear damping (1/s, ≥ 0): each substep divides the velocity by 1 + h·damping, a drag that slows the body
+        the same whatever its mass."""
         return float(self.world._lin_damping[self._i()])
 
     @linear_damping.setter
@@ -435,6 +448,7 @@ class Body:
 
     @property
     def angular_damping(self) -> float:
+        """Angular damping (1/s, ≥ 0): each substep divides the angular velocity by 1 + h·damping."""
         return float(self.world._ang_damping[self._i()])
 
     @angular_damping.setter
@@ -444,6 +458,7 @@ class Body:
 
     @property
     def gravity_scale(self) -> float:
+        """Multiplies the world's gravity for this body (0: it floats, −1: it falls up)."""
         return float(self.world._gravity_scale[self._i()])
 
     @gravity_scale.setter
@@ -452,7 +467,8 @@ class Body:
         self.world._gravity_scale[i] = _number(value, "gravity_scale", magnitude=FLOAT32_LIMIT)
 
     @property
-    def shapes(self):
+    def shapes(self) -> list:
+        """Handles of the body's shapes, in the order they were added."""
         self._i()
         return list(self.world._body_shapes[self.index])
 
@@ -551,6 +567,9 @@ class Body:
         ``sensor=True`` makes a shape that reports overlaps (begin/end events) and never pushes. Two shapes
         collide when each one's ``category`` bits meet the other's ``mask``, unless they share a nonzero
         ``group``: a positive group always collides, a negative one never (Box2D's filter rule).
+
+        ``density`` (kg/m²) gives the body its mass and inertia (a segment has no area and adds none); ``friction``
+        (≥ 0) and ``restitution`` (0 to 1) are the shape's material.
         """
         i = self._i()
         return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group,
@@ -581,13 +600,20 @@ class Body:
         its first. Each segment is an ordinary shape afterwards: removing one handle removes that segment only
         (its neighbours keep their ghost vertices, so their ends at the gap stay smooth as if it were there).
         A refused call changes nothing.
+
+        ``category``, ``mask`` and ``group`` filter collisions as in :meth:`add_shape`.
         """
         i = self._i()
         return self.world._add_chain(i, points, loop, friction, restitution, category, mask, group)
 
 
 class ShapeHandle:
-    """Handle to a shape attached to a body: material can change at any time."""
+    """Handle to a shape attached to a body: material can change at any time.
+
+    Made by :meth:`Body.add_shape` (and :attr:`Body.shapes`, :meth:`World.shape_handle`), not by hand: ``world``,
+    the shape's row ``index``, the row's ``generation`` and the shape's ``geometry`` (the :mod:`carom.geometry`
+    shape it was made from, in the body frame).
+    """
 
     __slots__ = ("world", "index", "generation", "geometry")
 
@@ -617,11 +643,13 @@ class ShapeHandle:
 
     @property
     def body(self) -> Body:
+        """The body the shape is attached to."""
         b = int(self.world._s_body[self._i()])
         return Body(self.world, b, int(self.world._gen[b]))
 
     @property
-    def friction(self):
+    def friction(self) -> float:
+        """Friction coefficient (≥ 0), combined with the other shape's by :attr:`World.friction_mixing`."""
         return float(self.world._s_friction[self._i()])
 
     @friction.setter
@@ -663,7 +691,9 @@ class ShapeHandle:
         self.world._s_rolling[self._i()] = _number(value, "rolling_resistance", 0.0, FLOAT32_LIMIT)
 
     @property
-    def restitution(self):
+    def restitution(self) -> float:
+        """Restitution (0 to 1: the share of the approach speed a contact gives back), combined with the other shape's
+        by :attr:`World.restitution_mixing`."""
         return float(self.world._s_restitution[self._i()])
 
     @restitution.setter
@@ -671,15 +701,20 @@ class ShapeHandle:
         self.world._s_restitution[self._i()] = _number(value, "restitution", 0.0, 1.0)
 
     @property
-    def density(self):
+    def density(self) -> float:
+        """Density (kg/m²) the body's mass was computed with (read-only: add the shape again to change it, or set
+        :attr:`Body.mass`)."""
         return float(self.world._s_density[self._i()])
 
     @property
     def sensor(self) -> bool:
+        """True for a sensor: it reports overlaps as begin/end events and never pushes."""
         return bool(self.world._s_sensor[self._i()])
 
     @property
     def category(self) -> int:
+        """The 64 category bits of the shape (what it is). Two shapes collide when each one's category meets the
+        other's :attr:`mask`."""
         return int(self.world._s_category[self._i()])
 
     @category.setter
@@ -688,6 +723,7 @@ class ShapeHandle:
 
     @property
     def mask(self) -> int:
+        """The 64 mask bits of the shape (the categories it collides with)."""
         return int(self.world._s_mask[self._i()])
 
     @mask.setter
@@ -696,6 +732,8 @@ class ShapeHandle:
 
     @property
     def group(self) -> int:
+        """The collision group: shapes sharing a positive group always collide, a negative one never; 0 leaves it to
+        category and mask (Box2D's filter rule)."""
         return int(self.world._s_group[self._i()])
 
     @group.setter
@@ -892,7 +930,8 @@ class World:
 
     # --- settings with validation ----------------------------------------------------------------------
     @property
-    def gravity(self):
+    def gravity(self) -> np.ndarray:
+        """Gravity (m/s², a NumPy (2,) copy); set it with any (x, y) pair of finite numbers."""
         return self._gravity.copy()
 
     @gravity.setter
@@ -900,7 +939,10 @@ class World:
         self._gravity = _vector(value, "gravity", FLOAT32_LIMIT)
 
     @property
-    def substeps(self):
+    def substeps(self) -> int:
+        """Substeps per step (an integer from 1 to ``MAX_SUBSTEPS``, 4 by default): each integrates velocities, warm
+        starts, solves with a soft bias and relaxes (Box2D v3's soft step). More substeps make stiff stacks and long
+        chains stiffer, at a proportional cost of the solve."""
         return self._substeps
 
     @substeps.setter
@@ -1012,7 +1054,9 @@ class World:
                 & (c[:, 1] >= lo_y) & (c[:, 1] <= hi_y))
 
     @property
-    def friction_mixing(self):
+    def friction_mixing(self) -> str:
+        """How two shapes' friction coefficients combine: "sqrt" (√(μa·μb), the default, as Box2D), "min", "max",
+        "mean" or "multiply"."""
         return self._friction_mixing
 
     @friction_mixing.setter
@@ -1022,7 +1066,9 @@ class World:
         self._friction_mixing = value
 
     @property
-    def restitution_mixing(self):
+    def restitution_mixing(self) -> str:
+        """How two shapes' restitutions combine: "max" (the default, as Box2D), "min", "sqrt", "mean" or
+        "multiply"."""
         return self._restitution_mixing
 
     @restitution_mixing.setter
@@ -1071,7 +1117,14 @@ class World:
     def add_body(self, position=(0.0, 0.0), angle=0.0, velocity=(0.0, 0.0), angular_velocity=0.0,
                  kind="dynamic", bullet=False, linear_damping=0.0, angular_damping=0.0,
                  gravity_scale=1.0) -> Body:
-        """Create a body. It has no mass until shapes with density are added."""
+        """Create a body. It has no mass until shapes with density are added.
+
+        ``position`` is the body origin (m) and ``angle`` its rotation (radians); ``velocity`` (m/s) and
+        ``angular_velocity`` (rad/s) its initial motion; ``kind`` "dynamic" (moved by forces and contacts),
+        "kinematic" (moves at its velocity whatever hits it) or "static" (never moves); ``bullet`` sweeps it against
+        dynamic bodies too; ``linear_damping`` and ``angular_damping`` (1/s) slow it; ``gravity_scale`` multiplies
+        gravity for it. Each is checked first; a refused call changes nothing.
+        """
         self._check_unlocked()
         if not isinstance(kind, str) or kind not in KINDS:
             raise SimulationError(f"kind must be 'dynamic', 'static' or 'kinematic', got {kind!r}")
@@ -1248,6 +1301,7 @@ class World:
 
     @property
     def joint_count(self) -> int:
+        """Number of joints in the world."""
         return int(self._j_alive[:self._n_joints].sum())
 
     def joint_events(self):
@@ -1315,7 +1369,8 @@ class World:
         return idx[idx != self._static_body.index]
 
     @property
-    def body_count(self):
+    def body_count(self) -> int:
+        """Number of bodies in the world, the static body excluded (the rows of :attr:`positions`)."""
         return int(len(self._body_rows()))
 
     @property
@@ -1329,14 +1384,19 @@ class World:
 
     @property
     def angles(self) -> np.ndarray:
+        """Body angles (radians), one per body in the order of :attr:`bodies` (a copy)."""
         return self._angle[self._body_rows()].copy()
 
     @property
     def velocities(self) -> np.ndarray:
+        """Velocities of the bodies' centres of mass (m/s), shape (n, 2), in the order of :attr:`bodies` (a copy; write
+        with :meth:`set_state`)."""
         return self._vel[self._body_rows()].copy()
 
     @property
     def angular_velocities(self) -> np.ndarray:
+        """Angular velocities (rad/s, counter-clockwise positive), one per body in the order of :attr:`bodies` (a
+        copy)."""
         return self._angvel[self._body_rows()].copy()
 
     # --- bulk writes (validated as a whole first: a refused call changes nothing) ---------------------------
@@ -1516,7 +1576,12 @@ class World:
         given); returns their handles. The world is the one ``add_body`` then ``add_shape`` body after body
         would give (the same rows, masses, proxies and state; the vertex table takes the n shapes' rows in one
         piece), but the mass is computed once and the rows are written as arrays. Every argument is checked
-        first; a refused call changes nothing."""
+        first; a refused call changes nothing.
+
+        Shape and material arguments as in :meth:`Body.add_shape` (``density``, ``friction``, ``restitution``,
+        ``sensor``, ``category``, ``mask``, ``group``, ``tangent_speed``, ``rolling_resistance``, ``one_way``), body
+        settings as in :meth:`add_body` (``bullet``, ``linear_damping``, ``angular_damping``, ``gravity_scale``).
+        """
         self._check_unlocked()
         p = _validate.points(positions, "positions", WORLD_LIMIT)
         k = p.shape[0]
@@ -2146,46 +2211,71 @@ class World:
     # --- queries (carom.rigid.queries: one compiled kernel each, through the broad phase) ------------------
     def raycast(self, p1, p2, mask=ALL_CATEGORIES, category=None):
         """Every non-sensor shape the segment p1 → p2 enters, as ``WorldRayHit(shape, body, point, normal,
-        fraction)`` sorted by fraction; only shapes with ``category & mask != 0``."""
+        fraction)`` sorted by fraction; only shapes with ``category & mask != 0``.
+
+        ``mask`` selects the shapes by their category bits; with ``category`` given, a shape's mask must also meet
+        it (the ray then filters as a shape of that category would).
+        """
         self._check_unlocked()
         return queries.raycast(self, p1, p2, mask, category)
 
     def raycast_first(self, p1, p2, mask=ALL_CATEGORIES, category=None):
-        """The closest hit of :meth:`raycast`, or None."""
+        """The closest hit of :meth:`raycast`, or None.
+
+        ``p1``, ``p2``, ``mask`` and ``category`` as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.raycast_first(self, p1, p2, mask, category)
 
     def query_point(self, point, mask=ALL_CATEGORIES, category=None):
-        """Shapes containing the point (sensors included)."""
+        """Shapes containing the point (sensors included).
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_point(self, point, mask, category)
 
     def query_aabb(self, lower, upper, mask=ALL_CATEGORIES, category=None):
-        """Shapes whose bounding box overlaps [lower, upper] (sensors included)."""
+        """Shapes whose bounding box overlaps [lower, upper] (sensors included).
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_aabb(self, lower, upper, mask, category)
 
     def query_shape(self, shape, transform, mask=ALL_CATEGORIES, category=None):
-        """Shapes overlapping ``shape`` placed at ``transform`` (separation < 0; sensors included)."""
+        """Shapes overlapping ``shape`` placed at ``transform`` (separation < 0; sensors included).
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_shape(self, shape, transform, mask, category)
 
     def query_nearest(self, point, max_distance, mask=ALL_CATEGORIES, category=None):
         """The shape whose surface is nearest to ``point`` within ``max_distance``, as ``NearestShape(shape,
-        body, point, distance)`` (distance negative inside), or None; pymunk's point_query_nearest."""
+        body, point, distance)`` (distance negative inside), or None; pymunk's point_query_nearest.
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_nearest(self, point, max_distance, mask, category)
 
     def cast_shape(self, shape, transform, translation, mask=ALL_CATEGORIES, category=None):
         """The first non-sensor shape met by ``shape`` at ``transform`` moved by ``translation``, as
-        ``WorldCastHit(shape, body, point, normal, fraction)``, or None; Box2D's b2World_CastShape."""
+        ``WorldCastHit(shape, body, point, normal, fraction)``, or None; Box2D's b2World_CastShape.
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.cast_shape(self, shape, transform, translation, mask, category)
 
     def explode(self, center, radius, impulse_per_length, falloff=0.0, mask=ALL_CATEGORIES):
         """Push the dynamic bodies' shapes near ``center`` away from it with ``impulse_per_length`` times their
         projected perimeter (full within ``radius``, fading to 0 over ``falloff``); Box2D's b2World_Explode.
-        Returns the bodies pushed (woken)."""
+        Returns the bodies pushed (woken).
+
+        ``mask`` selects the shapes pushed by their category bits.
+        """
         self._check_unlocked()
         return queries.explode(self, center, radius, impulse_per_length, falloff, mask)
 
@@ -2235,12 +2325,22 @@ class World:
             self._raw_events = None
 
     def shape_handle(self, index) -> "ShapeHandle":
+        """The handle of the living shape in row ``index`` (as event and contact arrays give them); StaleHandleError if
+        there is none.
+
+        ``index`` is a shape row (an int).
+        """
         s = _validate.integer(index, "index")
         if not 0 <= s < self._n_shapes or not self._s_alive[s]:
             raise StaleHandleError(f"shape {s} does not exist (removed or never created)")
         return ShapeHandle(self, s, int(self._s_gen[s]), self._s_geometry[s])
 
     def body_handle(self, index) -> Body:
+        """The handle of the living body in row ``index`` (as event and contact arrays give them); StaleHandleError if
+        there is none.
+
+        ``index`` is a body row (an int).
+        """
         b = _validate.integer(index, "index")
         if not 0 <= b < self._n_bodies or not self._alive[b]:
             raise StaleHandleError(f"body {b} does not exist (removed or never created)")

@@ -185,7 +185,11 @@ def convex_outline(points) -> np.ndarray:
 
 
 class Group:
-    """A set of particles and edges added together (a rope, a cloth, or the base of a body)."""
+    """A set of particles and edges added together (a rope, a cloth, or the base of a body).
+
+    Made by the world's ``add_*`` calls, not by hand: ``world``, and the group's particle and edge indices
+    (``particles``, ``edges``).
+    """
 
     def __init__(self, world, particles, edges):
         self._world = world
@@ -199,6 +203,7 @@ class Group:
 
     @property
     def positions(self) -> np.ndarray:
+        """Positions of the group's particles (a copy), in the order of :attr:`particles`."""
         return self._world._pos[self._particles].copy()
 
     @property
@@ -215,6 +220,7 @@ class Group:
 
     @property
     def edge_indices(self) -> np.ndarray:
+        """Indices of the group's edges in the world's edge arrays (living or broken)."""
         return self._edges.copy()
 
     @property
@@ -237,7 +243,11 @@ class Group:
 
 
 class Body(Group):
-    """A convex body: vertices in counter-clockwise outline order, boundary edges, braces."""
+    """A convex body: vertices in counter-clockwise outline order, boundary edges, braces.
+
+    Made by the world's ``add_box``, ``add_polygon`` and ``add_soft_polygon``: ``world``, the body's ``index`` in
+    :attr:`World.bodies`, and its ``particles`` and ``edges``.
+    """
 
     def __init__(self, world, index, particles, edges):
         super().__init__(world, particles, edges)
@@ -245,6 +255,7 @@ class Body(Group):
 
     @property
     def static(self) -> bool:
+        """True for a static body (its vertices never move)."""
         return bool(self._world._b_static[self.index])
 
     @property
@@ -254,10 +265,12 @@ class Body(Group):
 
     @property
     def friction(self) -> float:
+        """Friction coefficient of the body's surface."""
         return float(self._world._b_fric[self.index])
 
     @property
     def restitution(self) -> float:
+        """Restitution of the body's surface (0: no bounce)."""
         return float(self._world._b_rest[self.index])
 
     def __repr__(self):
@@ -377,6 +390,8 @@ class World:
 
     @property
     def iterations(self) -> int:
+        """Relaxation iterations per step (edges, then collisions), from 1 to ``MAX_ITERATIONS``: more make stiffer
+        bodies and ropes."""
         return self._iterations
 
     @iterations.setter
@@ -385,6 +400,8 @@ class World:
 
     @property
     def damping(self) -> float:
+        """A linear damping rate (1/s) from 0 to ``MAX_DAMPING``: velocities are scaled by max(0, 1 − damping·dt) each
+        step."""
         return self._damping
 
     @damping.setter
@@ -400,6 +417,8 @@ class World:
 
     @property
     def shape_sweeps(self) -> int:
+        """Stick-only sweeps after the collision sweeps of a step (shape recovery after hard impacts); until set,
+        max(1, iterations // 2), following :attr:`iterations`."""
         return max(1, self._iterations // 2) if self._shape_sweeps is None else self._shape_sweeps
 
     @shape_sweeps.setter
@@ -499,13 +518,20 @@ class World:
 
     # ----------------------------------------------------------------- building
     def add_particle(self, position, mass=1.0):
-        """One free particle; returns its index."""
+        """One free particle; returns its index.
+
+        ``position`` is (x, y) in m; ``mass`` > 0 in kg.
+        """
         p = _point(position, "position")
         m = _mass(mass, 1)
         return int(self._append(p[None, :], 1.0 / m)[0][0])
 
     def add_edge(self, i, j, stiffness=1.0, break_length=None):
-        """A stick between particles i and j with its current length as rest length; returns its index."""
+        """A stick between particles i and j with its current length as rest length; returns its index.
+
+        ``stiffness`` in (0, 1] is the share of the stick's error corrected per relaxation (1: rigid);
+        ``break_length`` (m, None for never) breaks the stick once it is longer.
+        """
         i = self._particle_index(i)
         j = self._particle_index(j)
         if i == j:
@@ -516,7 +542,11 @@ class World:
 
     def add_box(self, center=(0.0, 0.0), width=1.0, height=1.0, angle=0.0, mass=1.0, static=False,
                 friction=0.5, restitution=0.0):
-        """A box: 4 vertices (CCW), 4 boundary edges, 2 diagonal braces, all rigid."""
+        """A box: 4 vertices (CCW), 4 boundary edges, 2 diagonal braces, all rigid.
+
+        ``center`` and ``angle`` place it, ``width`` and ``height`` (m) size it, ``mass`` (kg) is split over its 4
+        vertices; ``static`` bodies never move; ``friction`` and ``restitution`` are its surface's.
+        """
         c = _point(center, "center")
         w = _positive(width, "width", GeometryError)
         h = _positive(height, "height", GeometryError)
@@ -529,7 +559,11 @@ class World:
 
     def add_polygon(self, points, mass=1.0, static=False, friction=0.5, restitution=0.0):
         """A convex body kept rigid by braces (:func:`body_braces`: all non-adjacent pairs for up to 13
-        vertices, O(n) beyond), mass split equally. All or nothing: a refused argument adds nothing."""
+        vertices, O(n) beyond), mass split equally. All or nothing: a refused argument adds nothing.
+
+        ``points`` is the outline, any order (its convex outline is used); ``static``, ``friction`` and
+        ``restitution`` as in :meth:`add_box`.
+        """
         outline = convex_outline(points)
         if len(outline) > MAX_PARTICLES_PER_CALL:
             raise GeometryError(f"outline has {len(outline)} points, more than {MAX_PARTICLES_PER_CALL}")
@@ -540,7 +574,12 @@ class World:
 
     def add_soft_polygon(self, points, stiffness=0.2, mass=1.0, edge_stiffness=1.0, friction=0.5,
                          restitution=0.0):
-        """A jelly body: braces with ``stiffness`` < 1 give under load and spring back."""
+        """A jelly body: braces with ``stiffness`` < 1 give under load and spring back.
+
+        ``points`` is the outline (convex); ``mass`` (kg) is split over its vertices; ``edge_stiffness`` is the
+        outline edges' stiffness (1: they keep their length); ``friction`` and ``restitution`` as in
+        :meth:`add_box`.
+        """
         outline = convex_outline(points)
         if len(outline) > MAX_PARTICLES_PER_CALL:
             raise GeometryError(f"outline has {len(outline)} points, more than {MAX_PARTICLES_PER_CALL}")
@@ -552,7 +591,11 @@ class World:
 
     def add_rope(self, start, end, segments=20, pin_start=True, pin_end=False, mass=1.0, stiffness=1.0,
                  break_length=None):
-        """A chain of ``segments`` sticks from start to end (``mass`` split over its particles)."""
+        """A chain of ``segments`` sticks from start to end (``mass`` split over its particles).
+
+        ``pin_start`` and ``pin_end`` pin the first and last particle where they are; ``stiffness`` and
+        ``break_length`` as in :meth:`add_edge`.
+        """
         a = _point(start, "start")
         b = _point(end, "end")
         segments = _integer(segments, "segments", 1, MAX_PARTICLES_PER_CALL - 1, GeometryError)
@@ -580,6 +623,9 @@ class World:
 
         ``pinned``: "top" (the whole top row), "corners" (the two top corners) or None.  Particles are
         row-major from the top-left corner.
+
+        ``top_left`` is the first particle's position, ``width`` and ``height`` (m) the size; ``mass`` (kg) is split
+        over the particles; ``stiffness`` and ``break_length`` as in :meth:`add_edge`.
         """
         tl = _point(top_left, "top_left")
         w = _positive(width, "width", GeometryError)
@@ -629,11 +675,20 @@ class World:
         self._pinned[i] = True
 
     def unpin(self, particle):
+        """Let ``particle`` (an index) move freely again.
+
+        ``particle`` is a particle index.
+        """
         i = self._particle_index(particle)
         self._pinned[i] = False
 
     # ----------------------------------------------------------------- stepping
     def step(self, dt=1.0 / 60.0):
+        """Advance the world by ``dt`` seconds: forces, Verlet integration, then :attr:`iterations` relaxation sweeps
+        of edges and collisions.
+
+        ``dt`` must be within [MIN_DT, MAX_DT] (seconds).
+        """
         h = _finite(dt, "dt")
         if not MIN_DT <= h <= MAX_DT:
             raise SimulationError(f"dt must be in [{MIN_DT:g}, {MAX_DT:g}] s, got {dt!r}")
@@ -654,6 +709,7 @@ class World:
 
     @property
     def velocities(self) -> np.ndarray:
+        """(N, 2) particle velocities, (position − previous position) / the last dt."""
         return (self._pos[: self._np] - self._prev[: self._np]) / self._dt_prev
 
     @property
@@ -665,6 +721,7 @@ class World:
 
     @property
     def pinned(self) -> np.ndarray:
+        """(N,) True for pinned particles (a copy)."""
         return self._pinned[: self._np].copy()
 
     @property
@@ -675,6 +732,7 @@ class World:
 
     @property
     def rest_lengths(self) -> np.ndarray:
+        """Rest lengths of the living edges, in the order of :attr:`edges`."""
         return self._rest[: self._ne][self._alive[: self._ne]].copy()
 
     def edge_strain(self) -> np.ndarray:
@@ -690,14 +748,17 @@ class World:
 
     @property
     def static_flags(self) -> np.ndarray:
+        """(B,) True for the static bodies, in the order of :attr:`bodies`."""
         return self._b_static[: self._nb].copy()
 
     @property
     def particle_count(self) -> int:
+        """Number of particles."""
         return self._np
 
     @property
     def edge_count(self) -> int:
+        """Number of living (unbroken) edges."""
         return int(self._alive[: self._ne].sum())
 
 
@@ -709,6 +770,8 @@ def edge_vertex_response(vertex, e1, e2, depth, inv_masses=None):
     ``E1 - D (1 - t) lambda / 2``, ``E2 - D t lambda / 2``, ``V + D / 2`` -- the edge point at t moves by
     exactly -D/2 and the vertex by +D/2.  With ``inv_masses = (wV, w1, w2)`` the split is by inverse
     mass instead (what the world uses; it conserves momentum).  Returns the new (V, E1, E2).
+
+    ``e1`` and ``e2`` are the edge's end points, ``vertex`` the point pushed out.
     """
     v = _point(vertex, "vertex")
     a = _point(e1, "e1")

@@ -156,7 +156,7 @@ class _Definition:
     kind's settings (``SETTINGS``); ``frames`` turns them into a row of the joint table."""
     kind = FILTER
     #: the settings' defaults: a value, or a function (world, a, b, local, param) of the joint's pose
-    defaults = {}
+    defaults: dict = {}
     #: by default each body's anchor is its origin (two-anchor joints), or both are B's origin
     two_anchors = False
     takes_axis = False
@@ -182,7 +182,11 @@ class _Definition:
         return f"joints.{type(self).__name__}({self.body_a!r}, {self.body_b!r}, {self.settings})"
 
     def anchors(self, world, a, b):
-        """The anchors in the bodies' frames (from ``anchor``, ``anchor_a``/``anchor_b`` or the local ones)."""
+        """The anchors in the bodies' frames (from ``anchor``, ``anchor_a``/``anchor_b`` or the local ones).
+
+        ``world`` is the world the joint is added to, ``a`` and ``b`` the two bodies' rows (called by
+        ``World.add_joint``).
+        """
         if self.anchor is not None:
             if self.anchor_a is not None or self.anchor_b is not None or self.local_anchor_a is not None \
                     or self.local_anchor_b is not None:
@@ -221,7 +225,10 @@ class _Definition:
 
     def frames(self, world, a, b):
         """(local, param): the table row's anchors and axis, and the settings checked (``_setting``) with the
-        defaults filled in; raises SimulationError naming a bad value."""
+        defaults filled in; raises SimulationError naming a bad value.
+
+        ``world`` is the world the joint is added to, ``a`` and ``b`` the two bodies' rows.
+        """
         local = np.zeros(LOCAL_WIDTH)
         param = np.zeros(PARAM_WIDTH)
         local[0:2], local[2:4] = self.anchors(world, a, b)
@@ -241,7 +248,8 @@ class _Definition:
         return local, param
 
     def finish(self, world, a, b, local, param):
-        """What a kind adds after its settings (nothing by default)."""
+        """What a kind adds after its settings (nothing by default): ``world`` is the world, ``a`` and ``b`` the
+        bodies' rows, ``local`` and ``param`` the row's frame and settings, written in place."""
 
 
 def _relative_angle(world, a, b, local, param):
@@ -292,7 +300,9 @@ class Distance(_Definition):
         super().__init__(body_a, body_b, anchor_a=anchor_a, anchor_b=anchor_b, **kw)
 
     @property
-    def defaults(self):
+    def defaults(self) -> dict:  # type: ignore[override]  # (a class attribute in the other kinds)
+        """The settings' defaults: rigid at today's length, or with ``hertz`` > 0 a spring free between 0 and infinity.
+        The settings' defaults: rigid at today's length, or with ``hertz`` > 0 a spring free between 0 and infinity."""
         spring = self.settings.get("hertz", 0.0)
         spring = _validate._is_real(spring) and spring > 0.0
         same = lambda w, a, b, local, param: param[distance.LENGTH]  # noqa: E731  (rigid: min = max = length)
@@ -317,6 +327,8 @@ class Prismatic(_Definition):
         self.free_rotation = free_rotation
 
     def finish(self, world, a, b, local, param):
+        """Store ``free_rotation`` in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
+        ``local`` frame, unused)."""
         param[prismatic.FREE_ROTATION] = float(_validate.flag(self.free_rotation, "free_rotation"))
 
 
@@ -351,6 +363,8 @@ class Motor(_Definition):
         self.linear_offset = linear_offset
 
     def anchors(self, world, a, b):
+        """A's anchor is the linear offset (by default where B's origin is now, in A's frame) and B's its origin;
+        ``world``, ``a`` and ``b`` as for every definition."""
         if self.linear_offset is None:
             return _to_local(world, a, _to_world(world, b, np.zeros(2))), np.zeros(2)
         return _point(self.linear_offset, "linear_offset"), np.zeros(2)
@@ -369,11 +383,15 @@ class Mouse(_Definition):
         self.local_anchor = local_anchor
 
     @property
-    def defaults(self):
+    def defaults(self) -> dict:  # type: ignore[override]  # (a class attribute in the other kinds)
+        """The settings' defaults: 5 Hz, damping ratio 0.7, at most 1000 × the body's mass in newtons (Box2D's
+        samples)."""
         return dict(hertz=5.0, damping_ratio=0.7,
                     max_force=lambda w, a, b, local, param: 1000.0 * float(w._mass[b]))
 
     def anchors(self, world, a, b):
+        """The target as anchor A (in the world frame: the static body's) and the grabbed point on body B; ``world``,
+        ``a`` and ``b`` as for every definition."""
         # (the static body sits at the origin, unrotated: its frame is the world's)
         t = _point(self.target, "target")
         return t, (_point(self.local_anchor, "local_anchor") if self.local_anchor is not None
@@ -448,7 +466,8 @@ class Pulley(_Definition):
         self.ground_b = ground_b
 
     @property
-    def defaults(self):
+    def defaults(self) -> dict:  # type: ignore[override]  # (a class attribute in the other kinds)
+        """The settings' defaults: ratio 1, and the rope's length today's: |A − ground A| + ratio·|B − ground B|."""
         def today(w, a, b, local, param):
             ga = _point(self.ground_a, "ground_a")
             gb = _point(self.ground_b, "ground_b")
@@ -458,6 +477,8 @@ class Pulley(_Definition):
         return dict(reference_angle=0.0, ratio=1.0, length=today)
 
     def finish(self, world, a, b, local, param):
+        """Store the two ground points in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
+        ``local`` frame)."""
         param[pulley.GROUND_AX:pulley.GROUND_AX + 2] = _point(self.ground_a, "ground_a")
         param[pulley.GROUND_BX:pulley.GROUND_BX + 2] = _point(self.ground_b, "ground_b")
 
@@ -482,7 +503,11 @@ class Joint:
     relative angle θB − θA less the reference angle), ``speed`` (ωB − ωA), ``length`` (the distance between the
     anchors), ``translation`` (along the axis: prismatic and wheel joints). Read and written: ``enabled``,
     ``collide_connected``, ``data``, every setting of the joint's kind (``pivot.motor_speed = 3.0``), a mouse
-    joint's ``target`` and a motor joint's ``linear_offset``."""
+    joint's ``target`` and a motor joint's ``linear_offset``.
+
+    Made by :meth:`carom.World.add_joint` (and :attr:`carom.World.joints`), not by hand: ``world``, the joint's row
+    ``index`` and the row's ``generation``.
+    """
 
     __slots__ = ("world", "index", "generation")
 
@@ -513,11 +538,13 @@ class Joint:
 
     @property
     def alive(self) -> bool:
+        """False once the joint was removed (by ``World.remove``, by breaking, or with a body)."""
         w = self.world
         return bool(self.index < w._n_joints and w._j_alive[self.index] and w._j_gen[self.index] == self.generation)
 
     @property
     def kind(self) -> str:
+        """The joint's kind as a word: "revolute", "distance", "wheel", ..."""
         return KIND_NAMES[int(self.world._j_kind[self._j()])]
 
     def _body(self, e):
@@ -528,19 +555,23 @@ class Joint:
 
     @property
     def body_a(self):
+        """The first body (the world's static body when the definition said None)."""
         return self._body(0)
 
     @property
     def body_b(self):
+        """The second body."""
         return self._body(1)
 
     @property
     def anchor_a(self) -> np.ndarray:
+        """Body A's anchor as a world point, now."""
         i = self._j()
         return _to_world(self.world, int(self.world._j_body[i, 0]), self.world._j_local[i, 0:2])
 
     @property
     def anchor_b(self) -> np.ndarray:
+        """Body B's anchor as a world point, now."""
         i = self._j()
         return _to_world(self.world, int(self.world._j_body[i, 1]), self.world._j_local[i, 2:4])
 
@@ -554,14 +585,18 @@ class Joint:
 
     @property
     def reaction_force(self) -> np.ndarray:
+        """The force (N, a vector) the joint put on body B at its anchor in the last step: its impulses over the step
+        divided by dt."""
         return self.world._j_reaction[self._j(), 0:2].copy()
 
     @property
     def reaction_torque(self) -> float:
+        """The torque (N·m) the joint put on body B in the last step."""
         return float(self.world._j_reaction[self._j(), 2])
 
     @property
     def angle(self) -> float:
+        """The relative angle θB − θA less the reference angle (radians)."""
         i = self._j()
         w = self.world
         a, b = w._j_body[i]
@@ -569,6 +604,7 @@ class Joint:
 
     @property
     def speed(self) -> float:
+        """The relative angular speed ωB − ωA (rad/s)."""
         i = self._j()
         w = self.world
         a, b = w._j_body[i]
@@ -576,15 +612,19 @@ class Joint:
 
     @property
     def length(self) -> float:
+        """The distance between the two anchors now (m)."""
         d = self.anchor_b - self.anchor_a
         return float(math.hypot(d[0], d[1]))
 
     @property
     def translation(self) -> float:
+        """How far anchor B is from anchor A along the joint's axis (m; prismatic and wheel joints)."""
         return float(np.dot(self.anchor_b - self.anchor_a, self.axis))
 
     @property
     def enabled(self) -> bool:
+        """Whether the joint is solved; a disabled joint still keeps its bodies from colliding unless
+        ``collide_connected``."""
         return bool(self.world._j_enabled[self._j()])
 
     @enabled.setter
@@ -597,6 +637,7 @@ class Joint:
 
     @property
     def collide_connected(self) -> bool:
+        """Whether the two bodies' shapes collide with each other."""
         return bool(self.world._j_collide[self._j()])
 
     @collide_connected.setter
@@ -609,7 +650,8 @@ class Joint:
         self.world._wake_joint(i)
 
     @property
-    def data(self):
+    def data(self) -> object:
+        """Any Python object of the user's (None by default; kept by pickle and copy, not by snapshots)."""
         i = self._j()
         return self.world._joint_data.get(i)
 
