@@ -1,5 +1,6 @@
-"""Make the documentation's gallery from the examples: run every ``examples/*.py`` headless into
-``docs/gallery/<name>.gif`` and write ``docs/gallery.md`` from the examples' own docstrings.
+"""Make the documentation's pictures: run every ``examples/*.py`` headless into ``docs/gallery/<name>.gif``,
+write ``docs/gallery.md`` from the examples' own docstrings, and draw the collision lab's pictures
+(``carom lab``) into ``docs/lab/<algorithm>.png``.
 
     make gallery                  # or: python docs/make_gallery.py [NAME ...] [--frames N]
 
@@ -72,7 +73,28 @@ def main(argv=None):
         module.main(frames + ["--out", os.path.join(GALLERY, f"{name}.gif"), "--size", SIZE])
         print(f"{name}: {time.perf_counter() - t0:.1f} s", flush=True)
     write_page(example_names())
+    if not args.names:
+        lab_pictures()
     return 0
+
+
+#: The lab pictures of the collision-lab tutorial: (algorithm, command-line options of ``carom lab``).
+LAB = (("sat", ["--a", "box:0.9,0.5@0,0,0.3", "--b", "polygon:0,0,1.2,0.2,0.4,1.1@0.9,0.5,0.2"]),
+       ("gjk", ["--seed", "1"]),
+       ("epa", ["--a", "box:0.8,0.6@0,0,0.2", "--b", "polygon:0,0,1.2,0.3,0.3,1.0@0.6,0.2,0.5"]),
+       ("clip", ["--a", "box:1.5,0.3@0,0,0", "--b", "box:0.5,0.5@0.4,0.75,0.25"]),
+       ("toi", ["--a", "box:0.3,0.3@-2,0.2,0", "--b", "box:0.2,1.2@2,0,0", "--end=-2.5,0.5,2"]),
+       ("sap", ["--seed", "2"]),
+       ("tree", ["--seed", "2", "--count", "8"]))
+
+
+def lab_pictures():
+    """The collision lab's step grids (PNG) for the docs."""
+    from carom.cli import main as carom_main
+    folder = os.path.join(ROOT, "docs", "lab")
+    os.makedirs(folder, exist_ok=True)
+    for name, options in LAB:
+        carom_main(["lab", name, "--out", os.path.join(folder, f"{name}.png")] + options)
 
 
 if __name__ == "__main__":
