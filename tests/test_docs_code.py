@@ -52,3 +52,19 @@ def test_the_units_page_explains_every_constant():
     assert len(names) >= 30
     missing = [n for n in names if f"`{n}`" not in page]
     assert not missing, missing
+
+
+def test_the_readme_is_short_and_links_only_inside_the_repository():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert len(text.splitlines()) <= 80
+    assert "make demo" in text and "make test" in text and "make clean-cache" in text
+    links = re.findall(r"\]\(([^)\s]+)", text)
+    assert len(links) >= 10
+    for link in links:
+        assert "://" not in link and not link.startswith(("/", "..")), link
+        assert os.path.exists(os.path.join(ROOT, link.split("#")[0])), link
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert pictures and all(p.startswith("docs/gallery/") for p in pictures)   # made by an example
+    example = python_blocks(os.path.join(ROOT, "README.md"))[0]
+    assert len(example.strip().splitlines()) <= 10
