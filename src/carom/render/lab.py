@@ -614,7 +614,7 @@ def _minkowski(core_a, core_b):
 
 
 def _label_m(ax):
-    ax.text(0.02, 0.97, "M = B ⊖ A, origin +", transform=ax.transAxes, fontsize=7, va="top", color=MINK)
+    ax.text(0.02, 0.97, "M = B ⊖ A, origin +", transform=ax.transAxes, fontsize=8, va="top", color=MINK)
 
 
 def _draw_m(ax, hull, rsum, alpha=0.15):
@@ -1041,7 +1041,7 @@ def lab_tree(lowers, uppers):
                 at.plot([x], [-d], marker="s" if leaf else "o", ms=9 if leaf else 7,
                         color=GOOD if leaf else DEPTH[d % len(DEPTH)])
                 if label:
-                    at.text(x, -d, label, ha="center", va="center", fontsize=6, color="w")
+                    at.text(x, -d, label, ha="center", va="center", fontsize=7, color="w")
             at.set_xlim(-1, len(lo))
             at.set_ylim(-(final_height + 0.7), 0.7)
             at.set_axis_off()
@@ -1104,21 +1104,22 @@ def _figure_image(fig):
     return Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
 
 
-def frames(lab, dpi=72, panel_size=4.4):
-    """One pillow image per step (the GIF frames)."""
+def frames(lab, dpi=100, panel_size=4.4):
+    """One pillow image per step (the GIF frames) of ``lab``, drawn at ``dpi`` with panels ``panel_size``
+    inches square (100 dpi: the step text is large enough to read)."""
     Figure = require("matplotlib.figure").Figure
     out = []
     for k, step in enumerate(lab.steps):
         fig = Figure(figsize=(panel_size * lab.panels, panel_size + 0.4), dpi=dpi)
         axes = fig.subplots(1, lab.panels, squeeze=False)[0]
         step.draw(list(axes))
-        fig.suptitle(f"{lab.algorithm} — step {k + 1}/{len(lab.steps)}\n{step.title}", fontsize=8)
+        fig.suptitle(f"{lab.algorithm} — step {k + 1}/{len(lab.steps)}\n{step.title}", fontsize=10)
         fig.tight_layout(rect=(0, 0, 1, 0.93))
         out.append(_figure_image(fig))
     return out
 
 
-def grid_image(lab, dpi=72, limit=None, panel_size=3.2):
+def grid_image(lab, dpi=100, limit=None, panel_size=3.2):
     """The steps (at most ``limit``, evenly sampled) as one grid picture (the PNG)."""
     Figure = require("matplotlib.figure").Figure
     limit = limit or (12 if lab.panels == 1 else 8)
@@ -1131,9 +1132,9 @@ def grid_image(lab, dpi=72, limit=None, panel_size=3.2):
         r, c = divmod(k, cols)
         axes = [fig.add_subplot(gs[r, c * lab.panels + p]) for p in range(lab.panels)]
         step.draw(axes)
-        axes[0].set_title(_wrap(f"{lab.steps.index(step) + 1}. {step.title}", 48 * lab.panels), fontsize=7,
+        axes[0].set_title(_wrap(f"{lab.steps.index(step) + 1}. {step.title}", 44 * lab.panels), fontsize=8,
                           loc="left")
-    fig.suptitle(f"carom lab {lab.algorithm}: {ALGORITHMS[lab.algorithm]}", fontsize=9)
+    fig.suptitle(f"carom lab {lab.algorithm}: {ALGORITHMS[lab.algorithm]}", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return _figure_image(fig)
 
