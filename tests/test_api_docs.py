@@ -138,3 +138,31 @@ def test_mypy_finds_no_error_in_the_package():
                             text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Success: no issues found" in result.stdout
+
+
+#: Not annotated yet: the collision lab's drawing helpers (``carom.render.lab``, internal to ``carom lab``), and
+#: three members of ``World`` whose bodies mypy would then check while they are being rewritten on another branch
+#: (continuous collision): the constructor, ``step`` and the ``bounds`` setter. Their arguments are documented.
+ANNOTATION_EXEMPT = ("carom.render.lab.", "carom.World.__init__", "carom.World.step", "carom.World.bounds")
+
+
+def test_every_public_argument_is_annotated():
+    missing = []
+    for qual, obj, _ in MEMBERS:
+        if qual.startswith(ANNOTATION_EXEMPT):
+            continue
+        functions = []
+        if inspect.isclass(obj):
+            init = obj.__dict__.get("__init__")
+            if init is not None and inspect.isfunction(init) and f"{qual}.__init__" not in ANNOTATION_EXEMPT:
+                functions.append((qual, init))
+        elif inspect.isfunction(obj):
+            functions.append((qual, obj))
+        elif isinstance(obj, property) and obj.fget is not None:
+            functions.append((qual, obj.fget))
+        for name, fn in functions:
+            for p in inspect.signature(fn).parameters.values():
+                if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) \
+                        and p.annotation is p.empty:
+                    missing.append(f"{name}({p.name})")
+    assert not missing, f"{len(missing)} public arguments without a type: {missing}"

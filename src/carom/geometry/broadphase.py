@@ -70,6 +70,10 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   max_cells) -> (kx, ky, used, start, items)``; ``grid_pairs(lower, upper, flags, n, cell, max_cells,
   *static_table)`` with ``static_table = grid_build(..., STATIC, ...)``.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numbers
 
 import numpy as np
@@ -159,17 +163,17 @@ class BroadPhase:
         """Ids of all proxies, ascending."""
         return np.flatnonzero(self._flags[:self._n] != K.FREE).astype(np.int64)
 
-    def box(self, proxy):
+    def box(self, proxy: "int"):
         """The real box ``(lower, upper)`` of a proxy (copies)."""
         p = self._check_id(proxy)
         return self._lower[p].copy(), self._upper[p].copy()
 
-    def is_static(self, proxy):
+    def is_static(self, proxy: "int"):
         """True if ``proxy`` (an id from :meth:`insert`) was inserted as static."""
         return bool(self._flags[self._check_id(proxy)] == K.STATIC)
 
     # -- interface --------------------------------------------------------------------------------------
-    def insert(self, lower, upper, static=False):
+    def insert(self, lower: "Vec2", upper: "Vec2", static: "bool" = False):
         """Add a box; returns its proxy id. Static proxies are never paired with each other.
 
         ``lower`` and ``upper`` are the box's corners (x, y); ``static`` marks a box that never moves.
@@ -189,7 +193,7 @@ class BroadPhase:
         self._inserted(p)
         return p
 
-    def remove(self, proxy):
+    def remove(self, proxy: "int"):
         """Remove ``proxy`` (an id from :meth:`insert`); its id may be reused by a later insert."""
         p = self._check_id(proxy)
         self._removing(p)
@@ -197,7 +201,7 @@ class BroadPhase:
         self._free.append(p)
         self._count -= 1
 
-    def move(self, proxy, lower, upper):
+    def move(self, proxy: "int", lower: "Vec2", upper: "Vec2"):
         """Give a proxy a new box.
 
         ``proxy`` is an id from :meth:`insert`; ``lower`` and ``upper`` the new corners.
@@ -206,7 +210,7 @@ class BroadPhase:
         lo, hi = _box(lower, upper)
         self._update(np.array([p], np.int64), lo.reshape(1, 2), hi.reshape(1, 2))
 
-    def update(self, ids, lowers, uppers):
+    def update(self, ids: "ArrayLike", lowers: "ArrayLike", uppers: "ArrayLike"):
         """Bulk move: ``ids`` (m,) ints, ``lowers``/``uppers`` (m, 2). All are checked before any moves."""
         try:
             a = np.asarray(ids)
@@ -228,12 +232,12 @@ class BroadPhase:
         """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted."""
         raise NotImplementedError
 
-    def query(self, lower, upper):
+    def query(self, lower: "Vec2", upper: "Vec2"):
         """Ids (ascending) of the proxies whose box overlaps the closed box [lower, upper]."""
         lo, hi = _box(lower, upper)
         return self._query(lo, hi)
 
-    def raycast(self, origin, translation):
+    def raycast(self, origin: "Vec2", translation: "Vec2"):
         """Ids of the boxes the segment origin → origin + translation crosses, in order along it."""
         o = _point(origin, "ray origin")
         d = _point(translation, "ray translation")
@@ -312,7 +316,8 @@ class DynamicTree(BroadPhase):
     the world's compiled step: ``tree_insert_pending``), the leaves of all pending proxies at once, in id order.
     """
 
-    def __init__(self, margin=AABB_MARGIN, multiplier=AABB_DISPLACEMENT_MULTIPLIER, deferred=False):
+    def __init__(self, margin: "float" = AABB_MARGIN, multiplier: "float" = AABB_DISPLACEMENT_MULTIPLIER,
+                 deferred: "bool" = False):
         super().__init__()
         for name, v in (("margin", margin), ("multiplier", multiplier)):
             if not (isinstance(v, numbers.Real) and np.isfinite(v) and v >= 0):
@@ -406,7 +411,7 @@ class DynamicTree(BroadPhase):
         return K.tree_raycast(self._trees[0], self._trees[1], self._lower, self._upper,
                               o[0], o[1], d[0], d[1])
 
-    def nodes(self, static=False):
+    def nodes(self, static: "bool" = False):
         """A copy of one tree's node pool as a dict of arrays (for inspection and invariant checks):
         ``lower, upper, parent, child1, child2, height, proxy`` per node and ``root``, ``free``, ``leaves``.
         A tree left stale by a bulk move is refitted first (``tree_fit``).
@@ -421,7 +426,7 @@ class DynamicTree(BroadPhase):
                 "proxy": t.proxy.copy(), "root": int(t.meta[0]), "free": int(t.meta[1]),
                 "leaves": int(t.meta[2])}
 
-    def leaf_of(self, proxy):
+    def leaf_of(self, proxy: "int"):
         """The leaf node index of a proxy in its tree."""
         p = self._check_id(proxy)
         self.flush()
@@ -443,7 +448,7 @@ class UniformGrid(BroadPhase):
     ``query`` and ``raycast`` are linear scans.
     """
 
-    def __init__(self, cell_size=None, max_cells=64):
+    def __init__(self, cell_size: "Optional[float]" = None, max_cells: "int" = 64):
         super().__init__()
         if cell_size is not None and not (isinstance(cell_size, numbers.Real) and np.isfinite(cell_size)
                                           and cell_size > 0):

@@ -19,6 +19,10 @@ their local frames (vertices ``v``, edge normals ``n``, radius ``r``) and B's pl
 
 Returning a tuple of scalars keeps the kernels allocation-free, which matters in bulk.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numpy as np
 
 EMPTY_MANIFOLD = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
@@ -34,7 +38,7 @@ class Manifold:
 
     __slots__ = ("normal", "points", "separations", "ids")
 
-    def __init__(self, normal, points, separations, ids):
+    def __init__(self, normal: "Vec2", points: "ArrayLike", separations: "ArrayLike", ids: "ArrayLike"):
         self.normal = np.asarray(normal, dtype=np.float64)
         self.points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
         self.separations = np.asarray(separations, dtype=np.float64).reshape(-1)
@@ -51,7 +55,7 @@ class Manifold:
         return -float(self.separations.min())
 
     @classmethod
-    def from_tuple(cls, m, x, y, c, s):
+    def from_tuple(cls, m: "Any", x: "Any", y: "Any", c: "Any", s: "Any"):
         """Build from a kernel tuple in A's frame, placing it with A's transform (x, y, c, s).
 
         ``m`` is the tuple a compiled kernel returns (normal x, normal y, count, points, separations, ids), or None

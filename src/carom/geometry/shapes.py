@@ -16,6 +16,10 @@ vertex i+1 and has the outward unit normal ``(e.y, -e.x)/|e|``; a 2-vertex core 
 the two opposite edges p1→p2 and p2→p1, so segments and capsules go through the same SAT and GJK code as
 polygons. Shapes are immutable values: a world copies them into its shape table.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 
 import numpy as np
@@ -50,7 +54,7 @@ class Transform:
 
     __slots__ = ("position", "angle")
 
-    def __init__(self, position=(0.0, 0.0), angle=0.0):
+    def __init__(self, position: "Vec2" = (0.0, 0.0), angle: "float" = 0.0):
         self.position = _point(position, "Transform position")
         self.angle = _finite(angle, "Transform angle", limit=ANGLE_LIMIT)
 
@@ -68,7 +72,7 @@ class Transform:
         """The kernel form (x, y, cos, sin)."""
         return (float(self.position[0]), float(self.position[1]), math.cos(self.angle), math.sin(self.angle))
 
-    def apply(self, points) -> np.ndarray:
+    def apply(self, points: "ArrayLike") -> np.ndarray:
         """Local points → world points."""
         p = np.asarray(points, dtype=np.float64)
         c, s = self.cos, self.sin
@@ -83,7 +87,7 @@ class Transform:
                 and self.angle == other.angle)
 
 
-def as_transform(xf) -> Transform:
+def as_transform(xf: "TransformLike") -> Transform:
     """Accept a Transform, None (identity), a position (x, y) or a tuple (x, y, angle)."""
     if isinstance(xf, Transform):
         return xf
@@ -137,12 +141,12 @@ class Shape:
         """The kind as a word: "circle", "capsule", "segment" or "polygon"."""
         return KIND_NAMES[self.kind]
 
-    def mass_properties(self, density=1.0):
+    def mass_properties(self, density: "float" = 1.0):
         """Mass, centroid and rotational inertia about the centroid for a uniform ``density`` (kg/m²)."""
         from .mass import mass_properties
         return mass_properties(self, density)
 
-    def aabb(self, transform=None):
+    def aabb(self, transform: "TransformLike" = None):
         """Tight world bounding box ``(lower, upper)`` of the shape placed by ``transform``."""
         from .aabb import shape_aabb
         return shape_aabb(self, as_transform(transform))
@@ -167,7 +171,7 @@ class Circle(Shape):
     kind = CIRCLE
     __slots__ = ()
 
-    def __init__(self, radius, center=(0.0, 0.0)):
+    def __init__(self, radius: "float", center: "Vec2" = (0.0, 0.0)):
         r = _finite(radius, "Circle radius", 0.0, low_open=True)
         super().__init__(_point(center, "Circle center").reshape(1, 2), r)
 
@@ -213,7 +217,7 @@ class Capsule(_TwoPointShape):
     kind = CAPSULE
     __slots__ = ()
 
-    def __init__(self, p1, p2, radius):
+    def __init__(self, p1: "Vec2", p2: "Vec2", radius: "float"):
         r = _finite(radius, "Capsule radius", 0.0, low_open=True)
         super().__init__(_two_points(p1, p2, "Capsule"), r)
 
@@ -231,7 +235,7 @@ class Segment(_TwoPointShape):
     kind = SEGMENT
     __slots__ = ()
 
-    def __init__(self, p1, p2):
+    def __init__(self, p1: "Vec2", p2: "Vec2"):
         super().__init__(_two_points(p1, p2, "Segment"), 0.0)
 
     def __repr__(self):
@@ -250,7 +254,7 @@ class Polygon(Shape):
     kind = POLYGON
     __slots__ = ()
 
-    def __init__(self, points, radius=0.0):
+    def __init__(self, points: "ArrayLike", radius: "float" = 0.0):
         r = _finite(radius, "Polygon radius", 0.0)
         arr = _validate.points(points, "Polygon points", WORLD_LIMIT, error=GeometryError)
         if arr.shape[0] < 3:
@@ -276,7 +280,8 @@ class Polygon(Shape):
         return f"Polygon([{pts}]{extra})"
 
 
-def box(half_width, half_height, center=(0.0, 0.0), angle=0.0, radius=0.0) -> Polygon:
+def box(half_width: "float", half_height: "float", center: "Vec2" = (0.0, 0.0), angle: "float" = 0.0,
+        radius: "float" = 0.0) -> Polygon:
     """A rectangle of the given half extents, centred at ``center`` and rotated by ``angle``.
 
     ``half_width`` and ``half_height`` (> 0) are half the sides; ``radius`` > 0 rounds the corners (the box grows by

@@ -3,6 +3,10 @@
 A missing one raises :class:`carom.errors.MissingDependencyError` naming the package and the command that
 installs it, instead of a bare ``ModuleNotFoundError`` from deep inside a drawing function.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import importlib
 
 #: import name (its top-level package) -> the package pip installs it from
@@ -11,7 +15,7 @@ PACKAGES = {"pygame": "pygame-ce", "PIL": "pillow", "matplotlib": "matplotlib"}
 INSTALL_HINT = "pip install carom[viz]"
 
 
-def require(module):
+def require(module: "str"):
     """Import and return ``module`` (e.g. ``"PIL.ImageDraw"``); if its package is missing, raise
     MissingDependencyError naming the package and ``pip install carom[viz]``."""
     from ..errors import MissingDependencyError

@@ -4,6 +4,10 @@ Each takes the primitive list and its target; pillow and pygame also take a :cla
 (world → pixels), matplotlib draws in world coordinates on the axes directly. The libraries are imported
 inside the functions, so ``carom.render`` imports without any of them.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numpy as np
 from ._deps import require
 
@@ -31,7 +35,7 @@ def _pixels(primitives, view):
 
 
 # ------------------------------------------------------------------------------------------------- pillow
-def to_pillow(primitives, view, image):
+def to_pillow(primitives: "Any", view: "Any", image: "Any"):
     """Draw onto a ``PIL.Image`` (RGB) through ``view``.
 
     ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``image`` is changed in place and returned.
@@ -63,7 +67,7 @@ def to_pillow(primitives, view, image):
 
 
 # ------------------------------------------------------------------------------------------------- pygame
-def to_pygame(primitives, view, surface):
+def to_pygame(primitives: "Any", view: "Any", surface: "Any"):
     """Draw onto a ``pygame.Surface`` through ``view``.
 
     ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``surface`` is changed in place and returned.
@@ -93,7 +97,8 @@ def to_pygame(primitives, view, surface):
     return surface
 
 
-def draw_pygame(world, surface, view=None, contacts=True, aabbs=False, tree=False, clear=True, joints=True):
+def draw_pygame(world: "Any", surface: "Any", view: "Any" = None, contacts: "bool" = True, aabbs: "bool" = False,
+                tree: "bool" = False, clear: "bool" = True, joints: "bool" = True):
     """Debug-draw a rigid or Verlet world onto a pygame surface (the whole world fitted when ``view`` is None).
 
     Shapes with rotation marks, sleeping bodies dimmed, joints, contact points and normals; AABBs and the
@@ -117,7 +122,7 @@ def _rgb(colour):
     return None if colour is None else tuple(c / 255.0 for c in colour)
 
 
-def to_matplotlib(primitives, ax):
+def to_matplotlib(primitives: "Any", ax: "Any"):
     """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect).
 
     ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``ax`` is the Axes drawn on (returned).
@@ -154,7 +159,9 @@ def to_matplotlib(primitives, ax):
     return ax
 
 
-def draw_matplotlib(world, ax=None, contacts=True, aabbs=False, tree=False, lower=None, upper=None, joints=True):
+def draw_matplotlib(world: "Any", ax: "Any" = None, contacts: "bool" = True, aabbs: "bool" = False,
+                    tree: "bool" = False, lower: "Optional[Vec2]" = None, upper: "Optional[Vec2]" = None,
+                    joints: "bool" = True):
     """Debug-draw a rigid or Verlet world on matplotlib axes (a new figure when ``ax`` is None), for notebooks.
     ``lower``/``upper`` set the axis limits (default: everything). Returns the axes.
 

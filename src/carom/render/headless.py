@@ -9,6 +9,10 @@ Two ways in, one drawing description (:func:`carom.render.draw.describe`):
 Each frame carries its time (or step) as text: GIF writers merge identical consecutive frames, and a scene at
 rest (a standing pyramid) would otherwise lose frames.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import os
 import sys
 
@@ -104,8 +108,10 @@ def save_frames(images, path, dt=1 / 60):
     return path
 
 
-def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), size=(480, 360),
-           progress=True, contacts=False, aabbs=False, tree=False, joints=True):
+def render(world: "Any", path: "Any", frames: "int" = 120, dt: "float" = 1 / 60, lower: "Vec2" = (-10, -1),
+           upper: "Vec2" = (10, 14), size: "Tuple[int, int]" = (480, 360),
+           progress: "bool" = True, contacts: "bool" = False, aabbs: "bool" = False, tree: "bool" = False,
+           joints: "bool" = True):
     """Step ``world`` ``frames`` times, drawing each frame with pillow; write a GIF (or the last frame as PNG).
 
     ``lower``/``upper`` are the world corners shown; ``contacts``/``aabbs``/``tree``/``joints`` as in the debug
@@ -131,7 +137,8 @@ def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), 
     return save_frames(images, path, dt)
 
 
-def record_scene(scene, path, frames=180, size=(480, 360), dt=1 / 60, progress=True, contacts=False,
+def record_scene(scene: "str", path: "Any", frames: "int" = 180, size: "Tuple[int, int]" = (480, 360),
+                 dt: "float" = 1 / 60, progress: "bool" = True, contacts: "bool" = False,
                  **app_options):
     """Run scene ``scene`` headless (SDL dummy driver) for ``frames`` frames and write ``path``.
 

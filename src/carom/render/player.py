@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from ..errors import CaromError
 
@@ -73,7 +73,7 @@ def play(build: Callable[[], Any], *, name: str = "example", argv: Optional[Sequ
     headless = bool(headless or args.headless or out is not None or not display_available())
     doc = ((getattr(build, "__doc__", None) or name).strip().splitlines() or [name])[0]
     table = {name: SceneInfo(name, build, doc, lower, upper)}
-    options = dict(scenes=table, follow=follow, on_step=on_step, overlay=overlay, contacts=contacts,
+    options: Dict[str, Any] = dict(scenes=table, follow=follow, on_step=on_step, overlay=overlay, contacts=contacts,
                    joints=joints, title=f"carom: {name}", dt=dt)
     if not headless:
         try:

@@ -15,6 +15,10 @@ body and whatever hangs from it, but not fling it through walls), each frame mov
 and letting go removes it; the body hangs from where it was grabbed, its turning damped while it is held
 (``GRAB_ANGULAR_DAMPING``). A Verlet particle is simply pinned to the mouse while held.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 import os
 import sys
@@ -96,8 +100,10 @@ class DemoApp:
     heads-up text, ``scenes`` is the table of scenes (default: :func:`carom.render.catalog.scenes`).
     """
 
-    def __init__(self, scene="pile", size=(960, 720), headless=None, dt=1 / 60, seed=0, hud=True, scenes=None,
-                 joints=None, contacts=None, follow=None, on_step=None, overlay=None, title="carom demo"):
+    def __init__(self, scene: "str" = "pile", size: "Tuple[int, int]" = (960, 720), headless: "Optional[bool]" = None,
+                 dt: "float" = 1 / 60, seed: "int" = 0, hud: "bool" = True, scenes: "Any" = None,
+                 joints: "Optional[bool]" = None, contacts: "Optional[bool]" = None, follow: "Any" = None,
+                 on_step: "Any" = None, overlay: "Any" = None, title: "str" = "carom demo"):
         self.headless = (not display_available()) if headless is None else bool(headless)
         try:
             self.pygame = pg = _init_pygame(self.headless)
@@ -130,7 +136,7 @@ class DemoApp:
         self.load(scene)
 
     # ------------------------------------------------------------------------------------------ scenes
-    def load(self, name):
+    def load(self, name: "str"):
         """(Re)build scene ``name``; counters, step time and any grab start over."""
         self.world, lower, upper = catalog.build(name, self.table)
         self.scene = name
@@ -154,13 +160,13 @@ class DemoApp:
         """Rebuild the current scene."""
         self.load(self.scene)
 
-    def switch(self, offset):
+    def switch(self, offset: "int"):
         """Load the scene ``offset`` places after (negative: before) the current one in the table."""
         i = self.names.index(self.scene) if self.scene in self.names else 0
         self.load(self.names[(i + offset) % len(self.names)])
 
     # ------------------------------------------------------------------------------------------ events
-    def handle_event(self, event):
+    def handle_event(self, event: "Any"):
         """React to one pygame event (keys, mouse, window close)."""
         pg = self.pygame
         if event.type == pg.QUIT:
@@ -208,7 +214,7 @@ class DemoApp:
             self.handle_event(event)
 
     # ------------------------------------------------------------------------------------------ mouse
-    def body_at(self, p):
+    def body_at(self, p: "Vec2"):
         """Index of the dynamic rigid body with a shape containing world point ``p``, or None."""
         w = self.world
         ns = w._n_shapes
@@ -269,7 +275,7 @@ class DemoApp:
         else:
             self.grabbed = None
 
-    def spawn(self, p):
+    def spawn(self, p: "Vec2"):
         """Drop a random body (box, circle or capsule; a box in a Verlet world) at world point ``p``."""
         from ..scenes.rigid_scenes import random_shape
         rng = self.rng
@@ -353,7 +359,7 @@ class DemoApp:
         data = self.pygame.image.tobytes(self.screen, "RGB")
         return Image.frombytes("RGB", self.size, data)
 
-    def run(self, max_frames=None, fps=60):
+    def run(self, max_frames: "Optional[int]" = None, fps: "int" = 60):
         """The interactive loop; stops on quit or after ``max_frames`` frames.
 
         ``fps`` caps the frame rate (frames per second).

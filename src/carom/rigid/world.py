@@ -4,6 +4,10 @@ Python validates input and keeps handles; ``World.step`` is one compiled call (`
 Arrays grow by doubling. A handle is (world, index, generation): a removed body's slot may be reused, and
 the old handle then raises :class:`StaleHandleError` instead of aliasing the new body.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import copy
 import math
 from collections import namedtuple
@@ -135,7 +139,7 @@ class Body:
 
     __slots__ = ("world", "index", "generation")
 
-    def __init__(self, world, index, generation):
+    def __init__(self, world: "Any", index: "int", generation: "int"):
         self.world = world
         self.index = index
         self.generation = generation
@@ -171,7 +175,7 @@ class Body:
         return self.world._origin_frame(self._i())[0]
 
     @position.setter
-    def position(self, value):
+    def position(self, value: "Any"):
         i = self._i()
         self.world._check_unlocked()
         p = _vector(value, "position", WORLD_LIMIT)
@@ -201,7 +205,7 @@ class Body:
         return float(self.world._angle[self._i()])
 
     @angle.setter
-    def angle(self, value):
+    def angle(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -220,7 +224,7 @@ class Body:
         return self.world._vel[self._i()].copy()
 
     @velocity.setter
-    def velocity(self, value):
+    def velocity(self, value: "Any"):
         i = self._i()
         self.world._check_unlocked()
         # (a locked axis keeps 0, as the angle of a body with fixed_rotation does)
@@ -233,7 +237,7 @@ class Body:
         return float(self.world._angvel[self._i()])
 
     @angular_velocity.setter
-    def angular_velocity(self, value):
+    def angular_velocity(self, value: "Any"):
         # (a body with fixed_rotation keeps 0, as in Box2D: it does not turn)
         i = self._i()
         w = self.world
@@ -268,7 +272,7 @@ class Body:
         return float(1.0 / im) if im > 0 else (float(w._mass[i]))
 
     @mass.setter
-    def mass(self, value):
+    def mass(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -294,7 +298,7 @@ class Body:
         return float(1.0 / ii) if ii > 0 else float(w._inertia[i])
 
     @inertia.setter
-    def inertia(self, value):
+    def inertia(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -306,7 +310,7 @@ class Body:
         w._wake(i)
 
     @local_center.setter  # type: ignore[no-redef, attr-defined]  # its getter is above, with the other state
-    def local_center(self, value):
+    def local_center(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -335,7 +339,7 @@ class Body:
         return bool(self.world._fixed_rotation[self._i()])
 
     @fixed_rotation.setter
-    def fixed_rotation(self, value):
+    def fixed_rotation(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -353,7 +357,7 @@ class Body:
         return bool(self.world._can_sleep[self._i()])
 
     @sleep_enabled.setter
-    def sleep_enabled(self, value):
+    def sleep_enabled(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -371,7 +375,7 @@ class Body:
         return float(self.world._sleep_threshold[self._i()])
 
     @sleep_threshold.setter
-    def sleep_threshold(self, value):
+    def sleep_threshold(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -388,7 +392,7 @@ class Body:
         return bool(self.world._locks[self._i()] & _solver.LOCK_X)
 
     @lock_x.setter
-    def lock_x(self, value):
+    def lock_x(self, value: "Any"):
         self._set_lock(value, "lock_x", _solver.LOCK_X)
 
     @property
@@ -397,7 +401,7 @@ class Body:
         return bool(self.world._locks[self._i()] & _solver.LOCK_Y)
 
     @lock_y.setter
-    def lock_y(self, value):
+    def lock_y(self, value: "Any"):
         self._set_lock(value, "lock_y", _solver.LOCK_Y)
 
     def _set_lock(self, value, name, bit):
@@ -417,7 +421,7 @@ class Body:
         return self.world._body_data.get(self._i())
 
     @data.setter
-    def data(self, value):
+    def data(self, value: "Any"):
         i = self._i()
         if value is None:
             self.world._body_data.pop(i, None)
@@ -431,7 +435,7 @@ class Body:
         return bool(self.world._bullet[self._i()])
 
     @bullet.setter
-    def bullet(self, value):
+    def bullet(self, value: "Any"):
         i = self._i()
         self.world._bullet[i] = _flag(value, "bullet")
 
@@ -442,7 +446,7 @@ class Body:
         return float(self.world._lin_damping[self._i()])
 
     @linear_damping.setter
-    def linear_damping(self, value):
+    def linear_damping(self, value: "Any"):
         i = self._i()
         self.world._lin_damping[i] = _number(value, "linear_damping", 0.0)
 
@@ -452,7 +456,7 @@ class Body:
         return float(self.world._ang_damping[self._i()])
 
     @angular_damping.setter
-    def angular_damping(self, value):
+    def angular_damping(self, value: "Any"):
         i = self._i()
         self.world._ang_damping[i] = _number(value, "angular_damping", 0.0)
 
@@ -462,7 +466,7 @@ class Body:
         return float(self.world._gravity_scale[self._i()])
 
     @gravity_scale.setter
-    def gravity_scale(self, value):
+    def gravity_scale(self, value: "Any"):
         i = self._i()
         self.world._gravity_scale[i] = _number(value, "gravity_scale", magnitude=FLOAT32_LIMIT)
 
@@ -507,7 +511,7 @@ class Body:
                 w._island[:n][w._asleep[:n] & np.isin(w._island[:n], labels)] = i
 
     # --- forces ----------------------------------------------------------------------------------------
-    def apply_force(self, force, point=None):
+    def apply_force(self, force: "Vec2", point: "Optional[Vec2]" = None):
         """Add a force (N) for the next step, at ``point`` (world) or at the centre of mass."""
         i = self._i()
         w = self.world
@@ -522,7 +526,7 @@ class Body:
         w._torque[i] = torque
         w._wake(i)
 
-    def apply_torque(self, torque):
+    def apply_torque(self, torque: "float"):
         """Add a torque (N·m) for the next step."""
         i = self._i()
         w = self.world
@@ -531,7 +535,7 @@ class Body:
         w._torque[i] = total
         w._wake(i)
 
-    def apply_impulse(self, impulse, point=None):
+    def apply_impulse(self, impulse: "Vec2", point: "Optional[Vec2]" = None):
         """Change the momentum at once by ``impulse`` (N·s), at ``point`` (world) or the centre of mass."""
         i = self._i()
         w = self.world
@@ -553,8 +557,10 @@ class Body:
         w._wake(i)
 
     # --- shapes ----------------------------------------------------------------------------------------
-    def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1,
-                  mask=ALL_CATEGORIES, group=0, tangent_speed=0.0, rolling_resistance=0.0, one_way=None):
+    def add_shape(self, shape: "Any", density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
+                  sensor: "bool" = False, category: "Bits" = 1,
+                  mask: "Bits" = ALL_CATEGORIES, group: "int" = 0, tangent_speed: "float" = 0.0,
+                  rolling_resistance: "float" = 0.0, one_way: "Any" = None):
         """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body.
 
         ``tangent_speed`` (m/s) makes the surface move along itself, as a conveyor belt: friction drives what
@@ -575,8 +581,9 @@ class Body:
         return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group,
                                      tangent_speed, rolling_resistance, one_way)
 
-    def add_chain(self, points, loop=False, friction=0.6, restitution=0.0, category=1, mask=ALL_CATEGORIES,
-                  group=0):
+    def add_chain(self, points: "ArrayLike", loop: "bool" = False, friction: "float" = 0.6,
+                  restitution: "float" = 0.0, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
+                  group: "int" = 0):
         """Attach a chain: the polyline through ``points`` (n, 2) in the body frame, one segment shape per pair of
         consecutive points, closed back to the first point when ``loop`` (Box2D's b2CreateChain, pymunk's
         segments along a terrain). Returns the segments' handles, in order.
@@ -617,7 +624,7 @@ class ShapeHandle:
 
     __slots__ = ("world", "index", "generation", "geometry")
 
-    def __init__(self, world, index, generation, geometry):
+    def __init__(self, world: "Any", index: "int", generation: "int", geometry: "Any"):
         self.world = world
         self.index = index
         self.generation = generation
@@ -653,7 +660,7 @@ class ShapeHandle:
         return float(self.world._s_friction[self._i()])
 
     @friction.setter
-    def friction(self, value):
+    def friction(self, value: "Any"):
         self.world._s_friction[self._i()] = _number(value, "friction", 0.0, FLOAT32_LIMIT)
 
     @property
@@ -662,7 +669,7 @@ class ShapeHandle:
         return float(self.world._s_tangent_speed[self._i()])
 
     @tangent_speed.setter
-    def tangent_speed(self, value):
+    def tangent_speed(self, value: "Any"):
         self.world._s_tangent_speed[self._i()] = _number(value, "tangent_speed", magnitude=MAX_TRANSLATION_SPEED)
 
     @property
@@ -673,7 +680,7 @@ class ShapeHandle:
         return None if d[0] == 0.0 and d[1] == 0.0 else (float(d[0]), float(d[1]))
 
     @one_way.setter
-    def one_way(self, value):
+    def one_way(self, value: "Any"):
         i = self._i()
         self.world._check_unlocked()
         if self.world._s_chain[i]:
@@ -687,7 +694,7 @@ class ShapeHandle:
         return float(self.world._s_rolling[self._i()])
 
     @rolling_resistance.setter
-    def rolling_resistance(self, value):
+    def rolling_resistance(self, value: "Any"):
         self.world._s_rolling[self._i()] = _number(value, "rolling_resistance", 0.0, FLOAT32_LIMIT)
 
     @property
@@ -697,7 +704,7 @@ class ShapeHandle:
         return float(self.world._s_restitution[self._i()])
 
     @restitution.setter
-    def restitution(self, value):
+    def restitution(self, value: "Any"):
         self.world._s_restitution[self._i()] = _number(value, "restitution", 0.0, 1.0)
 
     @property
@@ -718,7 +725,7 @@ class ShapeHandle:
         return int(self.world._s_category[self._i()])
 
     @category.setter
-    def category(self, value):
+    def category(self, value: "Any"):
         self.world._s_category[self._i()] = _bits(value, "category")
 
     @property
@@ -727,7 +734,7 @@ class ShapeHandle:
         return int(self.world._s_mask[self._i()])
 
     @mask.setter
-    def mask(self, value):
+    def mask(self, value: "Any"):
         self.world._s_mask[self._i()] = _bits(value, "mask")
 
     @property
@@ -737,7 +744,7 @@ class ShapeHandle:
         return int(self.world._s_group[self._i()])
 
     @group.setter
-    def group(self, value):
+    def group(self, value: "Any"):
         self.world._s_group[self._i()] = _group(value)
 
     @property
@@ -747,7 +754,7 @@ class ShapeHandle:
         return self.world._shape_data.get(self._i())
 
     @data.setter
-    def data(self, value):
+    def data(self, value: "Any"):
         s = self._i()
         if value is None:
             self.world._shape_data.pop(s, None)
@@ -935,7 +942,7 @@ class World:
         return self._gravity.copy()
 
     @gravity.setter
-    def gravity(self, value):
+    def gravity(self, value: "Any"):
         self._gravity = _vector(value, "gravity", FLOAT32_LIMIT)
 
     @property
@@ -946,7 +953,7 @@ class World:
         return self._substeps
 
     @substeps.setter
-    def substeps(self, value):
+    def substeps(self, value: "Any"):
         self._substeps = _validate.integer(value, "substeps", 1, MAX_SUBSTEPS)
 
     @property
@@ -955,7 +962,7 @@ class World:
         return self._sleep_enabled
 
     @sleep_enabled.setter
-    def sleep_enabled(self, value):
+    def sleep_enabled(self, value: "Any"):
         """Turning it off wakes every body: with sleeping off the step never wakes an island again."""
         on = _flag(value, "sleep_enabled")
         self._check_unlocked()
@@ -993,7 +1000,7 @@ class World:
         return self._pre_solve
 
     @pre_solve.setter
-    def pre_solve(self, fn):
+    def pre_solve(self, fn: "Any"):
         self._check_unlocked()
         self._pre_solve, self._pre_solve_address = _presolve.as_hook(fn)
 
@@ -1003,7 +1010,7 @@ class World:
         return self._hit_event_threshold
 
     @hit_event_threshold.setter
-    def hit_event_threshold(self, value):
+    def hit_event_threshold(self, value: "Any"):
         self._hit_event_threshold = _number(value, "hit_event_threshold", 0.0)
 
     @property
@@ -1039,7 +1046,7 @@ class World:
         return self._remove_outside
 
     @remove_outside.setter
-    def remove_outside(self, value):
+    def remove_outside(self, value: "Any"):
         self._remove_outside = _flag(value, "remove_outside")
 
     def left_bounds(self) -> list:
@@ -1060,7 +1067,7 @@ class World:
         return self._friction_mixing
 
     @friction_mixing.setter
-    def friction_mixing(self, value):
+    def friction_mixing(self, value: "Any"):
         if not isinstance(value, str) or value not in MIX_RULES:
             raise SimulationError(f"friction_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
         self._friction_mixing = value
@@ -1072,7 +1079,7 @@ class World:
         return self._restitution_mixing
 
     @restitution_mixing.setter
-    def restitution_mixing(self, value):
+    def restitution_mixing(self, value: "Any"):
         if not isinstance(value, str) or value not in MIX_RULES:
             raise SimulationError(f"restitution_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
         self._restitution_mixing = value
@@ -1114,9 +1121,11 @@ class World:
         """A ready static body at the origin (like pymunk's ``space.static_body``)."""
         return self._static_body
 
-    def add_body(self, position=(0.0, 0.0), angle=0.0, velocity=(0.0, 0.0), angular_velocity=0.0,
-                 kind="dynamic", bullet=False, linear_damping=0.0, angular_damping=0.0,
-                 gravity_scale=1.0) -> Body:
+    def add_body(self, position: "Vec2" = (0.0, 0.0), angle: "float" = 0.0, velocity: "Vec2" = (0.0, 0.0),
+                 angular_velocity: "float" = 0.0,
+                 kind: "str" = "dynamic", bullet: "bool" = False, linear_damping: "float" = 0.0,
+                 angular_damping: "float" = 0.0,
+                 gravity_scale: "float" = 1.0) -> Body:
         """Create a body. It has no mass until shapes with density are added.
 
         ``position`` is the body origin (m) and ``angle`` its rotation (radians); ``velocity`` (m/s) and
@@ -1174,7 +1183,7 @@ class World:
         self._body_shapes[i] = []
         return Body(self, i, int(self._gen[i]))
 
-    def remove(self, body):
+    def remove(self, body: "Any"):
         """Remove a body (with its shapes and joints), a shape or a joint. The handle goes stale."""
         self._check_unlocked()
         if isinstance(body, Joint):
@@ -1204,7 +1213,7 @@ class World:
         self._body_data.pop(i, None)
 
     # --- joints (carom.rigid.joints) ------------------------------------------------------------------------
-    def add_joint(self, definition) -> Joint:
+    def add_joint(self, definition: "Any") -> Joint:
         """Add a joint from its definition (``carom.joints.Revolute(...)``, ...) and return its handle.
 
         Every value is checked first; a bad one raises a carom error naming it and the world is unchanged. The
@@ -1467,7 +1476,8 @@ class World:
                 self._sleep_time[:n][group] = 0.0
         self._sleep_time[rows] = 0.0
 
-    def set_state(self, bodies, positions=None, angles=None, velocities=None, angular_velocities=None):
+    def set_state(self, bodies: "Any", positions: "Optional[ArrayLike]" = None, angles: "Optional[ArrayLike]" = None,
+                  velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None):
         """Write the state of many bodies at once: ``bodies`` (Body handles or body indices, each once) and
         for each given argument one row per body: ``positions`` (n, 2) body origins, ``angles`` (n,),
         ``velocities`` (n, 2) of the centres of mass, ``angular_velocities`` (n,). The same as setting, body
@@ -1505,7 +1515,7 @@ class World:
             self._angvel[rows] = np.where(self._fixed_rotation[rows], 0.0, w)
         self._wake_rows(rows, partners=moved)
 
-    def apply_impulses(self, bodies, impulses, points=None):
+    def apply_impulses(self, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None):
         """:meth:`Body.apply_impulse` for many bodies at once: ``impulses`` (n, 2) N·s, at ``points`` (n, 2,
         world) or at the centres of mass. A body may appear more than once (its impulses add up in order, as
         one call after another would). Static and kinematic bodies are left as they are. Everything is checked
@@ -1536,7 +1546,7 @@ class World:
         self._angvel[:n] = angvel
         self._wake_rows(r)
 
-    def apply_forces(self, bodies, forces, points=None):
+    def apply_forces(self, bodies: "Any", forces: "ArrayLike", points: "Optional[ArrayLike]" = None):
         """:meth:`Body.apply_force` for many bodies at once: ``forces`` (n, 2) N for the next step, at ``points``
         (n, 2, world) or at the centres of mass. A body may appear more than once (its forces add up in
         order). Everything is checked first, including each body's total force and torque and the
@@ -1567,10 +1577,14 @@ class World:
         self._torque[:n] = torque
         self._wake_rows(rows)
 
-    def add_bodies(self, positions, angles=None, velocities=None, angular_velocities=None, *, shape,
-                   density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1, mask=ALL_CATEGORIES,
-                   group=0, tangent_speed=0.0, rolling_resistance=0.0, one_way=None, bullet=False,
-                   linear_damping=0.0, angular_damping=0.0, gravity_scale=1.0):
+    def add_bodies(self, positions: "ArrayLike", angles: "Optional[ArrayLike]" = None,
+                   velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None, *,
+                   shape: "Any",
+                   density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
+                   sensor: "bool" = False, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
+                   group: "int" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
+                   one_way: "Any" = None, bullet: "bool" = False,
+                   linear_damping: "float" = 0.0, angular_damping: "float" = 0.0, gravity_scale: "float" = 1.0):
         """Add n dynamic bodies with one shape each, the same ``shape`` and material for all, at ``positions``
         (n, 2) with ``angles`` (n,), ``velocities`` (n, 2) and ``angular_velocities`` (n,) (zeros if not
         given); returns their handles. The world is the one ``add_body`` then ``add_shape`` body after body
@@ -2209,7 +2223,7 @@ class World:
         return total[which] / self._last_dt
 
     # --- queries (carom.rigid.queries: one compiled kernel each, through the broad phase) ------------------
-    def raycast(self, p1, p2, mask=ALL_CATEGORIES, category=None):
+    def raycast(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None):
         """Every non-sensor shape the segment p1 → p2 enters, as ``WorldRayHit(shape, body, point, normal,
         fraction)`` sorted by fraction; only shapes with ``category & mask != 0``.
 
@@ -2219,7 +2233,7 @@ class World:
         self._check_unlocked()
         return queries.raycast(self, p1, p2, mask, category)
 
-    def raycast_first(self, p1, p2, mask=ALL_CATEGORIES, category=None):
+    def raycast_first(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None):
         """The closest hit of :meth:`raycast`, or None.
 
         ``p1``, ``p2``, ``mask`` and ``category`` as in :meth:`raycast`.
@@ -2227,7 +2241,7 @@ class World:
         self._check_unlocked()
         return queries.raycast_first(self, p1, p2, mask, category)
 
-    def query_point(self, point, mask=ALL_CATEGORIES, category=None):
+    def query_point(self, point: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None):
         """Shapes containing the point (sensors included).
 
         ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
@@ -2235,7 +2249,8 @@ class World:
         self._check_unlocked()
         return queries.query_point(self, point, mask, category)
 
-    def query_aabb(self, lower, upper, mask=ALL_CATEGORIES, category=None):
+    def query_aabb(self, lower: "Vec2", upper: "Vec2", mask: "Bits" = ALL_CATEGORIES,
+                   category: "Optional[Bits]" = None):
         """Shapes whose bounding box overlaps [lower, upper] (sensors included).
 
         ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
@@ -2243,7 +2258,8 @@ class World:
         self._check_unlocked()
         return queries.query_aabb(self, lower, upper, mask, category)
 
-    def query_shape(self, shape, transform, mask=ALL_CATEGORIES, category=None):
+    def query_shape(self, shape: "Any", transform: "TransformLike", mask: "Bits" = ALL_CATEGORIES,
+                    category: "Optional[Bits]" = None):
         """Shapes overlapping ``shape`` placed at ``transform`` (separation < 0; sensors included).
 
         ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
@@ -2251,7 +2267,8 @@ class World:
         self._check_unlocked()
         return queries.query_shape(self, shape, transform, mask, category)
 
-    def query_nearest(self, point, max_distance, mask=ALL_CATEGORIES, category=None):
+    def query_nearest(self, point: "Vec2", max_distance: "float", mask: "Bits" = ALL_CATEGORIES,
+                      category: "Optional[Bits]" = None):
         """The shape whose surface is nearest to ``point`` within ``max_distance``, as ``NearestShape(shape,
         body, point, distance)`` (distance negative inside), or None; pymunk's point_query_nearest.
 
@@ -2260,7 +2277,8 @@ class World:
         self._check_unlocked()
         return queries.query_nearest(self, point, max_distance, mask, category)
 
-    def cast_shape(self, shape, transform, translation, mask=ALL_CATEGORIES, category=None):
+    def cast_shape(self, shape: "Any", transform: "TransformLike", translation: "Vec2", mask: "Bits" = ALL_CATEGORIES,
+                   category: "Optional[Bits]" = None):
         """The first non-sensor shape met by ``shape`` at ``transform`` moved by ``translation``, as
         ``WorldCastHit(shape, body, point, normal, fraction)``, or None; Box2D's b2World_CastShape.
 
@@ -2269,7 +2287,8 @@ class World:
         self._check_unlocked()
         return queries.cast_shape(self, shape, transform, translation, mask, category)
 
-    def explode(self, center, radius, impulse_per_length, falloff=0.0, mask=ALL_CATEGORIES):
+    def explode(self, center: "Vec2", radius: "float", impulse_per_length: "float", falloff: "float" = 0.0,
+                mask: "Bits" = ALL_CATEGORIES):
         """Push the dynamic bodies' shapes near ``center`` away from it with ``impulse_per_length`` times their
         projected perimeter (full within ``radius``, fading to 0 over ``falloff``); Box2D's b2World_Explode.
         Returns the bodies pushed (woken).
@@ -2324,7 +2343,7 @@ class World:
             self._events = self._build_events(*self._raw_events)
             self._raw_events = None
 
-    def shape_handle(self, index) -> "ShapeHandle":
+    def shape_handle(self, index: "int") -> "ShapeHandle":
         """The handle of the living shape in row ``index`` (as event and contact arrays give them); StaleHandleError if
         there is none.
 
@@ -2335,7 +2354,7 @@ class World:
             raise StaleHandleError(f"shape {s} does not exist (removed or never created)")
         return ShapeHandle(self, s, int(self._s_gen[s]), self._s_geometry[s])
 
-    def body_handle(self, index) -> Body:
+    def body_handle(self, index: "int") -> Body:
         """The handle of the living body in row ``index`` (as event and contact arrays give them); StaleHandleError if
         there is none.
 
@@ -2346,7 +2365,7 @@ class World:
             raise StaleHandleError(f"body {b} does not exist (removed or never created)")
         return Body(self, b, int(self._gen[b]))
 
-    def on(self, kind, handler, categories=None):
+    def on(self, kind: "str", handler: "Any", categories: "Any" = None):
         """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit"), or
         ``handler(body)`` for every body that left the world :attr:`bounds` ("leave"; before it is removed when
         :attr:`remove_outside` is set), or ``handler(joint_event)`` for every joint whose reaction crossed its
@@ -2374,7 +2393,7 @@ class World:
         self._handlers.append((kind, handler, categories))
         return handler
 
-    def off(self, handler):
+    def off(self, handler: "Any"):
         """Unregister a handler (every kind it was registered for)."""
         self._handlers = [h for h in self._handlers if h[1] is not handler]
 
@@ -2507,7 +2526,7 @@ class World:
         return Snapshot(_snapshot.encode(self))
 
     @classmethod
-    def restore(cls, snapshot) -> "World":
+    def restore(cls, snapshot: "Any") -> "World":
         """The world a :class:`Snapshot` (or its ``.data`` bytes) holds. The bytes are parsed as data and the
         whole state is checked before the world is built (nothing is unpickled, no code runs); anything that
         is not a valid snapshot raises :class:`~carom.errors.SnapshotError` naming the problem."""

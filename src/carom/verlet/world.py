@@ -8,6 +8,10 @@ Velocities are implicit, ``(pos - prev) / dt``; friction and restitution edit ``
 
 Handles (:class:`Body`, :class:`Group`) are thin views over the world's arrays.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 import numbers
 
@@ -142,7 +146,7 @@ def _material(friction, restitution):
     return f, r
 
 
-def convex_outline(points) -> np.ndarray:
+def convex_outline(points: "ArrayLike") -> np.ndarray:
     """Validate a convex outline and return it counter-clockwise as an (n, 2) float array.
 
     Rejects (GeometryError): NaN/inf, fewer than 3 points, points closer than the welding tolerance,
@@ -191,7 +195,7 @@ class Group:
     (``particles``, ``edges``).
     """
 
-    def __init__(self, world, particles, edges):
+    def __init__(self, world: "Any", particles: "ArrayLike", edges: "ArrayLike"):
         self._world = world
         self._particles = np.asarray(particles, dtype=np.int64)
         self._edges = np.asarray(edges, dtype=np.int64)
@@ -231,7 +235,7 @@ class Group:
         return d.mean(axis=0) / w._dt_prev
 
     @velocity.setter
-    def velocity(self, value):
+    def velocity(self, value: "Any"):
         v = _point(value, "velocity", SimulationError)
         w = self._world
         free = ~w._pinned[self._particles] & (w._inv_mass[self._particles] > 0.0)
@@ -249,7 +253,7 @@ class Body(Group):
     :attr:`World.bodies`, and its ``particles`` and ``edges``.
     """
 
-    def __init__(self, world, index, particles, edges):
+    def __init__(self, world: "Any", index: "int", particles: "ArrayLike", edges: "ArrayLike"):
         super().__init__(world, particles, edges)
         self.index = index
 
@@ -338,7 +342,7 @@ class World:
                       in [0, MAX_ITERATIONS]; until set, max(1, iterations // 2), following ``iterations``.
     """
 
-    def __init__(self, gravity=(0.0, -10.0), iterations=8, damping=0.0):
+    def __init__(self, gravity: "Vec2" = (0.0, -10.0), iterations: "int" = 8, damping: "float" = 0.0):
         # (validated all three before anything is set: a refused argument leaves no half-made world)
         g = _point(gravity, "gravity", SimulationError)
         it = _integer(iterations, "iterations", 1, MAX_ITERATIONS)
@@ -375,8 +379,8 @@ class World:
         self._b_rest = np.zeros(16)
         self._b_box = np.zeros((16, 4))
         self._order = np.zeros(16, dtype=np.int64)
-        self.bodies = []
-        self.groups = []
+        self.bodies: list = []
+        self.groups: list = []
 
     # ----------------------------------------------------------------- settings
     @property
@@ -385,7 +389,7 @@ class World:
         return self._gravity.copy()
 
     @gravity.setter
-    def gravity(self, value):
+    def gravity(self, value: "Any"):
         self._gravity = _point(value, "gravity", SimulationError)
 
     @property
@@ -395,7 +399,7 @@ class World:
         return self._iterations
 
     @iterations.setter
-    def iterations(self, value):
+    def iterations(self, value: "Any"):
         self._iterations = _integer(value, "iterations", 1, MAX_ITERATIONS)
 
     @property
@@ -405,7 +409,7 @@ class World:
         return self._damping
 
     @damping.setter
-    def damping(self, value):
+    def damping(self, value: "Any"):
         self._damping = self._check_damping(value)
 
     @staticmethod
@@ -422,7 +426,7 @@ class World:
         return max(1, self._iterations // 2) if self._shape_sweeps is None else self._shape_sweeps
 
     @shape_sweeps.setter
-    def shape_sweeps(self, value):
+    def shape_sweeps(self, value: "Any"):
         self._shape_sweeps = _integer(value, "shape_sweeps", 0, MAX_ITERATIONS)
 
     # ----------------------------------------------------------------- storage
@@ -517,7 +521,7 @@ class World:
         return body
 
     # ----------------------------------------------------------------- building
-    def add_particle(self, position, mass=1.0):
+    def add_particle(self, position: "Vec2", mass: "float" = 1.0):
         """One free particle; returns its index.
 
         ``position`` is (x, y) in m; ``mass`` > 0 in kg.
@@ -526,7 +530,7 @@ class World:
         m = _mass(mass, 1)
         return int(self._append(p[None, :], 1.0 / m)[0][0])
 
-    def add_edge(self, i, j, stiffness=1.0, break_length=None):
+    def add_edge(self, i: "int", j: "int", stiffness: "float" = 1.0, break_length: "Optional[float]" = None):
         """A stick between particles i and j with its current length as rest length; returns its index.
 
         ``stiffness`` in (0, 1] is the share of the stick's error corrected per relaxation (1: rigid);
@@ -540,8 +544,9 @@ class World:
         brk = _break_length(break_length)
         return int(self._append(edges=([i], [j], k, brk, False))[1][0])
 
-    def add_box(self, center=(0.0, 0.0), width=1.0, height=1.0, angle=0.0, mass=1.0, static=False,
-                friction=0.5, restitution=0.0):
+    def add_box(self, center: "Vec2" = (0.0, 0.0), width: "float" = 1.0, height: "float" = 1.0, angle: "float" = 0.0,
+                mass: "float" = 1.0, static: "bool" = False,
+                friction: "float" = 0.5, restitution: "float" = 0.0):
         """A box: 4 vertices (CCW), 4 boundary edges, 2 diagonal braces, all rigid.
 
         ``center`` and ``angle`` place it, ``width`` and ``height`` (m) size it, ``mass`` (kg) is split over its 4
@@ -557,7 +562,8 @@ class World:
         pts = local @ np.array([[cs, sn], [-sn, cs]]) + c
         return self.add_polygon(pts, mass=mass, static=static, friction=friction, restitution=restitution)
 
-    def add_polygon(self, points, mass=1.0, static=False, friction=0.5, restitution=0.0):
+    def add_polygon(self, points: "ArrayLike", mass: "float" = 1.0, static: "bool" = False, friction: "float" = 0.5,
+                    restitution: "float" = 0.0):
         """A convex body kept rigid by braces (:func:`body_braces`: all non-adjacent pairs for up to 13
         vertices, O(n) beyond), mass split equally. All or nothing: a refused argument adds nothing.
 
@@ -572,8 +578,9 @@ class World:
         f, r = _material(friction, restitution)
         return self._add_body(outline, m, s, 1.0, f, r)
 
-    def add_soft_polygon(self, points, stiffness=0.2, mass=1.0, edge_stiffness=1.0, friction=0.5,
-                         restitution=0.0):
+    def add_soft_polygon(self, points: "ArrayLike", stiffness: "float" = 0.2, mass: "float" = 1.0,
+                         edge_stiffness: "float" = 1.0, friction: "float" = 0.5,
+                         restitution: "float" = 0.0):
         """A jelly body: braces with ``stiffness`` < 1 give under load and spring back.
 
         ``points`` is the outline (convex); ``mass`` (kg) is split over its vertices; ``edge_stiffness`` is the
@@ -589,8 +596,9 @@ class World:
         f, r = _material(friction, restitution)
         return self._add_body(outline, m, False, k, f, r, edge_stiffness=ke)
 
-    def add_rope(self, start, end, segments=20, pin_start=True, pin_end=False, mass=1.0, stiffness=1.0,
-                 break_length=None):
+    def add_rope(self, start: "Vec2", end: "Vec2", segments: "int" = 20, pin_start: "bool" = True,
+                 pin_end: "bool" = False, mass: "float" = 1.0, stiffness: "float" = 1.0,
+                 break_length: "Optional[float]" = None):
         """A chain of ``segments`` sticks from start to end (``mass`` split over its particles).
 
         ``pin_start`` and ``pin_end`` pin the first and last particle where they are; ``stiffness`` and
@@ -617,8 +625,9 @@ class World:
         self.groups.append(g)
         return g
 
-    def add_cloth(self, top_left, width, height, columns, rows, pinned="top", mass=1.0, stiffness=1.0,
-                  break_length=None):
+    def add_cloth(self, top_left: "Vec2", width: "float", height: "float", columns: "int", rows: "int",
+                  pinned: "str" = "top", mass: "float" = 1.0, stiffness: "float" = 1.0,
+                  break_length: "Optional[float]" = None):
         """A grid of ``columns`` x ``rows`` particles joined by horizontal and vertical sticks.
 
         ``pinned``: "top" (the whole top row), "corners" (the two top corners) or None.  Particles are
@@ -665,7 +674,7 @@ class World:
             raise SimulationError(f"particle index {particle!r} out of range [0, {self._np})")
         return int(particle)
 
-    def pin(self, particle, position=None):
+    def pin(self, particle: "int", position: "Optional[Vec2]" = None):
         """Hold a particle at ``position`` (default: where it is now)."""
         i = self._particle_index(particle)
         p = self._pos[i].copy() if position is None else _point(position, "position", SimulationError)
@@ -674,7 +683,7 @@ class World:
         self._prev[i] = p
         self._pinned[i] = True
 
-    def unpin(self, particle):
+    def unpin(self, particle: "int"):
         """Let ``particle`` (an index) move freely again.
 
         ``particle`` is a particle index.
@@ -683,7 +692,7 @@ class World:
         self._pinned[i] = False
 
     # ----------------------------------------------------------------- stepping
-    def step(self, dt=1.0 / 60.0):
+    def step(self, dt: "float" = 1.0 / 60.0):
         """Advance the world by ``dt`` seconds: forces, Verlet integration, then :attr:`iterations` relaxation sweeps
         of edges and collisions.
 
@@ -762,7 +771,8 @@ class World:
         return int(self._alive[: self._ne].sum())
 
 
-def edge_vertex_response(vertex, e1, e2, depth, inv_masses=None):
+def edge_vertex_response(vertex: "Vec2", e1: "Vec2", e2: "Vec2", depth: "Vec2",
+                         inv_masses: "Optional[ArrayLike]" = None):
     """The seed's collision response, made exact (NOTES.md), as a pure function.
 
     ``depth`` is the vector D pointing from the edge's body towards the vertex's body.  With

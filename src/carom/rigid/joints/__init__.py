@@ -17,6 +17,10 @@ as a row of the joint table and returns a handle. Every kind takes the common op
 The settings of a joint can be read and changed through its handle (``pivot.motor_speed = 2.0``), with the
 same checks. The solver is in ``_solve`` and ``_rows`` (generic rows), which one module per kind (``revolute``,
 ``distance``, ...) emits."""
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from ..._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 from collections import namedtuple
 
@@ -181,7 +185,7 @@ class _Definition:
     def __repr__(self):
         return f"joints.{type(self).__name__}({self.body_a!r}, {self.body_b!r}, {self.settings})"
 
-    def anchors(self, world, a, b):
+    def anchors(self, world: "Any", a: "int", b: "int"):
         """The anchors in the bodies' frames (from ``anchor``, ``anchor_a``/``anchor_b`` or the local ones).
 
         ``world`` is the world the joint is added to, ``a`` and ``b`` the two bodies' rows (called by
@@ -208,7 +212,7 @@ class _Definition:
                 ends.append(_to_local(world, a, _to_world(world, b, np.zeros(2))))
         return ends[0], ends[1]
 
-    def axis_in_a(self, world, a):
+    def axis_in_a(self, world: "Any", a: "int"):
         """The unit axis in A's frame, from ``axis`` (a world direction) or ``local_axis_a``."""
         if self.axis is not None and self.local_axis_a is not None:
             raise SimulationError("give either axis or local_axis_a, not both")
@@ -223,7 +227,7 @@ class _Definition:
             raise SimulationError(f"axis must not be zero, got {tuple(float(x) for x in u)}")
         return u / n
 
-    def frames(self, world, a, b):
+    def frames(self, world: "Any", a: "int", b: "int"):
         """(local, param): the table row's anchors and axis, and the settings checked (``_setting``) with the
         defaults filled in; raises SimulationError naming a bad value.
 
@@ -247,7 +251,7 @@ class _Definition:
         _consistent(self.kind, param)
         return local, param
 
-    def finish(self, world, a, b, local, param):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any"):
         """What a kind adds after its settings (nothing by default): ``world`` is the world, ``a`` and ``b`` the
         bodies' rows, ``local`` and ``param`` the row's frame and settings, written in place."""
 
@@ -296,7 +300,8 @@ class Distance(_Definition):
     kind = DISTANCE
     two_anchors = True
 
-    def __init__(self, body_a, body_b, anchor_a=None, anchor_b=None, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", anchor_a: "Optional[Vec2]" = None,
+                 anchor_b: "Optional[Vec2]" = None, **kw):
         super().__init__(body_a, body_b, anchor_a=anchor_a, anchor_b=anchor_b, **kw)
 
     @property
@@ -322,11 +327,12 @@ class Prismatic(_Definition):
     defaults = dict(reference_angle=_relative_angle, lower=-INF, upper=INF, motor_speed=0.0, max_motor_force=0.0,
                     hertz=0.0, damping_ratio=0.0, target_translation=0.0)
 
-    def __init__(self, body_a, body_b, anchor=None, axis=None, *, free_rotation=False, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", anchor: "Optional[Vec2]" = None, axis: "Optional[Vec2]" = None,
+                 *, free_rotation: "bool" = False, **kw):
         super().__init__(body_a, body_b, anchor, axis=axis, **kw)
         self.free_rotation = free_rotation
 
-    def finish(self, world, a, b, local, param):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any"):
         """Store ``free_rotation`` in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
         ``local`` frame, unused)."""
         param[prismatic.FREE_ROTATION] = float(_validate.flag(self.free_rotation, "free_rotation"))
@@ -344,7 +350,8 @@ class Wheel(_Definition):
     defaults = dict(reference_angle=_relative_angle, lower=-INF, upper=INF, motor_speed=0.0, max_motor_torque=0.0,
                     hertz=0.0, damping_ratio=0.0)
 
-    def __init__(self, body_a, body_b, anchor=None, axis=None, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", anchor: "Optional[Vec2]" = None, axis: "Optional[Vec2]" = None,
+                 **kw):
         super().__init__(body_a, body_b, anchor, axis=axis, **kw)
 
 
@@ -358,11 +365,11 @@ class Motor(_Definition):
     defaults = dict(angular_offset=_relative_angle, max_force=1.0, max_torque=1.0, correction_factor=0.3,
                     linear_hertz=0.0, linear_damping_ratio=0.0, angular_hertz=0.0, angular_damping_ratio=0.0)
 
-    def __init__(self, body_a, body_b, *, linear_offset=None, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", *, linear_offset: "Optional[Vec2]" = None, **kw):
         super().__init__(body_a, body_b, **kw)
         self.linear_offset = linear_offset
 
-    def anchors(self, world, a, b):
+    def anchors(self, world: "Any", a: "int", b: "int"):
         """A's anchor is the linear offset (by default where B's origin is now, in A's frame) and B's its origin;
         ``world``, ``a`` and ``b`` as for every definition."""
         if self.linear_offset is None:
@@ -377,7 +384,7 @@ class Mouse(_Definition):
     joint; its other body is the world's static body."""
     kind = MOUSE
 
-    def __init__(self, body, target, *, local_anchor=None, **kw):
+    def __init__(self, body: "Any", target: "Vec2", *, local_anchor: "Optional[Vec2]" = None, **kw):
         super().__init__(None, body, **kw)
         self.target = target
         self.local_anchor = local_anchor
@@ -389,7 +396,7 @@ class Mouse(_Definition):
         return dict(hertz=5.0, damping_ratio=0.7,
                     max_force=lambda w, a, b, local, param: 1000.0 * float(w._mass[b]))
 
-    def anchors(self, world, a, b):
+    def anchors(self, world: "Any", a: "int", b: "int"):
         """The target as anchor A (in the world frame: the static body's) and the grabbed point on body B; ``world``,
         ``a`` and ``b`` as for every definition."""
         # (the static body sits at the origin, unrotated: its frame is the world's)
@@ -400,7 +407,7 @@ class Mouse(_Definition):
 
 def _positional(names, defaults=None):
     """An ``__init__`` taking the settings ``names`` positionally after the two bodies."""
-    def __init__(self, body_a, body_b, *args, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", *args, **kw):
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes at most {len(names)} settings after the bodies")
         for name, value in zip(names, args):
@@ -460,7 +467,8 @@ class Pulley(_Definition):
     kind = PULLEY
     two_anchors = True
 
-    def __init__(self, body_a, body_b, ground_a, ground_b, anchor_a=None, anchor_b=None, ratio=1.0, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", ground_a: "Vec2", ground_b: "Vec2",
+                 anchor_a: "Optional[Vec2]" = None, anchor_b: "Optional[Vec2]" = None, ratio: "float" = 1.0, **kw):
         super().__init__(body_a, body_b, anchor_a=anchor_a, anchor_b=anchor_b, ratio=ratio, **kw)
         self.ground_a = ground_a
         self.ground_b = ground_b
@@ -476,7 +484,7 @@ class Pulley(_Definition):
                          + ratio * np.hypot(*(_to_world(w, b, local[2:4]) - gb)))
         return dict(reference_angle=0.0, ratio=1.0, length=today)
 
-    def finish(self, world, a, b, local, param):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any"):
         """Store the two ground points in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
         ``local`` frame)."""
         param[pulley.GROUND_AX:pulley.GROUND_AX + 2] = _point(self.ground_a, "ground_a")
@@ -487,7 +495,7 @@ class Filter(_Definition):
     """Filter(body_a, body_b): only stops the two bodies colliding with each other. Box2D's filter joint."""
     kind = FILTER
 
-    def __init__(self, body_a, body_b, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", **kw):
         super().__init__(body_a, body_b, **kw)
 
 
@@ -511,7 +519,7 @@ class Joint:
 
     __slots__ = ("world", "index", "generation")
 
-    def __init__(self, world, index, generation):
+    def __init__(self, world: "Any", index: "int", generation: "int"):
         object.__setattr__(self, "world", world)
         object.__setattr__(self, "index", index)
         object.__setattr__(self, "generation", generation)
@@ -628,7 +636,7 @@ class Joint:
         return bool(self.world._j_enabled[self._j()])
 
     @enabled.setter
-    def enabled(self, value):
+    def enabled(self, value: "Any"):
         i = self._j()
         on = _validate.flag(value, "enabled")
         self.world._check_unlocked()
@@ -641,7 +649,7 @@ class Joint:
         return bool(self.world._j_collide[self._j()])
 
     @collide_connected.setter
-    def collide_connected(self, value):
+    def collide_connected(self, value: "Any"):
         i = self._j()
         on = _validate.flag(value, "collide_connected")
         self.world._check_unlocked()
@@ -656,7 +664,7 @@ class Joint:
         return self.world._joint_data.get(i)
 
     @data.setter
-    def data(self, value):
+    def data(self, value: "Any"):
         i = self._j()
         if value is None:
             self.world._joint_data.pop(i, None)
@@ -670,7 +678,7 @@ class Joint:
         return self.world._j_local[i, 0:2].copy()
 
     @target.setter
-    def target(self, value):
+    def target(self, value: "Any"):
         i = self._kind_only(MOUSE, "target")
         p = _point(value, "target")
         self.world._check_unlocked()
@@ -684,7 +692,7 @@ class Joint:
         return self.world._j_local[i, 0:2].copy()
 
     @linear_offset.setter
-    def linear_offset(self, value):
+    def linear_offset(self, value: "Any"):
         i = self._kind_only(MOTOR, "linear_offset")
         p = _point(value, "linear_offset")
         self.world._check_unlocked()
