@@ -135,3 +135,8 @@ def test_the_gallery_page_shows_the_examples_pictures(server, browser):
     gifs = [(src, complete, width) for src, complete, width in images if src.startswith("gallery/")]
     assert len(gifs) >= 15
     assert all(complete and width > 0 for _, complete, width in gifs), gifs
+
+
+def test_the_api_reference_reads_without_sphinx_role_names(site):
+    api = (site / "api" / "world.html").read_text(encoding="utf-8")
+    assert ":attr:" not in api and ":meth:" not in api and "<code>contact_data</code>" in api
