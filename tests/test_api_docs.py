@@ -146,7 +146,7 @@ def test_mypy_finds_no_error_in_the_package():
 ANNOTATION_EXEMPT = ("carom.render.lab.", "carom.World.__init__", "carom.World.step", "carom.World.bounds")
 
 
-def test_every_public_argument_is_annotated():
+def test_every_public_argument_and_result_is_annotated():
     missing = []
     for qual, obj, _ in MEMBERS:
         if qual.startswith(ANNOTATION_EXEMPT):
@@ -161,8 +161,10 @@ def test_every_public_argument_is_annotated():
         elif isinstance(obj, property) and obj.fget is not None:
             functions.append((qual, obj.fget))
         for name, fn in functions:
+            if fn.__name__ != "__init__" and "return" not in fn.__annotations__:
+                missing.append(f"{name} -> ?")
             for p in inspect.signature(fn).parameters.values():
                 if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) \
                         and p.annotation is p.empty:
                     missing.append(f"{name}({p.name})")
-    assert not missing, f"{len(missing)} public arguments without a type: {missing}"
+    assert not missing, f"{len(missing)} public arguments or results without a type: {missing}"

@@ -41,7 +41,7 @@ def _relative(xf_a, xf_b):
 
 
 def collide(a: "Any", xf_a: "TransformLike", b: "Any", xf_b: "TransformLike", method: "str" = "sat",
-            speculative: "float" = 0.0):
+            speculative: "float" = 0.0) -> "Any":
     """Contact manifold of shape ``a`` placed by ``xf_a`` and shape ``b`` placed by ``xf_b``, or None.
 
     ``method="sat"``: separating axes and reference/incident clipping (circles in closed form).

@@ -184,7 +184,7 @@ def rounded_penetration(vA, rA, vB, rB, tx, ty, tc, ts):
     return True, depth + rsum, nx, ny
 
 
-def penetration(a: "Any", xf_a: "TransformLike", b: "Any", xf_b: "TransformLike"):
+def penetration(a: "Any", xf_a: "TransformLike", b: "Any", xf_b: "TransformLike") -> "Any":
     """Penetration ``(depth, normal)`` of two placed shapes (world normal, unit, from A to B), or None.
 
     Translating B by depth·normal makes the shapes touch. Touching shapes give depth 0; separated ones None.

@@ -55,7 +55,7 @@ class Manifold:
         return -float(self.separations.min())
 
     @classmethod
-    def from_tuple(cls, m: "Any", x: "Any", y: "Any", c: "Any", s: "Any"):
+    def from_tuple(cls, m: "Any", x: "Any", y: "Any", c: "Any", s: "Any") -> "Any":
         """Build from a kernel tuple in A's frame, placing it with A's transform (x, y, c, s).
 
         ``m`` is the tuple a compiled kernel returns (normal x, normal y, count, points, separations, ids), or None

@@ -338,7 +338,7 @@ def _ray(origin, translation):
     return o, d
 
 
-def raycast(shape: "Any", transform: "TransformLike", origin: "Vec2", translation: "Vec2"):
+def raycast(shape: "Any", transform: "TransformLike", origin: "Vec2", translation: "Vec2") -> "Any":
     """Cast the ray ``origin → origin + translation`` (world space) against ``shape`` placed by
     ``transform`` (a Transform, None, (x, y) or (x, y, angle)).
 

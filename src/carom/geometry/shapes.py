@@ -68,7 +68,7 @@ class Transform:
         """sin(angle), for rotating points by the transform."""
         return math.sin(self.angle)
 
-    def as_tuple(self):
+    def as_tuple(self) -> "Tuple[float, float, float, float]":
         """The kernel form (x, y, cos, sin)."""
         return (float(self.position[0]), float(self.position[1]), math.cos(self.angle), math.sin(self.angle))
 
@@ -141,12 +141,12 @@ class Shape:
         """The kind as a word: "circle", "capsule", "segment" or "polygon"."""
         return KIND_NAMES[self.kind]
 
-    def mass_properties(self, density: "float" = 1.0):
+    def mass_properties(self, density: "float" = 1.0) -> "Any":
         """Mass, centroid and rotational inertia about the centroid for a uniform ``density`` (kg/m²)."""
         from .mass import mass_properties
         return mass_properties(self, density)
 
-    def aabb(self, transform: "TransformLike" = None):
+    def aabb(self, transform: "TransformLike" = None) -> "Tuple[np.ndarray, np.ndarray]":
         """Tight world bounding box ``(lower, upper)`` of the shape placed by ``transform``."""
         from .aabb import shape_aabb
         return shape_aabb(self, as_transform(transform))

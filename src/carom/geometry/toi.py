@@ -163,7 +163,7 @@ def _motion(xf, name):
 
 
 def time_of_impact(a: "Any", a_start: "TransformLike", a_end: "TransformLike", b: "Any", b_start: "TransformLike",
-                   b_end: "TransformLike", target: "float" = TOI_TARGET):
+                   b_end: "TransformLike", target: "float" = TOI_TARGET) -> "Optional[float]":
     """First fraction t ∈ [0, 1] of the motion at which the shapes touch, or None if they do not.
 
     ``a_start``/``a_end`` (and B's) are Transforms, (x, y) or (x, y, angle); the motion is linear in

@@ -15,7 +15,7 @@ PACKAGES = {"pygame": "pygame-ce", "PIL": "pillow", "matplotlib": "matplotlib"}
 INSTALL_HINT = "pip install carom[viz]"
 
 
-def require(module: "str"):
+def require(module: "str") -> "Any":
     """Import and return ``module`` (e.g. ``"PIL.ImageDraw"``); if its package is missing, raise
     MissingDependencyError naming the package and ``pip install carom[viz]``."""
     from ..errors import MissingDependencyError

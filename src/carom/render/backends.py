@@ -35,7 +35,7 @@ def _pixels(primitives, view):
 
 
 # ------------------------------------------------------------------------------------------------- pillow
-def to_pillow(primitives: "Any", view: "Any", image: "Any"):
+def to_pillow(primitives: "Any", view: "Any", image: "Any") -> "Any":
     """Draw onto a ``PIL.Image`` (RGB) through ``view``.
 
     ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``image`` is changed in place and returned.
@@ -67,7 +67,7 @@ def to_pillow(primitives: "Any", view: "Any", image: "Any"):
 
 
 # ------------------------------------------------------------------------------------------------- pygame
-def to_pygame(primitives: "Any", view: "Any", surface: "Any"):
+def to_pygame(primitives: "Any", view: "Any", surface: "Any") -> "Any":
     """Draw onto a ``pygame.Surface`` through ``view``.
 
     ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``surface`` is changed in place and returned.
@@ -98,7 +98,7 @@ def to_pygame(primitives: "Any", view: "Any", surface: "Any"):
 
 
 def draw_pygame(world: "Any", surface: "Any", view: "Any" = None, contacts: "bool" = True, aabbs: "bool" = False,
-                tree: "bool" = False, clear: "bool" = True, joints: "bool" = True):
+                tree: "bool" = False, clear: "bool" = True, joints: "bool" = True) -> "View":
     """Debug-draw a rigid or Verlet world onto a pygame surface (the whole world fitted when ``view`` is None).
 
     Shapes with rotation marks, sleeping bodies dimmed, joints, contact points and normals; AABBs and the
@@ -122,7 +122,7 @@ def _rgb(colour):
     return None if colour is None else tuple(c / 255.0 for c in colour)
 
 
-def to_matplotlib(primitives: "Any", ax: "Any"):
+def to_matplotlib(primitives: "Any", ax: "Any") -> "Any":
     """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect).
 
     ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``ax`` is the Axes drawn on (returned).
@@ -161,7 +161,7 @@ def to_matplotlib(primitives: "Any", ax: "Any"):
 
 def draw_matplotlib(world: "Any", ax: "Any" = None, contacts: "bool" = True, aabbs: "bool" = False,
                     tree: "bool" = False, lower: "Optional[Vec2]" = None, upper: "Optional[Vec2]" = None,
-                    joints: "bool" = True):
+                    joints: "bool" = True) -> "Any":
     """Debug-draw a rigid or Verlet world on matplotlib axes (a new figure when ``ax`` is None), for notebooks.
     ``lower``/``upper`` set the axis limits (default: everything). Returns the axes.
 

@@ -46,7 +46,7 @@ def _first_line(fn, name):
     return ((fn.__doc__ or name).strip().splitlines() or [name])[0]
 
 
-def scenes():
+def scenes() -> dict:
     """Ordered ``{name: SceneInfo}``: rigid scenes, then the Verlet ones."""
     from ..scenes.rigid_scenes import SCENES as RIGID
     from ..scenes import verlet_scenes
@@ -56,10 +56,10 @@ def scenes():
         lower, upper = FRAMES.get(name, (None, None))
         out[name] = SceneInfo(name, fn, doc, lower, upper)
     for name in VERLET_SCENES:
-        fn = getattr(verlet_scenes, name, None)
-        if fn is not None:
+        verlet_build = getattr(verlet_scenes, name, None)
+        if verlet_build is not None:
             lower, upper = FRAMES.get(name, (None, None))
-            out[name] = SceneInfo(name, fn, _first_line(fn, name), lower, upper)
+            out[name] = SceneInfo(name, verlet_build, _first_line(verlet_build, name), lower, upper)
     return out
 
 

@@ -115,7 +115,7 @@ class View:
         """(width, height) in pixels."""
         return self.width, self.height
 
-    def px(self, p: "Vec2"):
+    def px(self, p: "Vec2") -> "np.ndarray":
         """World point(s) (…, 2) → pixel coordinates (…, 2), y down.
 
         ``p`` is a point or an array of points (…, 2).
@@ -125,7 +125,7 @@ class View:
         y = self.height - self.offset[1] - (p[..., 1] - self.lower[1]) * self.scale
         return np.stack([x, y], -1)
 
-    def to_world(self, q: "Vec2"):
+    def to_world(self, q: "Vec2") -> "np.ndarray":
         """Pixel coordinates (…, 2) → world point(s): the inverse of :meth:`px`.
 
         ``q`` is a pixel position or an array of them (…, 2).
@@ -136,7 +136,7 @@ class View:
         return np.stack([x, y], -1)
 
 
-def fit_bounds(world: "Any", pad: "float" = 0.05):
+def fit_bounds(world: "Any", pad: "float" = 0.05) -> "Tuple[tuple, tuple]":
     """Lower and upper corners of a rectangle holding every shape (rigid) or particle (Verlet), padded.
 
     ``world`` is rigid or Verlet; ``pad`` is the margin, a fraction of the extent on each side.
@@ -160,7 +160,7 @@ def _is_rigid(world):
     return hasattr(world, "_s_alive")
 
 
-def rounded_outline(core: "Any", radius: "float", step: "float" = math.pi / 8):
+def rounded_outline(core: "Any", radius: "float", step: "float" = math.pi / 8) -> np.ndarray:
     """Outline of a convex core (k × 2, counter-clockwise, k ≥ 2) grown by ``radius``: offset edges joined by
     arcs of at most ``step`` radians per segment (see the module docstring)."""
     k = core.shape[0]
@@ -347,7 +347,7 @@ def describe_verlet(world, aabbs=False, **_ignored):
 
 
 def describe(world: "Any", contacts: "bool" = True, aabbs: "bool" = False, tree: "bool" = False,
-             normal_length: "float" = 0.35, joints: "bool" = True):
+             normal_length: "float" = 0.35, joints: "bool" = True) -> list:
     """Primitives for either kind of world (see :func:`describe_rigid` and :func:`describe_verlet`; a Verlet
     world's edges are always drawn, ``joints`` is for rigid joints).
 

@@ -111,7 +111,7 @@ def save_frames(images, path, dt=1 / 60):
 def render(world: "Any", path: "Any", frames: "int" = 120, dt: "float" = 1 / 60, lower: "Vec2" = (-10, -1),
            upper: "Vec2" = (10, 14), size: "Tuple[int, int]" = (480, 360),
            progress: "bool" = True, contacts: "bool" = False, aabbs: "bool" = False, tree: "bool" = False,
-           joints: "bool" = True):
+           joints: "bool" = True) -> str:
     """Step ``world`` ``frames`` times, drawing each frame with pillow; write a GIF (or the last frame as PNG).
 
     ``lower``/``upper`` are the world corners shown; ``contacts``/``aabbs``/``tree``/``joints`` as in the debug
@@ -139,7 +139,7 @@ def render(world: "Any", path: "Any", frames: "int" = 120, dt: "float" = 1 / 60,
 
 def record_scene(scene: "str", path: "Any", frames: "int" = 180, size: "Tuple[int, int]" = (480, 360),
                  dt: "float" = 1 / 60, progress: "bool" = True, contacts: "bool" = False,
-                 **app_options):
+                 **app_options) -> "Any":
     """Run scene ``scene`` headless (SDL dummy driver) for ``frames`` frames and write ``path``.
 
     Contact points are off unless ``contacts`` is True (in a pile they hide the bodies); other options go to

@@ -48,7 +48,7 @@ CONTACTS_BODY_LIMIT = 1000
 JOINTS_DRAW_LIMIT = 1000
 
 
-def display_available():
+def display_available() -> bool:
     """True when a window can be opened: not forced headless, and on X11/Wayland systems a display is set."""
     if os.environ.get("SDL_VIDEODRIVER", "").lower() in ("dummy", "offscreen"):
         return False
@@ -136,7 +136,7 @@ class DemoApp:
         self.load(scene)
 
     # ------------------------------------------------------------------------------------------ scenes
-    def load(self, name: "str"):
+    def load(self, name: "str") -> None:
         """(Re)build scene ``name``; counters, step time and any grab start over."""
         self.world, lower, upper = catalog.build(name, self.table)
         self.scene = name
@@ -151,22 +151,22 @@ class DemoApp:
             self.show_joints = self.rigid and self.world.joint_count <= JOINTS_DRAW_LIMIT
         else:
             self.show_joints = bool(self.joints)
-        self.mouse = None
+        self.mouse: "Any" = None
         self._subject = self.follow if self.follow is not None else catalog.FOLLOW.get(name)
         self._home = None if self._subject is None else (self.view.lower.copy(), self.view.upper.copy(),
                                                          np.asarray(self._subject(self.world), float))
 
-    def reset(self):
+    def reset(self) -> None:
         """Rebuild the current scene."""
         self.load(self.scene)
 
-    def switch(self, offset: "int"):
+    def switch(self, offset: "int") -> None:
         """Load the scene ``offset`` places after (negative: before) the current one in the table."""
         i = self.names.index(self.scene) if self.scene in self.names else 0
         self.load(self.names[(i + offset) % len(self.names)])
 
     # ------------------------------------------------------------------------------------------ events
-    def handle_event(self, event: "Any"):
+    def handle_event(self, event: "Any") -> None:
         """React to one pygame event (keys, mouse, window close)."""
         pg = self.pygame
         if event.type == pg.QUIT:
@@ -208,13 +208,13 @@ class DemoApp:
         elif event.type == pg.MOUSEBUTTONUP and event.button == 1:
             self._release()
 
-    def pump(self):
+    def pump(self) -> None:
         """Handle every event waiting in pygame's queue."""
         for event in self.pygame.event.get():
             self.handle_event(event)
 
     # ------------------------------------------------------------------------------------------ mouse
-    def body_at(self, p: "Vec2"):
+    def body_at(self, p: "Vec2") -> "Optional[int]":
         """Index of the dynamic rigid body with a shape containing world point ``p``, or None."""
         w = self.world
         ns = w._n_shapes
@@ -275,7 +275,7 @@ class DemoApp:
         else:
             self.grabbed = None
 
-    def spawn(self, p: "Vec2"):
+    def spawn(self, p: "Vec2") -> None:
         """Drop a random body (box, circle or capsule; a box in a Verlet world) at world point ``p``."""
         from ..scenes.rigid_scenes import random_shape
         rng = self.rng
@@ -287,7 +287,7 @@ class DemoApp:
         body.add_shape(random_shape(rng, int(rng.integers(3))), density=1.0)
 
     # ------------------------------------------------------------------------------------------ frames
-    def frame(self):
+    def frame(self) -> bool:
         """One frame: drag, one world step unless paused (a requested single step still runs), draw.
         Returns ``running``."""
         if not self.paused or self._single_step:
@@ -317,7 +317,7 @@ class DemoApp:
         if np.all(np.isfinite(shift)):
             self.view = View(lower + shift, upper + shift, *self.size)
 
-    def draw(self):
+    def draw(self) -> None:
         """Clear the surface and draw the world, the ``overlay`` primitives, and the heads-up text."""
         from .backends import to_pygame
         self.screen.fill(BACKGROUND)
@@ -353,13 +353,13 @@ class DemoApp:
             self.screen.blit(img, (6, y))
             y += img.get_height() + 1
 
-    def snapshot(self):
+    def snapshot(self) -> "Any":
         """The current picture as a ``PIL.Image`` (RGB)."""
         Image = require("PIL.Image")
         data = self.pygame.image.tobytes(self.screen, "RGB")
         return Image.frombytes("RGB", self.size, data)
 
-    def run(self, max_frames: "Optional[int]" = None, fps: "int" = 60):
+    def run(self, max_frames: "Optional[int]" = None, fps: "int" = 60) -> "DemoApp":
         """The interactive loop; stops on quit or after ``max_frames`` frames.
 
         ``fps`` caps the frame rate (frames per second).
@@ -373,7 +373,7 @@ class DemoApp:
             clock.tick(fps)
         return self
 
-    def close(self):
+    def close(self) -> None:
         """Close the window (quit pygame's display)."""
         self.pygame.display.quit()
 

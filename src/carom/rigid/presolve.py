@@ -48,7 +48,7 @@ PRE_SOLVE_SIGNATURE = types.int64(types.int64, types.int64, types.int64, types.i
 FRICTION, RESTITUTION, TANGENT_SPEED = 0, 1, 2
 
 
-def pre_solve_function(fn: "Any"):
+def pre_solve_function(fn: "Any") -> "Any":
     """Compile ``fn`` into a pre-solve hook (``numba.cfunc(PRE_SOLVE_SIGNATURE)(fn)``), for
     ``World.pre_solve``. Usable as a decorator; ``fn`` must compile in Numba's nopython mode."""
     if isinstance(fn, numba.core.registry.CPUDispatcher):

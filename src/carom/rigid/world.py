@@ -320,7 +320,7 @@ class Body:
         w._update_mass(i, center=c)
         w._wake(i, partners=True)
 
-    def reset_mass(self):
+    def reset_mass(self) -> None:
         """Drop the mass, inertia and centre set through :attr:`mass`, :attr:`inertia` and
         :attr:`local_center`: all three come from the shapes again (the origin stays where it is)."""
         i = self._i()
@@ -414,7 +414,7 @@ class Body:
         w._wake(i)
 
     @property
-    def data(self):
+    def data(self) -> "Any":
         """Any Python object of the user's (None by default). ``pickle``, ``copy`` and ``deepcopy`` of the
         world carry it (pickled along with the world, so it must be picklable there); ``World.snapshot()``
         and ``World.restore`` do not: a snapshot is data only and restoring it never runs code."""
@@ -487,11 +487,11 @@ class Body:
         """True while the body's island sleeps (it is then not simulated until something wakes it)."""
         return bool(self.world._asleep[self._i()])
 
-    def wake(self):
+    def wake(self) -> None:
         """Wake the body and the island it sleeps in."""
         self.world._wake(self._i())
 
-    def sleep(self):
+    def sleep(self) -> None:
         """Put this dynamic body to sleep now (it wakes when touched, pushed or changed)."""
         i = self._i()
         w = self.world
@@ -511,7 +511,7 @@ class Body:
                 w._island[:n][w._asleep[:n] & np.isin(w._island[:n], labels)] = i
 
     # --- forces ----------------------------------------------------------------------------------------
-    def apply_force(self, force: "Vec2", point: "Optional[Vec2]" = None):
+    def apply_force(self, force: "Vec2", point: "Optional[Vec2]" = None) -> None:
         """Add a force (N) for the next step, at ``point`` (world) or at the centre of mass."""
         i = self._i()
         w = self.world
@@ -526,7 +526,7 @@ class Body:
         w._torque[i] = torque
         w._wake(i)
 
-    def apply_torque(self, torque: "float"):
+    def apply_torque(self, torque: "float") -> None:
         """Add a torque (N·m) for the next step."""
         i = self._i()
         w = self.world
@@ -535,7 +535,7 @@ class Body:
         w._torque[i] = total
         w._wake(i)
 
-    def apply_impulse(self, impulse: "Vec2", point: "Optional[Vec2]" = None):
+    def apply_impulse(self, impulse: "Vec2", point: "Optional[Vec2]" = None) -> None:
         """Change the momentum at once by ``impulse`` (N·s), at ``point`` (world) or the centre of mass."""
         i = self._i()
         w = self.world
@@ -560,7 +560,7 @@ class Body:
     def add_shape(self, shape: "Any", density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
                   sensor: "bool" = False, category: "Bits" = 1,
                   mask: "Bits" = ALL_CATEGORIES, group: "int" = 0, tangent_speed: "float" = 0.0,
-                  rolling_resistance: "float" = 0.0, one_way: "Any" = None):
+                  rolling_resistance: "float" = 0.0, one_way: "Any" = None) -> "ShapeHandle":
         """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body.
 
         ``tangent_speed`` (m/s) makes the surface move along itself, as a conveyor belt: friction drives what
@@ -583,7 +583,7 @@ class Body:
 
     def add_chain(self, points: "ArrayLike", loop: "bool" = False, friction: "float" = 0.6,
                   restitution: "float" = 0.0, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
-                  group: "int" = 0):
+                  group: "int" = 0) -> list:
         """Attach a chain: the polyline through ``points`` (n, 2) in the body frame, one segment shape per pair of
         consecutive points, closed back to the first point when ``loop`` (Box2D's b2CreateChain, pymunk's
         segments along a terrain). Returns the segments' handles, in order.
@@ -664,7 +664,7 @@ class ShapeHandle:
         self.world._s_friction[self._i()] = _number(value, "friction", 0.0, FLOAT32_LIMIT)
 
     @property
-    def tangent_speed(self):
+    def tangent_speed(self) -> float:
         """Speed of the surface along itself (m/s, a conveyor belt; ``Body.add_shape``)."""
         return float(self.world._s_tangent_speed[self._i()])
 
@@ -673,7 +673,7 @@ class ShapeHandle:
         self.world._s_tangent_speed[self._i()] = _number(value, "tangent_speed", magnitude=MAX_TRANSLATION_SPEED)
 
     @property
-    def one_way(self):
+    def one_way(self) -> "Any":
         """The way out of a one-way shape's solid side, a unit vector in the body's frame, or None
         (``Body.add_shape``)."""
         d = self.world._s_one_way[self._i()]
@@ -689,7 +689,7 @@ class ShapeHandle:
         self.world._s_one_way[i] = _one_way(value)
 
     @property
-    def rolling_resistance(self):
+    def rolling_resistance(self) -> float:
         """Rolling resistance coefficient (``Body.add_shape``)."""
         return float(self.world._s_rolling[self._i()])
 
@@ -748,7 +748,7 @@ class ShapeHandle:
         self.world._s_group[self._i()] = _group(value)
 
     @property
-    def data(self):
+    def data(self) -> "Any":
         """Any Python object of the user's (None by default); like ``Body.data``, kept by pickle and copy of
         the world but not by ``World.snapshot()``/``restore``."""
         return self.world._shape_data.get(self._i())
@@ -973,7 +973,7 @@ class World:
             self._sleep_time[:n] = 0.0
 
     @property
-    def pre_solve(self):
+    def pre_solve(self) -> "Any":
         """The pre-solve hook, or None: a function compiled with Numba that the step calls, from inside its one
         compiled call, for every contact it is about to solve, and that may disable the contact or change its
         friction, restitution and tangent speed for this step.
@@ -1014,7 +1014,7 @@ class World:
         self._hit_event_threshold = _number(value, "hit_event_threshold", 0.0)
 
     @property
-    def bounds(self):
+    def bounds(self) -> "Any":
         """The world bounds, ``((xmin, ymin), (xmax, ymax))``, or None (the default: no bounds).
 
         A body whose centre of mass is inside the bounds before a step and outside after it has left them: it
@@ -1183,7 +1183,7 @@ class World:
         self._body_shapes[i] = []
         return Body(self, i, int(self._gen[i]))
 
-    def remove(self, body: "Any"):
+    def remove(self, body: "Any") -> None:
         """Remove a body (with its shapes and joints), a shape or a joint. The handle goes stale."""
         self._check_unlocked()
         if isinstance(body, Joint):
@@ -1303,7 +1303,7 @@ class World:
                 self._wake(b)
 
     @property
-    def joints(self):
+    def joints(self) -> list:
         """Handles of all joints, in row order."""
         n = self._n_joints
         return [Joint(self, int(i), int(self._j_gen[i])) for i in np.flatnonzero(self._j_alive[:n])]
@@ -1313,7 +1313,7 @@ class World:
         """Number of joints in the world."""
         return int(self._j_alive[:self._n_joints].sum())
 
-    def joint_events(self):
+    def joint_events(self) -> list:
         """The joints whose reaction force or torque exceeded their threshold in the last step, as
         ``JointEvent(joint, force, torque, broke)`` (``broke``: the joint was removed)."""
         return list(self._joint_events)
@@ -1367,7 +1367,7 @@ class World:
         self._joint_events = events
 
     @property
-    def bodies(self):
+    def bodies(self) -> list:
         """Handles of all bodies, in the order of the rows of ``positions`` (static body excluded)."""
         idx = self._body_rows()
         return [Body(self, int(i), int(self._gen[i])) for i in idx]
@@ -1477,7 +1477,7 @@ class World:
         self._sleep_time[rows] = 0.0
 
     def set_state(self, bodies: "Any", positions: "Optional[ArrayLike]" = None, angles: "Optional[ArrayLike]" = None,
-                  velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None):
+                  velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None) -> None:
         """Write the state of many bodies at once: ``bodies`` (Body handles or body indices, each once) and
         for each given argument one row per body: ``positions`` (n, 2) body origins, ``angles`` (n,),
         ``velocities`` (n, 2) of the centres of mass, ``angular_velocities`` (n,). The same as setting, body
@@ -1515,7 +1515,7 @@ class World:
             self._angvel[rows] = np.where(self._fixed_rotation[rows], 0.0, w)
         self._wake_rows(rows, partners=moved)
 
-    def apply_impulses(self, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None):
+    def apply_impulses(self, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
         """:meth:`Body.apply_impulse` for many bodies at once: ``impulses`` (n, 2) N·s, at ``points`` (n, 2,
         world) or at the centres of mass. A body may appear more than once (its impulses add up in order, as
         one call after another would). Static and kinematic bodies are left as they are. Everything is checked
@@ -1546,7 +1546,7 @@ class World:
         self._angvel[:n] = angvel
         self._wake_rows(r)
 
-    def apply_forces(self, bodies: "Any", forces: "ArrayLike", points: "Optional[ArrayLike]" = None):
+    def apply_forces(self, bodies: "Any", forces: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
         """:meth:`Body.apply_force` for many bodies at once: ``forces`` (n, 2) N for the next step, at ``points``
         (n, 2, world) or at the centres of mass. A body may appear more than once (its forces add up in
         order). Everything is checked first, including each body's total force and torque and the
@@ -1584,7 +1584,7 @@ class World:
                    sensor: "bool" = False, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
                    group: "int" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
                    one_way: "Any" = None, bullet: "bool" = False,
-                   linear_damping: "float" = 0.0, angular_damping: "float" = 0.0, gravity_scale: "float" = 1.0):
+                   linear_damping: "float" = 0.0, angular_damping: "float" = 0.0, gravity_scale: "float" = 1.0) -> list:
         """Add n dynamic bodies with one shape each, the same ``shape`` and material for all, at ``positions``
         (n, 2) with ``angles`` (n,), ``velocities`` (n, 2) and ``angular_velocities`` (n,) (zeros if not
         given); returns their handles. The world is the one ``add_body`` then ``add_shape`` body after body
@@ -2144,7 +2144,7 @@ class World:
         self.profile_times["total"] = float(1000.0 * (clock[-1] - clock[0]) / rate)
 
     # --- contacts (read-only views for tests, drawing and events) ------------------------------------------
-    def contacts(self):
+    def contacts(self) -> list:
         """Contacts of the last step that have points (touching or speculative), sensors excluded: list of
         dicts (shape_a, shape_b, normal, points, separations, normal_impulses, tangent_impulses, touching).
 
@@ -2223,7 +2223,7 @@ class World:
         return total[which] / self._last_dt
 
     # --- queries (carom.rigid.queries: one compiled kernel each, through the broad phase) ------------------
-    def raycast(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None):
+    def raycast(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None) -> list:
         """Every non-sensor shape the segment p1 → p2 enters, as ``WorldRayHit(shape, body, point, normal,
         fraction)`` sorted by fraction; only shapes with ``category & mask != 0``.
 
@@ -2233,7 +2233,7 @@ class World:
         self._check_unlocked()
         return queries.raycast(self, p1, p2, mask, category)
 
-    def raycast_first(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None):
+    def raycast_first(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None) -> "Any":
         """The closest hit of :meth:`raycast`, or None.
 
         ``p1``, ``p2``, ``mask`` and ``category`` as in :meth:`raycast`.
@@ -2241,7 +2241,7 @@ class World:
         self._check_unlocked()
         return queries.raycast_first(self, p1, p2, mask, category)
 
-    def query_point(self, point: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None):
+    def query_point(self, point: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None) -> list:
         """Shapes containing the point (sensors included).
 
         ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
@@ -2250,7 +2250,7 @@ class World:
         return queries.query_point(self, point, mask, category)
 
     def query_aabb(self, lower: "Vec2", upper: "Vec2", mask: "Bits" = ALL_CATEGORIES,
-                   category: "Optional[Bits]" = None):
+                   category: "Optional[Bits]" = None) -> list:
         """Shapes whose bounding box overlaps [lower, upper] (sensors included).
 
         ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
@@ -2259,7 +2259,7 @@ class World:
         return queries.query_aabb(self, lower, upper, mask, category)
 
     def query_shape(self, shape: "Any", transform: "TransformLike", mask: "Bits" = ALL_CATEGORIES,
-                    category: "Optional[Bits]" = None):
+                    category: "Optional[Bits]" = None) -> list:
         """Shapes overlapping ``shape`` placed at ``transform`` (separation < 0; sensors included).
 
         ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
@@ -2268,7 +2268,7 @@ class World:
         return queries.query_shape(self, shape, transform, mask, category)
 
     def query_nearest(self, point: "Vec2", max_distance: "float", mask: "Bits" = ALL_CATEGORIES,
-                      category: "Optional[Bits]" = None):
+                      category: "Optional[Bits]" = None) -> "Any":
         """The shape whose surface is nearest to ``point`` within ``max_distance``, as ``NearestShape(shape,
         body, point, distance)`` (distance negative inside), or None; pymunk's point_query_nearest.
 
@@ -2278,7 +2278,7 @@ class World:
         return queries.query_nearest(self, point, max_distance, mask, category)
 
     def cast_shape(self, shape: "Any", transform: "TransformLike", translation: "Vec2", mask: "Bits" = ALL_CATEGORIES,
-                   category: "Optional[Bits]" = None):
+                   category: "Optional[Bits]" = None) -> "Any":
         """The first non-sensor shape met by ``shape`` at ``transform`` moved by ``translation``, as
         ``WorldCastHit(shape, body, point, normal, fraction)``, or None; Box2D's b2World_CastShape.
 
@@ -2288,7 +2288,7 @@ class World:
         return queries.cast_shape(self, shape, transform, translation, mask, category)
 
     def explode(self, center: "Vec2", radius: "float", impulse_per_length: "float", falloff: "float" = 0.0,
-                mask: "Bits" = ALL_CATEGORIES):
+                mask: "Bits" = ALL_CATEGORIES) -> list:
         """Push the dynamic bodies' shapes near ``center`` away from it with ``impulse_per_length`` times their
         projected perimeter (full within ``radius``, fading to 0 over ``falloff``); Box2D's b2World_Explode.
         Returns the bodies pushed (woken).
@@ -2365,7 +2365,7 @@ class World:
             raise StaleHandleError(f"body {b} does not exist (removed or never created)")
         return Body(self, b, int(self._gen[b]))
 
-    def on(self, kind: "str", handler: "Any", categories: "Any" = None):
+    def on(self, kind: "str", handler: "Any", categories: "Any" = None) -> "Any":
         """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit"), or
         ``handler(body)`` for every body that left the world :attr:`bounds` ("leave"; before it is removed when
         :attr:`remove_outside` is set), or ``handler(joint_event)`` for every joint whose reaction crossed its
@@ -2393,7 +2393,7 @@ class World:
         self._handlers.append((kind, handler, categories))
         return handler
 
-    def off(self, handler: "Any"):
+    def off(self, handler: "Any") -> None:
         """Unregister a handler (every kind it was registered for)."""
         self._handlers = [h for h in self._handlers if h[1] is not handler]
 

@@ -521,7 +521,7 @@ class World:
         return body
 
     # ----------------------------------------------------------------- building
-    def add_particle(self, position: "Vec2", mass: "float" = 1.0):
+    def add_particle(self, position: "Vec2", mass: "float" = 1.0) -> int:
         """One free particle; returns its index.
 
         ``position`` is (x, y) in m; ``mass`` > 0 in kg.
@@ -530,7 +530,7 @@ class World:
         m = _mass(mass, 1)
         return int(self._append(p[None, :], 1.0 / m)[0][0])
 
-    def add_edge(self, i: "int", j: "int", stiffness: "float" = 1.0, break_length: "Optional[float]" = None):
+    def add_edge(self, i: "int", j: "int", stiffness: "float" = 1.0, break_length: "Optional[float]" = None) -> int:
         """A stick between particles i and j with its current length as rest length; returns its index.
 
         ``stiffness`` in (0, 1] is the share of the stick's error corrected per relaxation (1: rigid);
@@ -546,7 +546,7 @@ class World:
 
     def add_box(self, center: "Vec2" = (0.0, 0.0), width: "float" = 1.0, height: "float" = 1.0, angle: "float" = 0.0,
                 mass: "float" = 1.0, static: "bool" = False,
-                friction: "float" = 0.5, restitution: "float" = 0.0):
+                friction: "float" = 0.5, restitution: "float" = 0.0) -> "Body":
         """A box: 4 vertices (CCW), 4 boundary edges, 2 diagonal braces, all rigid.
 
         ``center`` and ``angle`` place it, ``width`` and ``height`` (m) size it, ``mass`` (kg) is split over its 4
@@ -563,7 +563,7 @@ class World:
         return self.add_polygon(pts, mass=mass, static=static, friction=friction, restitution=restitution)
 
     def add_polygon(self, points: "ArrayLike", mass: "float" = 1.0, static: "bool" = False, friction: "float" = 0.5,
-                    restitution: "float" = 0.0):
+                    restitution: "float" = 0.0) -> "Body":
         """A convex body kept rigid by braces (:func:`body_braces`: all non-adjacent pairs for up to 13
         vertices, O(n) beyond), mass split equally. All or nothing: a refused argument adds nothing.
 
@@ -580,7 +580,7 @@ class World:
 
     def add_soft_polygon(self, points: "ArrayLike", stiffness: "float" = 0.2, mass: "float" = 1.0,
                          edge_stiffness: "float" = 1.0, friction: "float" = 0.5,
-                         restitution: "float" = 0.0):
+                         restitution: "float" = 0.0) -> "Body":
         """A jelly body: braces with ``stiffness`` < 1 give under load and spring back.
 
         ``points`` is the outline (convex); ``mass`` (kg) is split over its vertices; ``edge_stiffness`` is the
@@ -598,7 +598,7 @@ class World:
 
     def add_rope(self, start: "Vec2", end: "Vec2", segments: "int" = 20, pin_start: "bool" = True,
                  pin_end: "bool" = False, mass: "float" = 1.0, stiffness: "float" = 1.0,
-                 break_length: "Optional[float]" = None):
+                 break_length: "Optional[float]" = None) -> "Group":
         """A chain of ``segments`` sticks from start to end (``mass`` split over its particles).
 
         ``pin_start`` and ``pin_end`` pin the first and last particle where they are; ``stiffness`` and
@@ -627,7 +627,7 @@ class World:
 
     def add_cloth(self, top_left: "Vec2", width: "float", height: "float", columns: "int", rows: "int",
                   pinned: "str" = "top", mass: "float" = 1.0, stiffness: "float" = 1.0,
-                  break_length: "Optional[float]" = None):
+                  break_length: "Optional[float]" = None) -> "Group":
         """A grid of ``columns`` x ``rows`` particles joined by horizontal and vertical sticks.
 
         ``pinned``: "top" (the whole top row), "corners" (the two top corners) or None.  Particles are
@@ -674,7 +674,7 @@ class World:
             raise SimulationError(f"particle index {particle!r} out of range [0, {self._np})")
         return int(particle)
 
-    def pin(self, particle: "int", position: "Optional[Vec2]" = None):
+    def pin(self, particle: "int", position: "Optional[Vec2]" = None) -> None:
         """Hold a particle at ``position`` (default: where it is now)."""
         i = self._particle_index(particle)
         p = self._pos[i].copy() if position is None else _point(position, "position", SimulationError)
@@ -683,7 +683,7 @@ class World:
         self._prev[i] = p
         self._pinned[i] = True
 
-    def unpin(self, particle: "int"):
+    def unpin(self, particle: "int") -> None:
         """Let ``particle`` (an index) move freely again.
 
         ``particle`` is a particle index.
@@ -692,7 +692,7 @@ class World:
         self._pinned[i] = False
 
     # ----------------------------------------------------------------- stepping
-    def step(self, dt: "float" = 1.0 / 60.0):
+    def step(self, dt: "float" = 1.0 / 60.0) -> None:
         """Advance the world by ``dt`` seconds: forces, Verlet integration, then :attr:`iterations` relaxation sweeps
         of edges and collisions.
 
@@ -772,7 +772,7 @@ class World:
 
 
 def edge_vertex_response(vertex: "Vec2", e1: "Vec2", e2: "Vec2", depth: "Vec2",
-                         inv_masses: "Optional[ArrayLike]" = None):
+                         inv_masses: "Optional[ArrayLike]" = None) -> "Tuple[np.ndarray, np.ndarray, np.ndarray]":
     """The seed's collision response, made exact (NOTES.md), as a pure function.
 
     ``depth`` is the vector D pointing from the edge's body towards the vertex's body.  With

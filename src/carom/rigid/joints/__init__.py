@@ -185,7 +185,7 @@ class _Definition:
     def __repr__(self):
         return f"joints.{type(self).__name__}({self.body_a!r}, {self.body_b!r}, {self.settings})"
 
-    def anchors(self, world: "Any", a: "int", b: "int"):
+    def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """The anchors in the bodies' frames (from ``anchor``, ``anchor_a``/``anchor_b`` or the local ones).
 
         ``world`` is the world the joint is added to, ``a`` and ``b`` the two bodies' rows (called by
@@ -212,7 +212,7 @@ class _Definition:
                 ends.append(_to_local(world, a, _to_world(world, b, np.zeros(2))))
         return ends[0], ends[1]
 
-    def axis_in_a(self, world: "Any", a: "int"):
+    def axis_in_a(self, world: "Any", a: "int") -> "np.ndarray":
         """The unit axis in A's frame, from ``axis`` (a world direction) or ``local_axis_a``."""
         if self.axis is not None and self.local_axis_a is not None:
             raise SimulationError("give either axis or local_axis_a, not both")
@@ -227,7 +227,7 @@ class _Definition:
             raise SimulationError(f"axis must not be zero, got {tuple(float(x) for x in u)}")
         return u / n
 
-    def frames(self, world: "Any", a: "int", b: "int"):
+    def frames(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """(local, param): the table row's anchors and axis, and the settings checked (``_setting``) with the
         defaults filled in; raises SimulationError naming a bad value.
 
@@ -251,7 +251,7 @@ class _Definition:
         _consistent(self.kind, param)
         return local, param
 
-    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any"):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any") -> None:
         """What a kind adds after its settings (nothing by default): ``world`` is the world, ``a`` and ``b`` the
         bodies' rows, ``local`` and ``param`` the row's frame and settings, written in place."""
 
@@ -332,7 +332,7 @@ class Prismatic(_Definition):
         super().__init__(body_a, body_b, anchor, axis=axis, **kw)
         self.free_rotation = free_rotation
 
-    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any"):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any") -> None:
         """Store ``free_rotation`` in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
         ``local`` frame, unused)."""
         param[prismatic.FREE_ROTATION] = float(_validate.flag(self.free_rotation, "free_rotation"))
@@ -369,7 +369,7 @@ class Motor(_Definition):
         super().__init__(body_a, body_b, **kw)
         self.linear_offset = linear_offset
 
-    def anchors(self, world: "Any", a: "int", b: "int"):
+    def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """A's anchor is the linear offset (by default where B's origin is now, in A's frame) and B's its origin;
         ``world``, ``a`` and ``b`` as for every definition."""
         if self.linear_offset is None:
@@ -396,7 +396,7 @@ class Mouse(_Definition):
         return dict(hertz=5.0, damping_ratio=0.7,
                     max_force=lambda w, a, b, local, param: 1000.0 * float(w._mass[b]))
 
-    def anchors(self, world: "Any", a: "int", b: "int"):
+    def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """The target as anchor A (in the world frame: the static body's) and the grabbed point on body B; ``world``,
         ``a`` and ``b`` as for every definition."""
         # (the static body sits at the origin, unrotated: its frame is the world's)
@@ -484,7 +484,7 @@ class Pulley(_Definition):
                          + ratio * np.hypot(*(_to_world(w, b, local[2:4]) - gb)))
         return dict(reference_angle=0.0, ratio=1.0, length=today)
 
-    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any"):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any") -> None:
         """Store the two ground points in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
         ``local`` frame)."""
         param[pulley.GROUND_AX:pulley.GROUND_AX + 2] = _point(self.ground_a, "ground_a")
@@ -562,12 +562,12 @@ class Joint:
         return Body(w, b, int(w._gen[b]))
 
     @property
-    def body_a(self):
+    def body_a(self) -> "Any":
         """The first body (the world's static body when the definition said None)."""
         return self._body(0)
 
     @property
-    def body_b(self):
+    def body_b(self) -> "Any":
         """The second body."""
         return self._body(1)
 
