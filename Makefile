@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench fuzz wheel clean clean-cache
+.PHONY: demo test bench docs gallery fuzz wheel clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[viz,test]'
+	$(PY) -m pip install --quiet -e '.[viz,test,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -17,6 +17,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The documentation site (MkDocs, strict: a broken link or reference fails) into site/.
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict
+
+# The docs' pictures: every example headless into docs/gallery/, the lab's into docs/lab/ (no display needed).
+gallery: $(STAMP)
+	$(PY) docs/make_gallery.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/geometry.py
@@ -38,7 +46,7 @@ fuzz: $(STAMP)
 	$(PY) tests/churn.py --minutes $(MINUTES) --steps 2000 $(FUZZ_ARGS)
 
 clean:
-	rm -rf $(VENV) out build dist
+	rm -rf $(VENV) out site build dist
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 # Numba's disk cache does not notice a changed kernel in another module: drop it after editing kernels.

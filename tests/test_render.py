@@ -20,6 +20,7 @@ import carom  # noqa: E402
 from carom.cli import main  # noqa: E402
 from carom.geometry import Circle, Capsule, Polygon, box  # noqa: E402
 from carom.render import catalog, describe, render, record_scene, draw_matplotlib  # noqa: E402
+from carom.render.headless import gif_frames  # noqa: E402
 from carom.render.draw import (View, Poly, Disc, Lines, Dot, BACKGROUND, rounded_outline, tree_boxes,  # noqa: E402
                                shape_centres, dimmed, body_colour)
 
@@ -57,7 +58,7 @@ def test_every_scene_renders_headless_with_the_requested_frames(scene, tmp_path)
     out = tmp_path / f"{scene}.gif"
     app = record_scene(scene, out, frames=3, size=SMALL, progress=False)
     n, last = _last_frame(out)
-    assert n == 3
+    assert n == len(gif_frames(3, 1 / 60)[0]) == 2     # a GIF keeps every other frame at 60 steps a second
     assert last.size == SMALL
     assert app.steps == 3
     centres = shape_centres(app.world)
@@ -81,7 +82,7 @@ def test_pillow_render_of_a_world_with_every_overlay(tmp_path):
     out = tmp_path / "pile.gif"
     render(world, out, frames=5, lower=lower, upper=upper, size=SMALL, progress=False, aabbs=True, tree=True)
     n, last = _last_frame(out)
-    assert n == 5
+    assert n == 3                                      # frames 2, 4 and the last (5): 30 per second
     checked, blank = _not_blank_at(last, View(lower, upper, *SMALL), shape_centres(world))
     assert checked > 10 and blank == 0
 
@@ -341,14 +342,14 @@ def test_make_demo_without_display_writes_out_pile_gif(tmp_path, monkeypatch, ca
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert main(["demo", "--frames", "3", "--size", "200x150"]) == 0
     n, last = _last_frame(tmp_path / "out" / "pile.gif")
-    assert n == 3 and last.size == (200, 150)
+    assert n == 2 and last.size == (200, 150)          # 3 frames at 60 per second: the 2nd and the last
     assert "3/3 frames" in capsys.readouterr().out
 
 
 def test_demo_cli_out_and_errors(tmp_path, capsys):
     out = tmp_path / "b.gif"
     assert main(["demo", "balls", "--out", str(out), "--frames", "4", "--size", "160x120", "--quiet"]) == 0
-    assert _last_frame(out)[0] == 4
+    assert _last_frame(out)[0] == 2                 # 4 steps, every other one kept (30 frames a second)
     assert main(["demo", "no_such_scene"]) == 2
     assert "unknown scene" in capsys.readouterr().err
     assert main(["demo", "balls", "--out", str(tmp_path / "b.jpg")]) == 2
@@ -453,4 +454,62 @@ def test_carom_demo_falls_back_to_a_file_when_the_display_does_not_answer(tmp_pa
     res = subprocess.run([sys.executable, "-m", "carom.cli", "demo", "balls", "--frames", "2", "--quiet"],
                          env=_display_env(f":{number}"), cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
-    assert _last_frame(tmp_path / "out" / "balls.gif")[0] == 2
+    assert _last_frame(tmp_path / "out" / "balls.gif")[0] == len(gif_frames(2, 1 / 60)[0]) == 1
+
+
+# ------------------------------------------------------------------------------------------- GIF timing
+@pytest.mark.parametrize("dt", [1 / 60, 1 / 30, 1 / 120, 0.1])
+def test_gif_delays_are_real_time_and_never_the_10ms_browsers_slow_down(tmp_path, dt):
+    """GIF delays are hundredths of a second, and browsers show 0 or 10 ms as 100 ms. The stored delays must be
+    at least 20 ms each and add up to the simulated time (to the 10 ms rounding of the last delay)."""
+    world, lower, upper = catalog.build("balls")
+    frames = 12
+    out = tmp_path / "t.gif"
+    render(world, out, frames=frames, dt=dt, lower=lower, upper=upper, size=(64, 48), progress=False)
+    im = Image.open(out)
+    delays = []
+    for k in range(im.n_frames):
+        im.seek(k)
+        delays.append(im.info["duration"])
+    assert min(delays) >= 20
+    stride = max(1, math.ceil(0.02 / dt - 1e-9))                  # steps per kept frame
+    assert im.n_frames == math.ceil(frames / stride)
+    assert abs(sum(delays) / 1000 - frames * dt) <= 0.011
+
+
+def test_a_three_second_demo_gif_plays_three_seconds_at_30_frames_a_second():
+    keep, delays = gif_frames(180, 1 / 60)
+    assert len(keep) == 90 and sum(delays) == 3000 and set(delays) == {30, 40}
+
+
+def test_recordings_leave_contacts_out_unless_asked(tmp_path):
+    from carom.render.draw import CONTACT
+    quiet = record_scene("pile", tmp_path / "a.png", frames=30, size=SMALL, progress=False)
+    loud = record_scene("pile", tmp_path / "b.png", frames=30, size=SMALL, progress=False, contacts=True)
+    assert not quiet.show_contacts and loud.show_contacts
+    red = [np.sum(np.all(np.abs(np.asarray(Image.open(tmp_path / f).convert("RGB"), int) - np.array(CONTACT)) < 30,
+                         axis=-1)) for f in ("a.png", "b.png")]
+    assert red[0] == 0 and red[1] > 0
+    quiet.close()
+    loud.close()
+
+
+def test_the_car_scene_camera_follows_the_chassis(tmp_path):
+    app = record_scene("car", tmp_path / "car.png", frames=240, size=SMALL, progress=False)
+    chassis = app.world.positions[0]
+    assert chassis[0] > 3.0                                   # the car has driven off its start
+    centre = 0.5 * (app.view.lower + app.view.upper)
+    lower, upper = catalog.FRAMES["car"]
+    home = 0.5 * (np.array(lower) + np.array(upper))
+    assert np.allclose(centre - home, chassis - np.array([0.0, 1.4]), atol=0.05)
+    app.close()
+
+
+def test_round_bodies_show_their_rotation_with_a_radius_line():
+    w = carom.World(gravity=(0, 0))
+    b = w.add_body(position=(1.0, 2.0), angle=0.7)
+    b.add_shape(Circle(0.5))
+    lines = [p for p in describe(w) if isinstance(p, Lines)]
+    assert len(lines) == 1
+    start, end = lines[0].points
+    assert np.allclose(start, (1.0, 2.0)) and np.allclose(end, (1.0 + 0.5 * math.cos(0.7), 2.0 + 0.5 * math.sin(0.7)))

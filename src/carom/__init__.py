@@ -2,7 +2,8 @@
 from ._jit import (announce_compile as _announce_compile, tune_allocator as _tune_allocator,
                    prefer_concurrent_threading_layer as _prefer_concurrent_threading_layer,
                    default_omp_spin as _default_omp_spin)
-from .errors import CaromError, GeometryError, WorldLockedError, StaleHandleError, SimulationError
+from .errors import (CaromError, GeometryError, WorldLockedError, StaleHandleError, SimulationError,
+                     SnapshotError, MissingDependencyError)
 from . import constants, geometry
 from .rigid import World, Body, ShapeHandle, PRE_SOLVE_SIGNATURE, pre_solve_function
 from .rigid import joints
@@ -10,8 +11,31 @@ from . import verlet
 
 __version__ = "0.1.0"
 
+__all__ = ["World", "Body", "ShapeHandle", "PRE_SOLVE_SIGNATURE", "pre_solve_function", "joints", "geometry",
+           "verlet", "constants", "render", "set_num_threads", "get_num_threads", "cpu_level", "CaromError", "GeometryError",
+           "WorldLockedError", "StaleHandleError", "SimulationError", "SnapshotError", "MissingDependencyError",
+           "__version__"]
 
-def set_num_threads(n):
+#: Subpackages imported on first use (``carom.render`` loads the drawing code, not pygame or matplotlib, and
+#: only when a program touches it, so ``import carom`` stays as quick as the physics needs).
+_LAZY = ("render", "scenes", "cli")
+
+
+def __getattr__(name: str):
+    """Import ``carom.render`` (and ``carom.scenes``) the first time they are used after ``import carom``."""
+    if name in _LAZY:
+        import importlib
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'carom' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def set_num_threads(n: int) -> None:
     """Use ``n`` threads for the parallel stages of the rigid step (narrow phase, solver rows, coloured
     contact sweeps). Results are bitwise the same for every thread count. The solver's threads meet at
     barriers, which needs Numba's OpenMP or work-queue threading layer (carom asks for them before TBB);
@@ -33,7 +57,7 @@ def cpu_level() -> str:
     return _cpu_level.level
 
 
-def get_num_threads():
+def get_num_threads() -> int:
     """The number of threads the parallel stages use."""
     import numba
     return numba.get_num_threads()

@@ -34,3 +34,9 @@ class SnapshotError(CaromError, ValueError):
 
     The message names the first problem found; nothing is built from a snapshot until all of it is checked.
     """
+
+
+class MissingDependencyError(CaromError, ImportError):
+    """An optional library carom needs for this call is not installed (pygame-ce, pillow or matplotlib for
+    pictures: ``pip install carom[viz]``). Also an ``ImportError``, so code that falls back on a missing
+    library keeps working."""

@@ -12,3 +12,8 @@ from .toi import time_of_impact
 from .decompose import decompose, triangulate
 from .raycast import raycast, RayHit
 from .broadphase import BruteForce, SweepAndPrune, DynamicTree, UniformGrid
+
+__all__ = ["Shape", "Circle", "Capsule", "Segment", "Polygon", "box", "Transform", "CIRCLE", "CAPSULE", "SEGMENT",
+           "POLYGON", "convex_hull", "mass_properties", "MassProperties", "Manifold", "collide", "distance",
+           "overlap", "DistanceResult", "penetration", "time_of_impact", "decompose", "triangulate", "raycast",
+           "RayHit", "BruteForce", "SweepAndPrune", "DynamicTree", "UniformGrid"]

@@ -70,6 +70,10 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
   max_cells) -> (kx, ky, used, start, items)``; ``grid_pairs(lower, upper, flags, n, cell, max_cells,
   *static_table)`` with ``static_table = grid_build(..., STATIC, ...)``.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numbers
 
 import numpy as np
@@ -155,21 +159,25 @@ class BroadPhase:
             raise CaromError(f"proxy id {proxy!r} is not in this broad phase (never inserted or removed)")
         return p
 
-    def ids(self):
+    def ids(self) -> "np.ndarray":
         """Ids of all proxies, ascending."""
         return np.flatnonzero(self._flags[:self._n] != K.FREE).astype(np.int64)
 
-    def box(self, proxy):
+    def box(self, proxy: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """The real box ``(lower, upper)`` of a proxy (copies)."""
         p = self._check_id(proxy)
         return self._lower[p].copy(), self._upper[p].copy()
 
-    def is_static(self, proxy):
+    def is_static(self, proxy: "int") -> bool:
+        """True if ``proxy`` (an id from :meth:`insert`) was inserted as static."""
         return bool(self._flags[self._check_id(proxy)] == K.STATIC)
 
     # -- interface --------------------------------------------------------------------------------------
-    def insert(self, lower, upper, static=False):
-        """Add a box; returns its proxy id. Static proxies are never paired with each other."""
+    def insert(self, lower: "Vec2", upper: "Vec2", static: "bool" = False) -> int:
+        """Add a box; returns its proxy id. Static proxies are never paired with each other.
+
+        ``lower`` and ``upper`` are the box's corners (x, y); ``static`` marks a box that never moves.
+        """
         lo, hi = _box(lower, upper)
         if self._free:
             p = self._free.pop()
@@ -185,20 +193,24 @@ class BroadPhase:
         self._inserted(p)
         return p
 
-    def remove(self, proxy):
+    def remove(self, proxy: "int") -> None:
+        """Remove ``proxy`` (an id from :meth:`insert`); its id may be reused by a later insert."""
         p = self._check_id(proxy)
         self._removing(p)
         self._flags[p] = K.FREE
         self._free.append(p)
         self._count -= 1
 
-    def move(self, proxy, lower, upper):
-        """Give a proxy a new box."""
+    def move(self, proxy: "int", lower: "Vec2", upper: "Vec2") -> None:
+        """Give a proxy a new box.
+
+        ``proxy`` is an id from :meth:`insert`; ``lower`` and ``upper`` the new corners.
+        """
         p = self._check_id(proxy)
         lo, hi = _box(lower, upper)
         self._update(np.array([p], np.int64), lo.reshape(1, 2), hi.reshape(1, 2))
 
-    def update(self, ids, lowers, uppers):
+    def update(self, ids: "ArrayLike", lowers: "ArrayLike", uppers: "ArrayLike") -> None:
         """Bulk move: ``ids`` (m,) ints, ``lowers``/``uppers`` (m, 2). All are checked before any moves."""
         try:
             a = np.asarray(ids)
@@ -220,12 +232,12 @@ class BroadPhase:
         """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted."""
         raise NotImplementedError
 
-    def query(self, lower, upper):
+    def query(self, lower: "Vec2", upper: "Vec2") -> "np.ndarray":
         """Ids (ascending) of the proxies whose box overlaps the closed box [lower, upper]."""
         lo, hi = _box(lower, upper)
         return self._query(lo, hi)
 
-    def raycast(self, origin, translation):
+    def raycast(self, origin: "Vec2", translation: "Vec2") -> "np.ndarray":
         """Ids of the boxes the segment origin → origin + translation crosses, in order along it."""
         o = _point(origin, "ray origin")
         d = _point(translation, "ray translation")
@@ -251,7 +263,9 @@ class BroadPhase:
 class BruteForce(BroadPhase):
     """Every pair tested: O(n²) per call. The reference the other structures must agree with exactly."""
 
-    def pairs(self):
+    def pairs(self) -> "np.ndarray":
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: every pair of
+        boxes tested, O(n²) (the oracle the others are tested against)."""
         return K.brute_pairs(self._lower, self._upper, self._flags, self._n)
 
 
@@ -284,11 +298,13 @@ class SweepAndPrune(BroadPhase):
         self._meta[0] = m - 1
 
     @property
-    def axis(self):
+    def axis(self) -> int:
         """The current sweep axis (0 = x, 1 = y)."""
         return int(self._meta[1])
 
-    def pairs(self):
+    def pairs(self) -> "np.ndarray":
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: boxes sorted
+        along x, then swept."""
         return K.sap_pairs(self._lower, self._upper, self._flags, self._n, self._order, self._meta)
 
 
@@ -300,7 +316,8 @@ class DynamicTree(BroadPhase):
     the world's compiled step: ``tree_insert_pending``), the leaves of all pending proxies at once, in id order.
     """
 
-    def __init__(self, margin=AABB_MARGIN, multiplier=AABB_DISPLACEMENT_MULTIPLIER, deferred=False):
+    def __init__(self, margin: "float" = AABB_MARGIN, multiplier: "float" = AABB_DISPLACEMENT_MULTIPLIER,
+                 deferred: "bool" = False):
         super().__init__()
         for name, v in (("margin", margin), ("multiplier", multiplier)):
             if not (isinstance(v, numbers.Real) and np.isfinite(v) and v >= 0):
@@ -345,7 +362,7 @@ class DynamicTree(BroadPhase):
         if t.lo.shape[0] < need:
             self._trees[w] = K.tree_grow(t, max(need, 2 * t.lo.shape[0]))
 
-    def reserve(self):
+    def reserve(self) -> None:
         """Room in the node pools for the leaves of the pending proxies (deferred insertion), for
         ``tree_insert_pending``."""
         if self._moved_meta[2]:
@@ -355,7 +372,7 @@ class DynamicTree(BroadPhase):
             self._room(0, int(pending.sum()) - static)
             self._room(1, static)
 
-    def flush(self):
+    def flush(self) -> None:
         """Give the pending proxies (deferred insertion) their leaves now."""
         if self._moved_meta[2]:
             self.reserve()
@@ -375,7 +392,9 @@ class DynamicTree(BroadPhase):
                       ids, lowers, uppers, self.margin, self.multiplier,
                       self._moved, self._moved_flag, self._moved_meta)
 
-    def pairs(self):
+    def pairs(self) -> "np.ndarray":
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: moved proxies
+        queried against the trees (pending insertions flushed first)."""
         self.flush()
         keys, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
                                                self._flags, self._leaf, self._moved, self._moved_flag,
@@ -392,10 +411,13 @@ class DynamicTree(BroadPhase):
         return K.tree_raycast(self._trees[0], self._trees[1], self._lower, self._upper,
                               o[0], o[1], d[0], d[1])
 
-    def nodes(self, static=False):
+    def nodes(self, static: "bool" = False) -> dict:
         """A copy of one tree's node pool as a dict of arrays (for inspection and invariant checks):
         ``lower, upper, parent, child1, child2, height, proxy`` per node and ``root``, ``free``, ``leaves``.
-        A tree left stale by a bulk move is refitted first (``tree_fit``)."""
+        A tree left stale by a bulk move is refitted first (``tree_fit``).
+
+        ``static`` picks the tree of static proxies (True) or of moving ones (False).
+        """
         self.flush()
         t = self._trees[1 if static else 0]
         K.tree_fit(t)
@@ -404,14 +426,14 @@ class DynamicTree(BroadPhase):
                 "proxy": t.proxy.copy(), "root": int(t.meta[0]), "free": int(t.meta[1]),
                 "leaves": int(t.meta[2])}
 
-    def leaf_of(self, proxy):
+    def leaf_of(self, proxy: "int") -> int:
         """The leaf node index of a proxy in its tree."""
         p = self._check_id(proxy)
         self.flush()
         return int(self._leaf[p])
 
     @property
-    def height(self):
+    def height(self) -> int:
         """Height of the taller of the two trees (0 for a single leaf, -1 when empty)."""
         self.flush()
         hs = [int(t.height[t.meta[0]]) if t.meta[0] >= 0 else -1 for t in self._trees]
@@ -426,21 +448,21 @@ class UniformGrid(BroadPhase):
     ``query`` and ``raycast`` are linear scans.
     """
 
-    def __init__(self, cell_size=None, max_cells=64):
+    def __init__(self, cell_size: "Optional[float]" = None, max_cells: "int" = 64):
         super().__init__()
         if cell_size is not None and not (isinstance(cell_size, numbers.Real) and np.isfinite(cell_size)
                                           and cell_size > 0):
             raise GeometryError(f"cell_size must be a finite number > 0 or None, got {cell_size!r}")
         if not (isinstance(max_cells, numbers.Integral) and max_cells >= 1):
             raise GeometryError(f"max_cells must be an int >= 1, got {max_cells!r}")
-        self._fixed = cell_size is not None
-        self._cell = float(cell_size) if self._fixed else 0.0
-        self._chosen_at = 0
-        self.max_cells = int(max_cells)
-        self._static_table = None
+        self._fixed: bool = cell_size is not None
+        self._cell: float = float(cell_size) if cell_size is not None else 0.0
+        self._chosen_at: int = 0
+        self.max_cells: int = int(max_cells)
+        self._static_table: "Any" = None
 
     @property
-    def cell_size(self):
+    def cell_size(self) -> float:
         """Current cell side (0 before an automatic choice has been made)."""
         return self._cell
 
@@ -457,7 +479,9 @@ class UniformGrid(BroadPhase):
             self._static_table = None
         K.set_boxes(self._lower, self._upper, ids, lowers, uppers)
 
-    def pairs(self):
+    def pairs(self) -> "np.ndarray":
+        """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: boxes binned
+        into square cells (the cell size chosen from the boxes unless fixed)."""
         if not self._fixed and (self._cell == 0.0 or not
                                 (self._chosen_at // 2 < self._count <= 2 * self._chosen_at)):
             self._cell = float(K.grid_choose_cell(self._lower, self._upper, self._flags, self._n))

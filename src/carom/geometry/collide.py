@@ -4,6 +4,10 @@ Both methods return a :class:`~carom.geometry.manifold_types.Manifold` (normal f
 points midway between the surfaces, separations negative when penetrating, feature ids) or None when the
 shapes are farther apart than ``speculative``.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 
 import numpy as np
@@ -36,7 +40,8 @@ def _relative(xf_a, xf_b):
     return (ax, ay, ac, as_), relative_transform(ax, ay, ac, as_, bx, by, bc, bs)
 
 
-def collide(a, xf_a, b, xf_b, method="sat", speculative=0.0):
+def collide(a: "Any", xf_a: "TransformLike", b: "Any", xf_b: "TransformLike", method: "str" = "sat",
+            speculative: "float" = 0.0) -> "Any":
     """Contact manifold of shape ``a`` placed by ``xf_a`` and shape ``b`` placed by ``xf_b``, or None.
 
     ``method="sat"``: separating axes and reference/incident clipping (circles in closed form).

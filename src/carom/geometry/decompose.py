@@ -36,6 +36,10 @@ outline forces, or the greedy ear order picks) can lie closer than ``COLLINEAR_T
 its neighbours; about 0.4 % of pieces on random star polygons. Such a piece is kept as it is (dropping the
 corner would open a gap between pieces), so ``Polygon(piece.vertices)`` could re-weld it.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numpy as np
 
 from .._jit import njit
@@ -450,7 +454,7 @@ def _triangles(ring, name):
     return tris
 
 
-def triangulate(points) -> np.ndarray:
+def triangulate(points: "ArrayLike") -> np.ndarray:
     """Triangles of a simple polygon as a ``(k, 3)`` array of indices into ``points``, each counter-clockwise.
 
     Validation and cleaning are those of :func:`decompose` (welded and straight vertices are not used).
@@ -459,7 +463,7 @@ def triangulate(points) -> np.ndarray:
     return keep[_triangles(ring, "triangulate points")]
 
 
-def decompose(points) -> list:
+def decompose(points: "ArrayLike") -> list:
     """Split a simple polygon outline into strictly convex :class:`Polygon` pieces whose union is the polygon.
 
     ``points``: (n, 2) outline, either winding, not closed or closed (a repeated first point is welded).

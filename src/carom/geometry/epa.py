@@ -28,6 +28,10 @@ core against a point or segment core gives:
 A 2-point P is treated as the degenerate polygon with the two opposite edges p0→p1 and p1→p0, like the
 2-vertex cores of shapes.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 
 import numpy as np
@@ -180,10 +184,12 @@ def rounded_penetration(vA, rA, vB, rB, tx, ty, tc, ts):
     return True, depth + rsum, nx, ny
 
 
-def penetration(a, xf_a, b, xf_b):
+def penetration(a: "Any", xf_a: "TransformLike", b: "Any", xf_b: "TransformLike") -> "Any":
     """Penetration ``(depth, normal)`` of two placed shapes (world normal, unit, from A to B), or None.
 
     Translating B by depth·normal makes the shapes touch. Touching shapes give depth 0; separated ones None.
+
+    ``a`` and ``b`` are shapes, placed by ``xf_a`` and ``xf_b`` (Transforms, (x, y) or (x, y, angle)).
     """
     ta, rel = prepare_pair(a, xf_a, b, xf_b)
     hit, depth, nx, ny = rounded_penetration(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel)

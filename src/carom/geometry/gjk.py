@@ -28,6 +28,10 @@ and the witness points move by rA (rB) along the unit vector from A's to B's cor
 Pair kernels work in A's frame: B's vertices are brought in by the relative transform (tx, ty, tc, ts) =
 inv(xf_A)·xf_B. B's support is taken in B's frame (d rotated back) so no transformed copy is allocated.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 from collections import namedtuple
 
@@ -343,18 +347,23 @@ def _to_world(ta, x, y):
     return np.array([ta[2] * x - ta[3] * y + ta[0], ta[3] * x + ta[2] * y + ta[1]])
 
 
-def distance(a, xf_a, b, xf_b) -> DistanceResult:
+def distance(a: "Any", xf_a: "TransformLike", b: "Any", xf_b: "TransformLike") -> DistanceResult:
     """Distance between two placed shapes and the closest points (world).
 
     ``xf_a``/``xf_b`` are Transforms, (x, y) or (x, y, angle). The distance is 0 when the shapes overlap or
     touch; then both points are the same point inside the overlap.
+
+    ``a`` and ``b`` are shapes, placed by ``xf_a`` and ``xf_b``.
     """
     ta, rel = prepare_pair(a, xf_a, b, xf_b)
     d, ax, ay, bx, by, _ = shape_distance(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel)
     return DistanceResult(float(d), _to_world(ta, ax, ay), _to_world(ta, bx, by))
 
 
-def overlap(a, xf_a, b, xf_b) -> bool:
-    """True when the placed shapes overlap or touch."""
+def overlap(a: "Any", xf_a: "TransformLike", b: "Any", xf_b: "TransformLike") -> bool:
+    """True when the placed shapes overlap or touch.
+
+    ``a`` and ``b`` are shapes, placed by ``xf_a`` and ``xf_b`` (Transforms, (x, y) or (x, y, angle)).
+    """
     _, rel = prepare_pair(a, xf_a, b, xf_b)
     return bool(shapes_overlap(a._kernel_vertices, a.radius, b._kernel_vertices, b.radius, *rel))

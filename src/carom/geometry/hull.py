@@ -11,6 +11,10 @@ only if it is more than ``COLLINEAR_TOLERANCE`` away from its line, and a final 
 that are within that tolerance of the line through their neighbours. Fewer than 3 points come back when
 the input is degenerate (all welded: 1 point; all collinear: the 2 extreme points).
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numpy as np
 
 from .._jit import njit
@@ -156,7 +160,7 @@ def as_points(points, name="points") -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def convex_hull(points) -> np.ndarray:
+def convex_hull(points: "ArrayLike") -> np.ndarray:
     """Counter-clockwise convex hull of a point cloud as an (m, 2) array.
 
     Duplicate points (closer than ``WELDING_TOLERANCE``) are welded and collinear points dropped, so every

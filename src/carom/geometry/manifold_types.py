@@ -19,6 +19,10 @@ their local frames (vertices ``v``, edge normals ``n``, radius ``r``) and B's pl
 
 Returning a tuple of scalars keeps the kernels allocation-free, which matters in bulk.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numpy as np
 
 EMPTY_MANIFOLD = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
@@ -34,7 +38,7 @@ class Manifold:
 
     __slots__ = ("normal", "points", "separations", "ids")
 
-    def __init__(self, normal, points, separations, ids):
+    def __init__(self, normal: "Vec2", points: "ArrayLike", separations: "ArrayLike", ids: "ArrayLike"):
         self.normal = np.asarray(normal, dtype=np.float64)
         self.points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
         self.separations = np.asarray(separations, dtype=np.float64).reshape(-1)
@@ -42,6 +46,7 @@ class Manifold:
 
     @property
     def count(self) -> int:
+        """Number of contact points (0, 1 or 2)."""
         return self.points.shape[0]
 
     @property
@@ -50,8 +55,12 @@ class Manifold:
         return -float(self.separations.min())
 
     @classmethod
-    def from_tuple(cls, m, x, y, c, s):
-        """Build from a kernel tuple in A's frame, placing it with A's transform (x, y, c, s)."""
+    def from_tuple(cls, m: "Any", x: "Any", y: "Any", c: "Any", s: "Any") -> "Any":
+        """Build from a kernel tuple in A's frame, placing it with A's transform (x, y, c, s).
+
+        ``m`` is the tuple a compiled kernel returns (normal x, normal y, count, points, separations, ids), or None
+        for no contact.
+        """
         count = m[0]
         nx, ny = c * m[1] - s * m[2], s * m[1] + c * m[2]
         pts, seps, ids = [], [], []

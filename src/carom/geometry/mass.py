@@ -22,6 +22,10 @@ the shape is from its body's origin (about the origin, J − A|c|² lost every d
 Mass = density · A, centroid o + c, inertia about it = density · (J_o − A |c|²). A body combines its shapes
 about their own centroids with the parallel-axis theorem on the differences c_shape − c_body.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 from collections import namedtuple
 
@@ -133,10 +137,12 @@ def shape_moments(verts, normals, radius):
     return area, ox + cx, oy + cy, j - area * (cx * cx + cy * cy)
 
 
-def mass_properties(shape, density=1.0) -> MassProperties:
+def mass_properties(shape: "Any", density: "float" = 1.0) -> MassProperties:
     """Mass (kg), centroid (local, m) and rotational inertia about the centroid (kg·m²).
 
     ``density`` is per unit area (kg/m²). A segment has no area, hence zero mass.
+
+    ``shape`` is any :mod:`carom.geometry` shape.
     """
     d = _validate.number(density, "density", low=0.0, error=GeometryError)
     area, cx, cy, inertia = shape_moments(shape._kernel_vertices, shape._kernel_normals, shape.radius)

@@ -44,6 +44,10 @@ Bulk layout (:func:`raycast_many_kernel`, one ray against K shapes): ``vertices`
 sine ``ss[k]``. Outputs are ``hit`` (K,) bool, ``fraction`` (K,) and world ``point`` and ``normal`` (K, 2);
 rows without a hit hold fraction 1.0 and zeros. :func:`pack_shapes` builds the layout from shape objects.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 from collections import namedtuple
 
@@ -334,7 +338,7 @@ def _ray(origin, translation):
     return o, d
 
 
-def raycast(shape, transform, origin, translation):
+def raycast(shape: "Any", transform: "TransformLike", origin: "Vec2", translation: "Vec2") -> "Any":
     """Cast the ray ``origin → origin + translation`` (world space) against ``shape`` placed by
     ``transform`` (a Transform, None, (x, y) or (x, y, angle)).
 

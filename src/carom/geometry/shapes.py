@@ -16,6 +16,10 @@ vertex i+1 and has the outward unit normal ``(e.y, -e.x)/|e|``; a 2-vertex core 
 the two opposite edges p1→p2 and p2→p1, so segments and capsules go through the same SAT and GJK code as
 polygons. Shapes are immutable values: a world copies them into its shape table.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 
 import numpy as np
@@ -50,23 +54,25 @@ class Transform:
 
     __slots__ = ("position", "angle")
 
-    def __init__(self, position=(0.0, 0.0), angle=0.0):
+    def __init__(self, position: "Vec2" = (0.0, 0.0), angle: "float" = 0.0):
         self.position = _point(position, "Transform position")
         self.angle = _finite(angle, "Transform angle", limit=ANGLE_LIMIT)
 
     @property
-    def cos(self):
+    def cos(self) -> float:
+        """cos(angle), for rotating points by the transform."""
         return math.cos(self.angle)
 
     @property
-    def sin(self):
+    def sin(self) -> float:
+        """sin(angle), for rotating points by the transform."""
         return math.sin(self.angle)
 
-    def as_tuple(self):
+    def as_tuple(self) -> "Tuple[float, float, float, float]":
         """The kernel form (x, y, cos, sin)."""
         return (float(self.position[0]), float(self.position[1]), math.cos(self.angle), math.sin(self.angle))
 
-    def apply(self, points) -> np.ndarray:
+    def apply(self, points: "ArrayLike") -> np.ndarray:
         """Local points → world points."""
         p = np.asarray(points, dtype=np.float64)
         c, s = self.cos, self.sin
@@ -81,7 +87,7 @@ class Transform:
                 and self.angle == other.angle)
 
 
-def as_transform(xf) -> Transform:
+def as_transform(xf: "TransformLike") -> Transform:
     """Accept a Transform, None (identity), a position (x, y) or a tuple (x, y, angle)."""
     if isinstance(xf, Transform):
         return xf
@@ -132,14 +138,15 @@ class Shape:
 
     @property
     def kind_name(self) -> str:
+        """The kind as a word: "circle", "capsule", "segment" or "polygon"."""
         return KIND_NAMES[self.kind]
 
-    def mass_properties(self, density=1.0):
+    def mass_properties(self, density: "float" = 1.0) -> "Any":
         """Mass, centroid and rotational inertia about the centroid for a uniform ``density`` (kg/m²)."""
         from .mass import mass_properties
         return mass_properties(self, density)
 
-    def aabb(self, transform=None):
+    def aabb(self, transform: "TransformLike" = None) -> "Tuple[np.ndarray, np.ndarray]":
         """Tight world bounding box ``(lower, upper)`` of the shape placed by ``transform``."""
         from .aabb import shape_aabb
         return shape_aabb(self, as_transform(transform))
@@ -164,12 +171,13 @@ class Circle(Shape):
     kind = CIRCLE
     __slots__ = ()
 
-    def __init__(self, radius, center=(0.0, 0.0)):
+    def __init__(self, radius: "float", center: "Vec2" = (0.0, 0.0)):
         r = _finite(radius, "Circle radius", 0.0, low_open=True)
         super().__init__(_point(center, "Circle center").reshape(1, 2), r)
 
     @property
-    def center(self):
+    def center(self) -> np.ndarray:
+        """The centre in the shape's frame (a copy)."""
         return self._vertices[0].copy()
 
     def __repr__(self):
@@ -193,11 +201,13 @@ class _TwoPointShape(Shape):
     __slots__ = ()
 
     @property
-    def p1(self):
+    def p1(self) -> np.ndarray:
+        """The first end point in the shape's frame (a copy)."""
         return self._vertices[0].copy()
 
     @property
-    def p2(self):
+    def p2(self) -> np.ndarray:
+        """The second end point in the shape's frame (a copy)."""
         return self._vertices[1].copy()
 
 
@@ -207,7 +217,7 @@ class Capsule(_TwoPointShape):
     kind = CAPSULE
     __slots__ = ()
 
-    def __init__(self, p1, p2, radius):
+    def __init__(self, p1: "Vec2", p2: "Vec2", radius: "float"):
         r = _finite(radius, "Capsule radius", 0.0, low_open=True)
         super().__init__(_two_points(p1, p2, "Capsule"), r)
 
@@ -217,12 +227,15 @@ class Capsule(_TwoPointShape):
 
 
 class Segment(_TwoPointShape):
-    """A line segment of zero thickness (ground lines, walls); it has no area and so no mass."""
+    """A line segment of zero thickness (ground lines, walls); it has no area and so no mass.
+
+    Its end points ``p1`` and ``p2`` are (x, y) pairs in the shape's frame and must differ.
+    """
 
     kind = SEGMENT
     __slots__ = ()
 
-    def __init__(self, p1, p2):
+    def __init__(self, p1: "Vec2", p2: "Vec2"):
         super().__init__(_two_points(p1, p2, "Segment"), 0.0)
 
     def __repr__(self):
@@ -241,7 +254,7 @@ class Polygon(Shape):
     kind = POLYGON
     __slots__ = ()
 
-    def __init__(self, points, radius=0.0):
+    def __init__(self, points: "ArrayLike", radius: "float" = 0.0):
         r = _finite(radius, "Polygon radius", 0.0)
         arr = _validate.points(points, "Polygon points", WORLD_LIMIT, error=GeometryError)
         if arr.shape[0] < 3:
@@ -267,8 +280,13 @@ class Polygon(Shape):
         return f"Polygon([{pts}]{extra})"
 
 
-def box(half_width, half_height, center=(0.0, 0.0), angle=0.0, radius=0.0) -> Polygon:
-    """A rectangle of the given half extents, centred at ``center`` and rotated by ``angle``."""
+def box(half_width: "float", half_height: "float", center: "Vec2" = (0.0, 0.0), angle: "float" = 0.0,
+        radius: "float" = 0.0) -> Polygon:
+    """A rectangle of the given half extents, centred at ``center`` and rotated by ``angle``.
+
+    ``half_width`` and ``half_height`` (> 0) are half the sides; ``radius`` > 0 rounds the corners (the box grows by
+    it on every side).
+    """
     hw = _finite(half_width, "box half_width", 0.0, low_open=True)
     hh = _finite(half_height, "box half_height", 0.0, low_open=True)
     c = _point(center, "box center")

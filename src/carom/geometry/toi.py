@@ -26,6 +26,10 @@ d ≤ TOI_TARGET (a small gap is left on purpose, so a body put back at t is not
 when t passes 1 or the shapes cannot approach (μ = 0), 0.0 when they already touch at t = 0, and the time
 reached so far (still before any contact) if TOI_MAX_ITERATIONS run out.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 
 from .._jit import njit
@@ -158,7 +162,8 @@ def _motion(xf, name):
     return float(t.position[0]), float(t.position[1]), float(t.angle)
 
 
-def time_of_impact(a, a_start, a_end, b, b_start, b_end, target=TOI_TARGET):
+def time_of_impact(a: "Any", a_start: "TransformLike", a_end: "TransformLike", b: "Any", b_start: "TransformLike",
+                   b_end: "TransformLike", target: "float" = TOI_TARGET) -> "Optional[float]":
     """First fraction t ∈ [0, 1] of the motion at which the shapes touch, or None if they do not.
 
     ``a_start``/``a_end`` (and B's) are Transforms, (x, y) or (x, y, angle); the motion is linear in
@@ -166,6 +171,9 @@ def time_of_impact(a, a_start, a_end, b, b_start, b_end, target=TOI_TARGET):
     lines are solved exactly; other pairs by conservative advancement, which reports a time at which the
     shapes are within ``target`` (default TOI_TARGET) of touching and never a time after the true first
     contact.
+
+    ``a`` and ``b`` are the two shapes; ``b_start`` and ``b_end`` place B at the start and end of the motion as
+    ``a_start`` and ``a_end`` place A.
     """
     _check_shape(a, "shape a")
     _check_shape(b, "shape b")

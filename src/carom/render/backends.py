@@ -4,9 +4,19 @@ Each takes the primitive list and its target; pillow and pygame also take a :cla
 (world → pixels), matplotlib draws in world coordinates on the axes directly. The libraries are imported
 inside the functions, so ``carom.render`` imports without any of them.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import numpy as np
+from ._deps import require
 
 from .draw import Poly, Disc, Lines, Dot, View, describe, fit_bounds, BACKGROUND
+
+
+#: Discs smaller than this radius in pixels are drawn without their outline (a pile of 10,000 small circles
+#: would otherwise be a black block of outlines).
+SMALL_DISC = 2.5
 
 
 def _pixels(primitives, view):
@@ -25,9 +35,12 @@ def _pixels(primitives, view):
 
 
 # ------------------------------------------------------------------------------------------------- pillow
-def to_pillow(primitives, view, image):
-    """Draw onto a ``PIL.Image`` (RGB) through ``view``."""
-    from PIL import ImageDraw
+def to_pillow(primitives: "Any", view: "Any", image: "Any") -> "Any":
+    """Draw onto a ``PIL.Image`` (RGB) through ``view``.
+
+    ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``image`` is changed in place and returned.
+    """
+    ImageDraw = require("PIL.ImageDraw")
     d = ImageDraw.Draw(image)
     for p, q in zip(primitives, _pixels(primitives, view)):
         if isinstance(p, Poly):
@@ -39,7 +52,8 @@ def to_pillow(primitives, view, image):
         elif isinstance(p, Disc):
             x, y = q
             r = max(p.radius * view.scale, 1.0)
-            d.ellipse([x - r, y - r, x + r, y + r], fill=p.fill, outline=p.outline)
+            outline = p.outline if r >= SMALL_DISC or p.fill is None else None   # tiny discs: fill only
+            d.ellipse([x - r, y - r, x + r, y + r], fill=p.fill, outline=outline)
         elif isinstance(p, Lines):
             pts = [tuple(v) for v in q]
             if p.closed:
@@ -53,9 +67,12 @@ def to_pillow(primitives, view, image):
 
 
 # ------------------------------------------------------------------------------------------------- pygame
-def to_pygame(primitives, view, surface):
-    """Draw onto a ``pygame.Surface`` through ``view``."""
-    import pygame
+def to_pygame(primitives: "Any", view: "Any", surface: "Any") -> "Any":
+    """Draw onto a ``pygame.Surface`` through ``view``.
+
+    ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``surface`` is changed in place and returned.
+    """
+    pygame = require("pygame")
     draw = pygame.draw
     for p, q in zip(primitives, _pixels(primitives, view)):
         if isinstance(p, Poly):
@@ -70,7 +87,7 @@ def to_pygame(primitives, view, surface):
             r = max(p.radius * view.scale, 1.0)
             if p.fill is not None:
                 draw.circle(surface, p.fill, q, r)
-            if p.outline is not None:
+            if p.outline is not None and (r >= SMALL_DISC or p.fill is None):
                 draw.circle(surface, p.outline, q, r, 1)
         elif isinstance(p, Lines):
             if len(q) >= 2:
@@ -80,11 +97,17 @@ def to_pygame(primitives, view, surface):
     return surface
 
 
-def draw_pygame(world, surface, view=None, contacts=True, aabbs=False, tree=False, clear=True, joints=True):
+def draw_pygame(world: "Any", surface: "Any", view: "Any" = None, contacts: "bool" = True, aabbs: "bool" = False,
+                tree: "bool" = False, clear: "bool" = True, joints: "bool" = True) -> "View":
     """Debug-draw a rigid or Verlet world onto a pygame surface (the whole world fitted when ``view`` is None).
 
     Shapes with rotation marks, sleeping bodies dimmed, joints, contact points and normals; AABBs and the
     broad-phase tree on demand. Returns the view used.
+
+    ``world`` is rigid or Verlet; ``surface`` a pygame surface; ``view`` a :class:`~carom.render.draw.View`.
+    ``contacts`` draws contact points with their normals (``normal_length`` m long), ``aabbs`` each shape's bounding
+    box, ``tree`` the broad phase's tree, ``joints`` the joints. ``clear`` fills the surface with the background
+    first.
     """
     if view is None:
         view = View(*fit_bounds(world), *surface.get_size())
@@ -99,10 +122,13 @@ def _rgb(colour):
     return None if colour is None else tuple(c / 255.0 for c in colour)
 
 
-def to_matplotlib(primitives, ax):
-    """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect)."""
-    from matplotlib import patches
-    from matplotlib.collections import LineCollection
+def to_matplotlib(primitives: "Any", ax: "Any") -> "Any":
+    """Add the primitives to a matplotlib ``Axes`` in world coordinates (equal aspect).
+
+    ``primitives`` is a list from :func:`~carom.render.draw.describe`; ``ax`` is the Axes drawn on (returned).
+    """
+    patches = require("matplotlib.patches")
+    LineCollection = require("matplotlib.collections").LineCollection
     segments, colours, widths = [], [], []
     dots, dot_colours, dot_sizes = [], [], []
     for p in primitives:
@@ -133,11 +159,18 @@ def to_matplotlib(primitives, ax):
     return ax
 
 
-def draw_matplotlib(world, ax=None, contacts=True, aabbs=False, tree=False, lower=None, upper=None, joints=True):
+def draw_matplotlib(world: "Any", ax: "Any" = None, contacts: "bool" = True, aabbs: "bool" = False,
+                    tree: "bool" = False, lower: "Optional[Vec2]" = None, upper: "Optional[Vec2]" = None,
+                    joints: "bool" = True) -> "Any":
     """Debug-draw a rigid or Verlet world on matplotlib axes (a new figure when ``ax`` is None), for notebooks.
-    ``lower``/``upper`` set the axis limits (default: everything). Returns the axes."""
+    ``lower``/``upper`` set the axis limits (default: everything). Returns the axes.
+
+    ``world`` is rigid or Verlet; ``ax`` a matplotlib Axes. ``contacts`` draws contact points with their normals
+    (``normal_length`` m long), ``aabbs`` each shape's bounding box, ``tree`` the broad phase's tree, ``joints`` the
+    joints.
+    """
     if ax is None:
-        import matplotlib.pyplot as plt
+        plt = require("matplotlib.pyplot")
         _, ax = plt.subplots(figsize=(6, 4.5))
     to_matplotlib(describe(world, contacts=contacts, aabbs=aabbs, tree=tree, joints=joints), ax)
     if lower is None or upper is None:

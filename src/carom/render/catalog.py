@@ -7,6 +7,8 @@ rectangle listed here is framed by :func:`carom.render.draw.fit_bounds` on its f
 from collections import namedtuple
 
 SceneInfo = namedtuple("SceneInfo", ("name", "build", "doc", "lower", "upper"))
+SceneInfo.__doc__ = """A named scene: its builder (no arguments, returns a world), a one-line description and the
+world rectangle to show (``lower``, ``upper``; None for both: fitted to the first build)."""
 
 #: Hand-picked framing (lower, upper) for the scenes whose extent the builder alone does not show well
 #: (the pile starts 37 m high; the pyramid's ground is 100 m wide; joint scenes swing beyond their first pose).
@@ -19,13 +21,23 @@ FRAMES = {
     "chain": ((-21, -1), (21, 23)),
     "bridge": ((-22, -1), (22, 26)),
     "ragdolls": ((-4.5, -1), (4.5, 12)),
-    "car": ((-11, -3), (41, 12)),
+    "car": ((-8, -3), (8, 9)),
     "cradle": ((-3.5, 0), (3.5, 4)),
     "joint_grid": ((-15, -115), (115, 5)),
     "verlet_boxes": ((-13.5, -1.5), (13.5, 18)),
     "rope_cloth": ((-10, -1), (10, 13)),
     "jelly": ((-11.5, -1.5), (11.5, 12)),
 }
+
+
+def _first_body_position(world):
+    """Where the first body after the static one is (the car's chassis)."""
+    return world.positions[0]
+
+
+#: Scenes whose camera follows a subject: ``name -> function(world) -> (x, y)``. The view keeps the scene's
+#: framing (above) shifted by how far the subject has moved.
+FOLLOW = {"car": _first_body_position}
 
 VERLET_SCENES = ("verlet_boxes", "rope_cloth", "jelly")
 
@@ -34,7 +46,7 @@ def _first_line(fn, name):
     return ((fn.__doc__ or name).strip().splitlines() or [name])[0]
 
 
-def scenes():
+def scenes() -> dict:
     """Ordered ``{name: SceneInfo}``: rigid scenes, then the Verlet ones."""
     from ..scenes.rigid_scenes import SCENES as RIGID
     from ..scenes import verlet_scenes
@@ -44,10 +56,10 @@ def scenes():
         lower, upper = FRAMES.get(name, (None, None))
         out[name] = SceneInfo(name, fn, doc, lower, upper)
     for name in VERLET_SCENES:
-        fn = getattr(verlet_scenes, name, None)
-        if fn is not None:
+        verlet_build = getattr(verlet_scenes, name, None)
+        if verlet_build is not None:
             lower, upper = FRAMES.get(name, (None, None))
-            out[name] = SceneInfo(name, fn, _first_line(fn, name), lower, upper)
+            out[name] = SceneInfo(name, verlet_build, _first_line(verlet_build, name), lower, upper)
     return out
 
 

@@ -14,6 +14,10 @@ p1→p2→p1, whose two "exterior angles" are half turns: that gives a capsule's
 Coordinates are world metres, y up; the pixel mapping is :class:`View` (y flipped). Dot radii and line widths
 are in pixels, so markers keep their size whatever the zoom.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 
 import numpy as np
@@ -94,7 +98,7 @@ class View:
     scale = min(width / span_x, height / span_y) pixels per metre; the rectangle is centred in the image.
     """
 
-    def __init__(self, lower, upper, width=480, height=360):
+    def __init__(self, lower: "Vec2", upper: "Vec2", width: "int" = 480, height: "int" = 360):
         self.lower = np.asarray(lower, float)
         self.upper = np.asarray(upper, float)
         span = self.upper - self.lower
@@ -107,26 +111,36 @@ class View:
         self.offset = 0.5 * (np.array([self.width, self.height]) - span * self.scale)
 
     @property
-    def size(self):
+    def size(self) -> tuple:
+        """(width, height) in pixels."""
         return self.width, self.height
 
-    def px(self, p):
-        """World point(s) (…, 2) → pixel coordinates (…, 2), y down."""
+    def px(self, p: "Vec2") -> "np.ndarray":
+        """World point(s) (…, 2) → pixel coordinates (…, 2), y down.
+
+        ``p`` is a point or an array of points (…, 2).
+        """
         p = np.asarray(p, float)
         x = self.offset[0] + (p[..., 0] - self.lower[0]) * self.scale
         y = self.height - self.offset[1] - (p[..., 1] - self.lower[1]) * self.scale
         return np.stack([x, y], -1)
 
-    def to_world(self, q):
-        """Pixel coordinates (…, 2) → world point(s): the inverse of :meth:`px`."""
+    def to_world(self, q: "Vec2") -> "np.ndarray":
+        """Pixel coordinates (…, 2) → world point(s): the inverse of :meth:`px`.
+
+        ``q`` is a pixel position or an array of them (…, 2).
+        """
         q = np.asarray(q, float)
         x = self.lower[0] + (q[..., 0] - self.offset[0]) / self.scale
         y = self.lower[1] + (self.height - self.offset[1] - q[..., 1]) / self.scale
         return np.stack([x, y], -1)
 
 
-def fit_bounds(world, pad=0.05):
-    """Lower and upper corners of a rectangle holding every shape (rigid) or particle (Verlet), padded."""
+def fit_bounds(world: "Any", pad: "float" = 0.05) -> "Tuple[tuple, tuple]":
+    """Lower and upper corners of a rectangle holding every shape (rigid) or particle (Verlet), padded.
+
+    ``world`` is rigid or Verlet; ``pad`` is the margin, a fraction of the extent on each side.
+    """
     if _is_rigid(world):
         _, _, verts, radius, _ = _rigid_shapes(world)
         if verts:
@@ -146,7 +160,7 @@ def _is_rigid(world):
     return hasattr(world, "_s_alive")
 
 
-def rounded_outline(core, radius, step=math.pi / 8):
+def rounded_outline(core: "Any", radius: "float", step: "float" = math.pi / 8) -> np.ndarray:
     """Outline of a convex core (k × 2, counter-clockwise, k ≥ 2) grown by ``radius``: offset edges joined by
     arcs of at most ``step`` radians per segment (see the module docstring)."""
     k = core.shape[0]
@@ -332,9 +346,15 @@ def describe_verlet(world, aabbs=False, **_ignored):
     return out
 
 
-def describe(world, contacts=True, aabbs=False, tree=False, normal_length=0.35, joints=True):
+def describe(world: "Any", contacts: "bool" = True, aabbs: "bool" = False, tree: "bool" = False,
+             normal_length: "float" = 0.35, joints: "bool" = True) -> list:
     """Primitives for either kind of world (see :func:`describe_rigid` and :func:`describe_verlet`; a Verlet
-    world's edges are always drawn, ``joints`` is for rigid joints)."""
+    world's edges are always drawn, ``joints`` is for rigid joints).
+
+    ``world`` is a :class:`carom.World` or a :class:`carom.verlet.World`. ``contacts`` draws contact points with
+    their normals (``normal_length`` m long), ``aabbs`` each shape's bounding box, ``tree`` the broad phase's tree,
+    ``joints`` the joints.
+    """
     if _is_rigid(world):
         return describe_rigid(world, contacts=contacts, aabbs=aabbs, tree=tree, normal_length=normal_length,
                               joints=joints)

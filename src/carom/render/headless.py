@@ -9,14 +9,19 @@ Two ways in, one drawing description (:func:`carom.render.draw.describe`):
 Each frame carries its time (or step) as text: GIF writers merge identical consecutive frames, and a scene at
 rest (a standing pyramid) would otherwise lose frames.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import os
 import sys
 
 from ..errors import CaromError
+from ._deps import require
 from .draw import View, describe, describe_rigid, describe_verlet, BACKGROUND, INK
 from .backends import to_pillow
 
-__all__ = ["View", "render", "record_scene", "save_frames", "draw_rigid", "draw_verlet"]
+__all__ = ["View", "render", "record_scene", "save_frames", "gif_frames", "draw_rigid", "draw_verlet"]
 
 
 def draw_rigid(world, view, image, **options):
@@ -59,26 +64,64 @@ class Progress:
             print(file=self.stream)
 
 
+#: GIF frame delays are whole hundredths of a second, and browsers play a delay of 0 or 1 (10 ms) as 100 ms. A
+#: GIF therefore keeps at most one frame per this many seconds: at dt = 1/60 every other frame (30 per second).
+GIF_MIN_DELAY = 0.02
+
+
+def gif_frames(count, dt):
+    """Which of ``count`` frames, ``dt`` seconds apart, a GIF keeps and how long each shows (ms).
+
+    Every ``stride``-th frame is kept, the smallest stride with ``stride * dt >= GIF_MIN_DELAY`` (and always the
+    last frame). Frame k shows the world at time (k + 1) dt; a kept frame lasts until the next kept one. The
+    delays are rounded to 10 ms on the running total, not one by one, so the animation keeps real time: at
+    dt = 1/60 the delays go 30, 30, 40 ms (33.3 ms on average, exactly 60 steps a second). Returns
+    ``(indices, durations_ms)``.
+    """
+    stride = max(1, int(-(-GIF_MIN_DELAY // dt))) if dt > 0 else 1
+    while stride * dt < GIF_MIN_DELAY - 1e-12:
+        stride += 1
+    keep = list(range(stride - 1, count, stride))
+    if not keep or keep[-1] != count - 1:
+        keep.append(count - 1)
+    ends = [keep[j + 1] + 1 for j in range(len(keep) - 1)] + [keep[-1] + 1 + stride]
+    starts = [k + 1 for k in keep]
+    durations = []
+    for start, end in zip(starts, ends):
+        a = int(round(100 * start * dt))
+        b = int(round(100 * end * dt))
+        durations.append(10 * max(b - a, 2))
+    return keep, durations
+
+
 def save_frames(images, path, dt=1 / 60):
-    """Write pillow images: every frame to a looping GIF (``dt`` seconds each), or the last one to a PNG."""
+    """Write pillow images, one per ``dt`` seconds: a looping GIF at real speed (:func:`gif_frames` picks the
+    frames and their delays), or the last one as a PNG. Returns ``path``."""
     path = str(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if path.lower().endswith(".gif"):
-        images[0].save(path, save_all=True, append_images=images[1:], duration=max(int(round(1000 * dt)), 10),
-                       loop=0)
+        keep, durations = gif_frames(len(images), dt)
+        frames = [images[k] for k in keep]
+        frames[0].save(path, save_all=True, append_images=frames[1:], duration=durations, loop=0)
     else:
         images[-1].save(path)
     return path
 
 
-def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), size=(480, 360),
-           progress=True, contacts=True, aabbs=False, tree=False, joints=True):
+def render(world: "Any", path: "Any", frames: "int" = 120, dt: "float" = 1 / 60, lower: "Vec2" = (-10, -1),
+           upper: "Vec2" = (10, 14), size: "Tuple[int, int]" = (480, 360),
+           progress: "bool" = True, contacts: "bool" = False, aabbs: "bool" = False, tree: "bool" = False,
+           joints: "bool" = True) -> str:
     """Step ``world`` ``frames`` times, drawing each frame with pillow; write a GIF (or the last frame as PNG).
 
     ``lower``/``upper`` are the world corners shown; ``contacts``/``aabbs``/``tree``/``joints`` as in the debug
     draw. Returns ``path``.
+
+    ``dt`` is the step (s) and each frame's time in the GIF; ``size`` the picture (width, height) in pixels;
+    ``progress`` prints a progress bar.
     """
-    from PIL import Image, ImageDraw
+    Image = require("PIL.Image")
+    ImageDraw = require("PIL.ImageDraw")
     check_output(path, frames)
     view = View(lower, upper, *size)
     images = []
@@ -94,15 +137,23 @@ def render(world, path, frames=120, dt=1 / 60, lower=(-10, -1), upper=(10, 14), 
     return save_frames(images, path, dt)
 
 
-def record_scene(scene, path, frames=180, size=(480, 360), dt=1 / 60, progress=True, **app_options):
+def record_scene(scene: "str", path: "Any", frames: "int" = 180, size: "Tuple[int, int]" = (480, 360),
+                 dt: "float" = 1 / 60, progress: "bool" = True, contacts: "bool" = False,
+                 **app_options) -> "Any":
     """Run scene ``scene`` headless (SDL dummy driver) for ``frames`` frames and write ``path``.
+
+    Contact points are off unless ``contacts`` is True (in a pile they hide the bodies); other options go to
+    :class:`~carom.render.window.DemoApp` (``joints``, ``follow``, ``on_step``, ``overlay``, ``scenes``, ...).
 
     Returns the :class:`~carom.render.window.DemoApp`, whose ``world`` and ``view`` are those of the last
     frame (tests use them to find where bodies must be drawn).
+
+    ``size`` is the picture (width, height) in pixels, ``dt`` the step (s) and each frame's time in the GIF,
+    ``progress`` prints a progress bar; ``app_options`` go to the DemoApp.
     """
     check_output(path, frames)
     from .window import DemoApp
-    app = DemoApp(scene, size=size, headless=True, dt=dt, **app_options)
+    app = DemoApp(scene, size=size, headless=True, dt=dt, contacts=contacts, **app_options)
     images = []
     bar = Progress(frames, progress)
     for f in range(frames):

@@ -29,6 +29,7 @@ an optional ``;radius``) — or drawn at random from ``--seed``.
 import math
 
 import numpy as np
+from ._deps import require
 
 from ..constants import LINEAR_SLOP, TOI_TARGET, TOI_MAX_ITERATIONS, GJK_MAX_ITERATIONS, EPA_MAX_ITERATIONS
 from ..errors import CaromError, GeometryError
@@ -558,7 +559,7 @@ def random_boxes(rng, count=10, field=10.0):
 
 # =============================================================================================== drawing
 def _draw_shape(ax, shape, xf, colour, alpha=0.3, lw=1.4, ls="-", label=None, zorder=2):
-    from matplotlib import patches
+    patches = require("matplotlib.patches")
     core = _core(shape, xf)
     r = shape.radius
     if len(core) == 1:
@@ -613,11 +614,11 @@ def _minkowski(core_a, core_b):
 
 
 def _label_m(ax):
-    ax.text(0.02, 0.97, "M = B ⊖ A, origin +", transform=ax.transAxes, fontsize=7, va="top", color=MINK)
+    ax.text(0.02, 0.97, "M = B ⊖ A, origin +", transform=ax.transAxes, fontsize=8, va="top", color=MINK)
 
 
 def _draw_m(ax, hull, rsum, alpha=0.15):
-    from matplotlib import patches
+    patches = require("matplotlib.patches")
     if len(hull) >= 3:
         ax.add_patch(patches.Polygon(hull, closed=True, facecolor=MINK, alpha=alpha, edgecolor=MINK, lw=1.0))
     elif len(hull) == 2:
@@ -633,6 +634,8 @@ def _draw_m(ax, hull, rsum, alpha=0.15):
 
 # ============================================================================================ algorithms
 def lab_sat(a, xa, b, xb):
+    """The SAT lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb``: a panel per candidate axis (both shapes'
+    projections and their overlap), then the axis of least overlap."""
     axes, result = sat_trace(a, xa, b, xb)
     core_pts = np.vstack([_shape_points(a, xa), _shape_points(b, xb)])
     centre = core_pts.mean(axis=0)
@@ -695,6 +698,8 @@ def lab_sat(a, xa, b, xb):
 
 
 def lab_gjk(a, xa, b, xb):
+    """The GJK lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb``: the Minkowski difference and, per iteration,
+    the simplex and its closest point to the origin, then the closest points on the shapes."""
     core_a, core_b = _core(a, xa), _core(b, xb)
     states, res = gjk_trace(core_a, core_b)
     dist, pa, pb, _ = gjk_distance(a, xa, b, xb)
@@ -737,6 +742,8 @@ def lab_gjk(a, xa, b, xb):
 
 
 def lab_epa(a, xa, b, xb):
+    """The EPA lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb`` (overlapping cores): the polygon grown towards
+    the Minkowski difference's boundary one support point per iteration, then the penetration depth and normal."""
     core_a, core_b = _core(a, xa), _core(b, xb)
     depth, normal, g_states, e_states = penetration_trace(a, xa, b, xb)
     hull = _minkowski(core_a, core_b)
@@ -800,6 +807,8 @@ def lab_epa(a, xa, b, xb):
 
 
 def lab_clip(a, xa, b, xb, speculative=0.0):
+    """The contact-manifold lab of shapes ``a`` and ``b`` placed at ``xa`` and ``xb``: reference face, incident edge,
+    clipping to the side planes, the points kept (within ``speculative`` m of touching)."""
     stages, res = clip_trace(a, xa, b, xb, speculative)
     lo, hi = _square(np.vstack([_shape_points(a, xa), _shape_points(b, xb)]), pad=0.25)
     core_a, core_b = _core(a, xa), _core(b, xb)
@@ -874,6 +883,8 @@ def lab_clip(a, xa, b, xb, speculative=0.0):
 
 
 def lab_toi(a, a_start, a_end, b, b_start, b_end):
+    """The time-of-impact lab: shape ``a`` moving from ``a_start`` to ``a_end`` and ``b`` from ``b_start`` to
+    ``b_end``: the swept shapes, each safe advance, the first contact."""
     states, t = toi_trace(a, a_start, a_end, b, b_start, b_end)
     a0, a1, b0, b1 = (as_transform(x) for x in (a_start, a_end, b_start, b_end))
 
@@ -912,6 +923,8 @@ def lab_toi(a, a_start, a_end, b, b_start, b_end):
 
 
 def lab_sap(lowers, uppers):
+    """The sort-and-sweep lab for boxes with corners ``lowers`` and ``uppers``: the intervals on the axis of largest
+    spread, the active list at each step, the pairs found."""
     axis, order, states, pairs = sap_trace(lowers, uppers)
     lo, hi = np.asarray(lowers, float), np.asarray(uppers, float)
     other = 1 - axis
@@ -926,7 +939,7 @@ def lab_sap(lowers, uppers):
     bar0 = field_lo[other] - 0.8
 
     def draw_state(ax, st, final):
-        from matplotlib import patches
+        patches = require("matplotlib.patches")
         seen = set(order[:order.index(st["box"]) + 1]) if st else set(range(n))
         in_pairs = {i for p in (st["pairs"] if st else pairs) for i in p}
         for i in range(n):
@@ -983,6 +996,8 @@ def tree_layout(nodes):
 
 
 def lab_tree(lowers, uppers):
+    """The dynamic-tree lab for boxes with corners ``lowers`` and ``uppers``: the tree after each insertion, leaves and
+    internal boxes by depth."""
     from ..geometry import DynamicTree
     from .draw import tree_boxes
     lo, hi = np.asarray(lowers, float), np.asarray(uppers, float)
@@ -999,7 +1014,7 @@ def lab_tree(lowers, uppers):
         nodes = snapshots[k]
 
         def draw(axs):
-            from matplotlib import patches
+            patches = require("matplotlib.patches")
             ax, at = axs
             for (blo, bhi, depth, leaf) in tree_boxes(nodes):
                 colour = "0.35" if leaf else DEPTH[depth % len(DEPTH)]
@@ -1026,7 +1041,7 @@ def lab_tree(lowers, uppers):
                 at.plot([x], [-d], marker="s" if leaf else "o", ms=9 if leaf else 7,
                         color=GOOD if leaf else DEPTH[d % len(DEPTH)])
                 if label:
-                    at.text(x, -d, label, ha="center", va="center", fontsize=6, color="w")
+                    at.text(x, -d, label, ha="center", va="center", fontsize=7, color="w")
             at.set_xlim(-1, len(lo))
             at.set_ylim(-(final_height + 0.7), 0.7)
             at.set_axis_off()
@@ -1082,30 +1097,31 @@ def _sample(steps, limit):
 
 
 def _figure_image(fig):
-    from PIL import Image
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    Image = require("PIL.Image")
+    FigureCanvasAgg = require("matplotlib.backends.backend_agg").FigureCanvasAgg
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     return Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
 
 
-def frames(lab, dpi=72, panel_size=4.4):
-    """One pillow image per step (the GIF frames)."""
-    from matplotlib.figure import Figure
+def frames(lab, dpi=100, panel_size=4.4):
+    """One pillow image per step (the GIF frames) of ``lab``, drawn at ``dpi`` with panels ``panel_size``
+    inches square (100 dpi: the step text is large enough to read)."""
+    Figure = require("matplotlib.figure").Figure
     out = []
     for k, step in enumerate(lab.steps):
         fig = Figure(figsize=(panel_size * lab.panels, panel_size + 0.4), dpi=dpi)
         axes = fig.subplots(1, lab.panels, squeeze=False)[0]
         step.draw(list(axes))
-        fig.suptitle(f"{lab.algorithm} — step {k + 1}/{len(lab.steps)}\n{step.title}", fontsize=8)
+        fig.suptitle(f"{lab.algorithm} — step {k + 1}/{len(lab.steps)}\n{step.title}", fontsize=10)
         fig.tight_layout(rect=(0, 0, 1, 0.93))
         out.append(_figure_image(fig))
     return out
 
 
-def grid_image(lab, dpi=72, limit=None, panel_size=3.2):
+def grid_image(lab, dpi=100, limit=None, panel_size=3.2):
     """The steps (at most ``limit``, evenly sampled) as one grid picture (the PNG)."""
-    from matplotlib.figure import Figure
+    Figure = require("matplotlib.figure").Figure
     limit = limit or (12 if lab.panels == 1 else 8)
     steps = _sample(lab.steps, limit)
     cols = min(len(steps), 4 if lab.panels == 1 else 2)
@@ -1116,9 +1132,9 @@ def grid_image(lab, dpi=72, limit=None, panel_size=3.2):
         r, c = divmod(k, cols)
         axes = [fig.add_subplot(gs[r, c * lab.panels + p]) for p in range(lab.panels)]
         step.draw(axes)
-        axes[0].set_title(_wrap(f"{lab.steps.index(step) + 1}. {step.title}", 48 * lab.panels), fontsize=7,
+        axes[0].set_title(_wrap(f"{lab.steps.index(step) + 1}. {step.title}", 44 * lab.panels), fontsize=8,
                           loc="left")
-    fig.suptitle(f"carom lab {lab.algorithm}: {ALGORITHMS[lab.algorithm]}", fontsize=9)
+    fig.suptitle(f"carom lab {lab.algorithm}: {ALGORITHMS[lab.algorithm]}", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return _figure_image(fig)
 

@@ -15,12 +15,17 @@ body and whatever hangs from it, but not fling it through walls), each frame mov
 and letting go removes it; the body hangs from where it was grabbed, its turning damped while it is held
 (``GRAB_ANGULAR_DAMPING``). A Verlet particle is simply pinned to the mouse while held.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 import os
 import sys
 import time
 
 import numpy as np
+from ._deps import require
 
 from ..rigid.joints import Mouse
 from . import catalog
@@ -43,7 +48,7 @@ CONTACTS_BODY_LIMIT = 1000
 JOINTS_DRAW_LIMIT = 1000
 
 
-def display_available():
+def display_available() -> bool:
     """True when a window can be opened: not forced headless, and on X11/Wayland systems a display is set."""
     if os.environ.get("SDL_VIDEODRIVER", "").lower() in ("dummy", "offscreen"):
         return False
@@ -59,7 +64,7 @@ INVISIBLE_DRIVERS = ("dummy", "offscreen")
 def _init_pygame(headless):
     """Initialise only pygame's display and font modules (not audio, which can block on machines without
     sound). Headless: the dummy driver. A window: fail with RuntimeError if SDL found no visible driver."""
-    import pygame
+    pygame = require("pygame")
     if headless:
         if pygame.display.get_init() and pygame.display.get_driver() != "dummy":
             pygame.display.quit()
@@ -84,10 +89,21 @@ class DemoApp:
     ``headless=None`` opens a window when :func:`display_available` says so and falls back to the dummy
     driver if it cannot; ``headless=False`` raises RuntimeError instead. ``joints`` True or False draws the
     joints of every scene or of none; None (default) draws them for scenes of at most ``JOINTS_DRAW_LIMIT``.
+    ``contacts`` likewise for contact points (None: for scenes of at most ``CONTACTS_BODY_LIMIT`` bodies).
+
+    Hooks for examples and tools: ``follow(world) -> (x, y)`` moves the camera with a subject (default: the
+    scene's entry in :data:`carom.render.catalog.FOLLOW`); ``on_step(app)`` runs before every world step (steer,
+    push, query; it may set ``app.caption``, a line added to the heads-up text); ``overlay(app)`` returns extra
+    primitives (:mod:`carom.render.draw`) drawn over the world. ``title`` is the window's title.
+
+    ``size`` is the window (width, height) in pixels, ``seed`` seeds the shapes a click drops, ``hud`` shows the
+    heads-up text, ``scenes`` is the table of scenes (default: :func:`carom.render.catalog.scenes`).
     """
 
-    def __init__(self, scene="pile", size=(960, 720), headless=None, dt=1 / 60, seed=0, hud=True, scenes=None,
-                 joints=None):
+    def __init__(self, scene: "str" = "pile", size: "Tuple[int, int]" = (960, 720), headless: "Optional[bool]" = None,
+                 dt: "float" = 1 / 60, seed: "int" = 0, hud: "bool" = True, scenes: "Any" = None,
+                 joints: "Optional[bool]" = None, contacts: "Optional[bool]" = None, follow: "Any" = None,
+                 on_step: "Any" = None, overlay: "Any" = None, title: "str" = "carom demo"):
         self.headless = (not display_available()) if headless is None else bool(headless)
         try:
             self.pygame = pg = _init_pygame(self.headless)
@@ -98,7 +114,7 @@ class DemoApp:
             self.pygame = pg = _init_pygame(True)
         self.size = (int(size[0]), int(size[1]))
         self.screen = pg.display.set_mode(self.size)
-        pg.display.set_caption("carom demo")
+        pg.display.set_caption(str(title))
         self.font = pg.font.Font(None, 18 if self.size[1] < 500 else 22)
         self.table = scenes or catalog.scenes()
         self.names = list(self.table)
@@ -110,12 +126,17 @@ class DemoApp:
         self.show_aabbs = False
         self.show_tree = False
         self.joints = joints
+        self.contacts = contacts
+        self.follow = follow
+        self.on_step = on_step
+        self.overlay = overlay
+        self.caption = ""
         self.frames = 0
         self._single_step = False
         self.load(scene)
 
     # ------------------------------------------------------------------------------------------ scenes
-    def load(self, name):
+    def load(self, name: "str") -> None:
         """(Re)build scene ``name``; counters, step time and any grab start over."""
         self.world, lower, upper = catalog.build(name, self.table)
         self.scene = name
@@ -125,22 +146,27 @@ class DemoApp:
         self.step_ms = 0.0
         self.grabbed = None
         count = self.world.body_count if self.rigid else len(self.world.bodies)
-        self.show_contacts = count <= CONTACTS_BODY_LIMIT
+        self.show_contacts = count <= CONTACTS_BODY_LIMIT if self.contacts is None else bool(self.contacts)
         if self.joints is None:
             self.show_joints = self.rigid and self.world.joint_count <= JOINTS_DRAW_LIMIT
         else:
             self.show_joints = bool(self.joints)
-        self.mouse = None
+        self.mouse: "Any" = None
+        self._subject = self.follow if self.follow is not None else catalog.FOLLOW.get(name)
+        self._home = None if self._subject is None else (self.view.lower.copy(), self.view.upper.copy(),
+                                                         np.asarray(self._subject(self.world), float))
 
-    def reset(self):
+    def reset(self) -> None:
+        """Rebuild the current scene."""
         self.load(self.scene)
 
-    def switch(self, offset):
+    def switch(self, offset: "int") -> None:
+        """Load the scene ``offset`` places after (negative: before) the current one in the table."""
         i = self.names.index(self.scene) if self.scene in self.names else 0
         self.load(self.names[(i + offset) % len(self.names)])
 
     # ------------------------------------------------------------------------------------------ events
-    def handle_event(self, event):
+    def handle_event(self, event: "Any") -> None:
         """React to one pygame event (keys, mouse, window close)."""
         pg = self.pygame
         if event.type == pg.QUIT:
@@ -182,13 +208,13 @@ class DemoApp:
         elif event.type == pg.MOUSEBUTTONUP and event.button == 1:
             self._release()
 
-    def pump(self):
+    def pump(self) -> None:
         """Handle every event waiting in pygame's queue."""
         for event in self.pygame.event.get():
             self.handle_event(event)
 
     # ------------------------------------------------------------------------------------------ mouse
-    def body_at(self, p):
+    def body_at(self, p: "Vec2") -> "Optional[int]":
         """Index of the dynamic rigid body with a shape containing world point ``p``, or None."""
         w = self.world
         ns = w._n_shapes
@@ -249,7 +275,7 @@ class DemoApp:
         else:
             self.grabbed = None
 
-    def spawn(self, p):
+    def spawn(self, p: "Vec2") -> None:
         """Drop a random body (box, circle or capsule; a box in a Verlet world) at world point ``p``."""
         from ..scenes.rigid_scenes import random_shape
         rng = self.rng
@@ -261,28 +287,45 @@ class DemoApp:
         body.add_shape(random_shape(rng, int(rng.integers(3))), density=1.0)
 
     # ------------------------------------------------------------------------------------------ frames
-    def frame(self):
+    def frame(self) -> bool:
         """One frame: drag, one world step unless paused (a requested single step still runs), draw.
         Returns ``running``."""
         if not self.paused or self._single_step:
             self._single_step = False
             self._drag()
+            if self.on_step is not None:
+                self.on_step(self)
             t0 = time.perf_counter()
             self.world.step(self.dt)
             ms = 1e3 * (time.perf_counter() - t0)
             self.step_ms = ms if self.steps == 0 else 0.9 * self.step_ms + 0.1 * ms
             self.steps += 1
+            self._follow()
         self.draw()
         self.frames += 1
         if not self.headless:
             self.pygame.display.flip()
         return self.running
 
-    def draw(self):
+    def _follow(self):
+        """Move the camera with the followed subject: the view keeps the framing it had when the scene was
+        loaded, shifted by how far the subject has moved since."""
+        if self._home is None:
+            return
+        lower, upper, start = self._home
+        shift = np.asarray(self._subject(self.world), float) - start
+        if np.all(np.isfinite(shift)):
+            self.view = View(lower + shift, upper + shift, *self.size)
+
+    def draw(self) -> None:
+        """Clear the surface and draw the world, the ``overlay`` primitives, and the heads-up text."""
         from .backends import to_pygame
         self.screen.fill(BACKGROUND)
-        to_pygame(describe(self.world, contacts=self.show_contacts, aabbs=self.show_aabbs,
-                           tree=self.show_tree, joints=self.show_joints), self.view, self.screen)
+        primitives = describe(self.world, contacts=self.show_contacts, aabbs=self.show_aabbs,
+                              tree=self.show_tree, joints=self.show_joints)
+        if self.overlay is not None:
+            primitives = primitives + list(self.overlay(self))
+        to_pygame(primitives, self.view, self.screen)
         if self.hud:
             self._draw_hud()
 
@@ -293,10 +336,12 @@ class DemoApp:
             count = f"{len(self.world.bodies)} bodies, {self.world.particle_count} particles"
         state = "paused" if self.paused else f"{self.step_ms:6.2f} ms/step"
         lines = [f"{self.scene}   step {self.steps}   t = {self.steps * self.dt:5.2f} s   {count}   {state}"]
+        if self.caption:
+            lines.append(str(self.caption))
         if self.size[0] >= 640:
-            scenes = "  ".join(f"{k + 1}:{n}" for k, n in enumerate(self.names[:9]))
             lines.append("space pause  s step  r reset  tab scene  c/a/t/j contacts/aabbs/tree/joints  drag/click")
-            lines.append(scenes)
+            if len(self.names) > 1:
+                lines.append("  ".join(f"{k + 1}:{n}" for k, n in enumerate(self.names[:9])))
         images = [self.font.render(text, True, INK) for text in lines]
         width = max(img.get_width() for img in images) + 12
         height = sum(img.get_height() + 1 for img in images) + 6
@@ -308,14 +353,17 @@ class DemoApp:
             self.screen.blit(img, (6, y))
             y += img.get_height() + 1
 
-    def snapshot(self):
+    def snapshot(self) -> "Any":
         """The current picture as a ``PIL.Image`` (RGB)."""
-        from PIL import Image
+        Image = require("PIL.Image")
         data = self.pygame.image.tobytes(self.screen, "RGB")
         return Image.frombytes("RGB", self.size, data)
 
-    def run(self, max_frames=None, fps=60):
-        """The interactive loop; stops on quit or after ``max_frames`` frames."""
+    def run(self, max_frames: "Optional[int]" = None, fps: "int" = 60) -> "DemoApp":
+        """The interactive loop; stops on quit or after ``max_frames`` frames.
+
+        ``fps`` caps the frame rate (frames per second).
+        """
         clock = self.pygame.time.Clock()
         while self.running and (max_frames is None or self.frames < max_frames):
             self.pump()
@@ -325,7 +373,8 @@ class DemoApp:
             clock.tick(fps)
         return self
 
-    def close(self):
+    def close(self) -> None:
+        """Close the window (quit pygame's display)."""
         self.pygame.display.quit()
 
 

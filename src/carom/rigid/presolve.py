@@ -28,6 +28,10 @@ restitution and tangent speed as the shapes and the world's mixing rules give th
 them for this step. The hook returns 0 to disable the contact for this step (it is dropped as a one-way shape
 drops one: no points, not touching, no impulse), anything else to keep it.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import ctypes
 
 import numba
@@ -44,7 +48,7 @@ PRE_SOLVE_SIGNATURE = types.int64(types.int64, types.int64, types.int64, types.i
 FRICTION, RESTITUTION, TANGENT_SPEED = 0, 1, 2
 
 
-def pre_solve_function(fn):
+def pre_solve_function(fn: "Any") -> "Any":
     """Compile ``fn`` into a pre-solve hook (``numba.cfunc(PRE_SOLVE_SIGNATURE)(fn)``), for
     ``World.pre_solve``. Usable as a decorator; ``fn`` must compile in Numba's nopython mode."""
     if isinstance(fn, numba.core.registry.CPUDispatcher):

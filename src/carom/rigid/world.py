@@ -4,6 +4,10 @@ Python validates input and keeps handles; ``World.step`` is one compiled call (`
 Arrays grow by doubling. A handle is (world, index, generation): a removed body's slot may be reused, and
 the old handle then raises :class:`StaleHandleError` instead of aliasing the new body.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import copy
 import math
 from collections import namedtuple
@@ -126,11 +130,16 @@ class ContactEvent:
 
 
 class Body:
-    """Handle to a body of a :class:`World`. Properties read and write the world's arrays."""
+    """Handle to a body of a :class:`World`. Properties read and write the world's arrays.
+
+    Handles are made by the world (:meth:`World.add_body`, :attr:`World.bodies`, :meth:`World.body_handle`), not by
+    hand: ``world``, the body's row ``index`` and the row's ``generation`` (a handle to a removed body raises
+    StaleHandleError instead of reaching a newer one).
+    """
 
     __slots__ = ("world", "index", "generation")
 
-    def __init__(self, world, index, generation):
+    def __init__(self, world: "Any", index: "int", generation: "int"):
         self.world = world
         self.index = index
         self.generation = generation
@@ -157,6 +166,7 @@ class Body:
     # --- kinematic state -------------------------------------------------------------------------------
     @property
     def kind(self) -> str:
+        """``"dynamic"``, ``"kinematic"`` or ``"static"`` (fixed when the body is made)."""
         return KIND_NAMES[int(self.world._kind[self._i()])]
 
     @property
@@ -165,7 +175,7 @@ class Body:
         return self.world._origin_frame(self._i())[0]
 
     @position.setter
-    def position(self, value):
+    def position(self, value: "Any"):
         i = self._i()
         self.world._check_unlocked()
         p = _vector(value, "position", WORLD_LIMIT)
@@ -190,10 +200,12 @@ class Body:
 
     @property
     def angle(self) -> float:
+        """Rotation (radians, counter-clockwise) about the body origin; setting it turns the body about its origin,
+        keeps its position and wakes it and what touches it."""
         return float(self.world._angle[self._i()])
 
     @angle.setter
-    def angle(self, value):
+    def angle(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -212,7 +224,7 @@ class Body:
         return self.world._vel[self._i()].copy()
 
     @velocity.setter
-    def velocity(self, value):
+    def velocity(self, value: "Any"):
         i = self._i()
         self.world._check_unlocked()
         # (a locked axis keeps 0, as the angle of a body with fixed_rotation does)
@@ -221,10 +233,11 @@ class Body:
 
     @property
     def angular_velocity(self) -> float:
+        """Angular velocity (rad/s, counter-clockwise positive); a body with :attr:`fixed_rotation` keeps 0."""
         return float(self.world._angvel[self._i()])
 
     @angular_velocity.setter
-    def angular_velocity(self, value):
+    def angular_velocity(self, value: "Any"):
         # (a body with fixed_rotation keeps 0, as in Box2D: it does not turn)
         i = self._i()
         w = self.world
@@ -259,7 +272,7 @@ class Body:
         return float(1.0 / im) if im > 0 else (float(w._mass[i]))
 
     @mass.setter
-    def mass(self, value):
+    def mass(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -285,7 +298,7 @@ class Body:
         return float(1.0 / ii) if ii > 0 else float(w._inertia[i])
 
     @inertia.setter
-    def inertia(self, value):
+    def inertia(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -296,8 +309,8 @@ class Body:
         w._set_inv_inertia(i)
         w._wake(i)
 
-    @local_center.setter
-    def local_center(self, value):
+    @local_center.setter  # type: ignore[no-redef, attr-defined]  # its getter is above, with the other state
+    def local_center(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -307,7 +320,7 @@ class Body:
         w._update_mass(i, center=c)
         w._wake(i, partners=True)
 
-    def reset_mass(self):
+    def reset_mass(self) -> None:
         """Drop the mass, inertia and centre set through :attr:`mass`, :attr:`inertia` and
         :attr:`local_center`: all three come from the shapes again (the origin stays where it is)."""
         i = self._i()
@@ -326,7 +339,7 @@ class Body:
         return bool(self.world._fixed_rotation[self._i()])
 
     @fixed_rotation.setter
-    def fixed_rotation(self, value):
+    def fixed_rotation(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -344,7 +357,7 @@ class Body:
         return bool(self.world._can_sleep[self._i()])
 
     @sleep_enabled.setter
-    def sleep_enabled(self, value):
+    def sleep_enabled(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -362,7 +375,7 @@ class Body:
         return float(self.world._sleep_threshold[self._i()])
 
     @sleep_threshold.setter
-    def sleep_threshold(self, value):
+    def sleep_threshold(self, value: "Any"):
         i = self._i()
         w = self.world
         w._check_unlocked()
@@ -379,7 +392,7 @@ class Body:
         return bool(self.world._locks[self._i()] & _solver.LOCK_X)
 
     @lock_x.setter
-    def lock_x(self, value):
+    def lock_x(self, value: "Any"):
         self._set_lock(value, "lock_x", _solver.LOCK_X)
 
     @property
@@ -388,7 +401,7 @@ class Body:
         return bool(self.world._locks[self._i()] & _solver.LOCK_Y)
 
     @lock_y.setter
-    def lock_y(self, value):
+    def lock_y(self, value: "Any"):
         self._set_lock(value, "lock_y", _solver.LOCK_Y)
 
     def _set_lock(self, value, name, bit):
@@ -401,14 +414,14 @@ class Body:
         w._wake(i)
 
     @property
-    def data(self):
+    def data(self) -> "Any":
         """Any Python object of the user's (None by default). ``pickle``, ``copy`` and ``deepcopy`` of the
         world carry it (pickled along with the world, so it must be picklable there); ``World.snapshot()``
         and ``World.restore`` do not: a snapshot is data only and restoring it never runs code."""
         return self.world._body_data.get(self._i())
 
     @data.setter
-    def data(self, value):
+    def data(self, value: "Any"):
         i = self._i()
         if value is None:
             self.world._body_data.pop(i, None)
@@ -417,42 +430,49 @@ class Body:
 
     @property
     def bullet(self) -> bool:
+        """A bullet is swept against dynamic bodies as well as static ones (continuous collision), so a fast small body
+        cannot pass through a thin moving one in a step."""
         return bool(self.world._bullet[self._i()])
 
     @bullet.setter
-    def bullet(self, value):
+    def bullet(self, value: "Any"):
         i = self._i()
         self.world._bullet[i] = _flag(value, "bullet")
 
     @property
     def linear_damping(self) -> float:
+        """Linear damping (1/s, ≥ 0): each substep divides the velocity by 1 + h·damping, a drag that slows the body
+        the same whatever its mass."""
         return float(self.world._lin_damping[self._i()])
 
     @linear_damping.setter
-    def linear_damping(self, value):
+    def linear_damping(self, value: "Any"):
         i = self._i()
         self.world._lin_damping[i] = _number(value, "linear_damping", 0.0)
 
     @property
     def angular_damping(self) -> float:
+        """Angular damping (1/s, ≥ 0): each substep divides the angular velocity by 1 + h·damping."""
         return float(self.world._ang_damping[self._i()])
 
     @angular_damping.setter
-    def angular_damping(self, value):
+    def angular_damping(self, value: "Any"):
         i = self._i()
         self.world._ang_damping[i] = _number(value, "angular_damping", 0.0)
 
     @property
     def gravity_scale(self) -> float:
+        """Multiplies the world's gravity for this body (0: it floats, −1: it falls up)."""
         return float(self.world._gravity_scale[self._i()])
 
     @gravity_scale.setter
-    def gravity_scale(self, value):
+    def gravity_scale(self, value: "Any"):
         i = self._i()
         self.world._gravity_scale[i] = _number(value, "gravity_scale", magnitude=FLOAT32_LIMIT)
 
     @property
-    def shapes(self):
+    def shapes(self) -> list:
+        """Handles of the body's shapes, in the order they were added."""
         self._i()
         return list(self.world._body_shapes[self.index])
 
@@ -467,11 +487,11 @@ class Body:
         """True while the body's island sleeps (it is then not simulated until something wakes it)."""
         return bool(self.world._asleep[self._i()])
 
-    def wake(self):
+    def wake(self) -> None:
         """Wake the body and the island it sleeps in."""
         self.world._wake(self._i())
 
-    def sleep(self):
+    def sleep(self) -> None:
         """Put this dynamic body to sleep now (it wakes when touched, pushed or changed)."""
         i = self._i()
         w = self.world
@@ -491,7 +511,7 @@ class Body:
                 w._island[:n][w._asleep[:n] & np.isin(w._island[:n], labels)] = i
 
     # --- forces ----------------------------------------------------------------------------------------
-    def apply_force(self, force, point=None):
+    def apply_force(self, force: "Vec2", point: "Optional[Vec2]" = None) -> None:
         """Add a force (N) for the next step, at ``point`` (world) or at the centre of mass."""
         i = self._i()
         w = self.world
@@ -506,7 +526,7 @@ class Body:
         w._torque[i] = torque
         w._wake(i)
 
-    def apply_torque(self, torque):
+    def apply_torque(self, torque: "float") -> None:
         """Add a torque (N·m) for the next step."""
         i = self._i()
         w = self.world
@@ -515,7 +535,7 @@ class Body:
         w._torque[i] = total
         w._wake(i)
 
-    def apply_impulse(self, impulse, point=None):
+    def apply_impulse(self, impulse: "Vec2", point: "Optional[Vec2]" = None) -> None:
         """Change the momentum at once by ``impulse`` (N·s), at ``point`` (world) or the centre of mass."""
         i = self._i()
         w = self.world
@@ -537,8 +557,10 @@ class Body:
         w._wake(i)
 
     # --- shapes ----------------------------------------------------------------------------------------
-    def add_shape(self, shape, density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1,
-                  mask=ALL_CATEGORIES, group=0, tangent_speed=0.0, rolling_resistance=0.0, one_way=None):
+    def add_shape(self, shape: "Any", density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
+                  sensor: "bool" = False, category: "Bits" = 1,
+                  mask: "Bits" = ALL_CATEGORIES, group: "int" = 0, tangent_speed: "float" = 0.0,
+                  rolling_resistance: "float" = 0.0, one_way: "Any" = None) -> "ShapeHandle":
         """Attach a copy of ``shape`` (in the body frame); several shapes make a compound body.
 
         ``tangent_speed`` (m/s) makes the surface move along itself, as a conveyor belt: friction drives what
@@ -551,13 +573,17 @@ class Body:
         ``sensor=True`` makes a shape that reports overlaps (begin/end events) and never pushes. Two shapes
         collide when each one's ``category`` bits meet the other's ``mask``, unless they share a nonzero
         ``group``: a positive group always collides, a negative one never (Box2D's filter rule).
+
+        ``density`` (kg/m²) gives the body its mass and inertia (a segment has no area and adds none); ``friction``
+        (≥ 0) and ``restitution`` (0 to 1) are the shape's material.
         """
         i = self._i()
         return self.world._add_shape(i, shape, density, friction, restitution, sensor, category, mask, group,
                                      tangent_speed, rolling_resistance, one_way)
 
-    def add_chain(self, points, loop=False, friction=0.6, restitution=0.0, category=1, mask=ALL_CATEGORIES,
-                  group=0):
+    def add_chain(self, points: "ArrayLike", loop: "bool" = False, friction: "float" = 0.6,
+                  restitution: "float" = 0.0, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
+                  group: "int" = 0) -> list:
         """Attach a chain: the polyline through ``points`` (n, 2) in the body frame, one segment shape per pair of
         consecutive points, closed back to the first point when ``loop`` (Box2D's b2CreateChain, pymunk's
         segments along a terrain). Returns the segments' handles, in order.
@@ -581,17 +607,24 @@ class Body:
         its first. Each segment is an ordinary shape afterwards: removing one handle removes that segment only
         (its neighbours keep their ghost vertices, so their ends at the gap stay smooth as if it were there).
         A refused call changes nothing.
+
+        ``category``, ``mask`` and ``group`` filter collisions as in :meth:`add_shape`.
         """
         i = self._i()
         return self.world._add_chain(i, points, loop, friction, restitution, category, mask, group)
 
 
 class ShapeHandle:
-    """Handle to a shape attached to a body: material can change at any time."""
+    """Handle to a shape attached to a body: material can change at any time.
+
+    Made by :meth:`Body.add_shape` (and :attr:`Body.shapes`, :meth:`World.shape_handle`), not by hand: ``world``,
+    the shape's row ``index``, the row's ``generation`` and the shape's ``geometry`` (the :mod:`carom.geometry`
+    shape it was made from, in the body frame).
+    """
 
     __slots__ = ("world", "index", "generation", "geometry")
 
-    def __init__(self, world, index, generation, geometry):
+    def __init__(self, world: "Any", index: "int", generation: "int", geometry: "Any"):
         self.world = world
         self.index = index
         self.generation = generation
@@ -617,35 +650,37 @@ class ShapeHandle:
 
     @property
     def body(self) -> Body:
+        """The body the shape is attached to."""
         b = int(self.world._s_body[self._i()])
         return Body(self.world, b, int(self.world._gen[b]))
 
     @property
-    def friction(self):
+    def friction(self) -> float:
+        """Friction coefficient (≥ 0), combined with the other shape's by :attr:`World.friction_mixing`."""
         return float(self.world._s_friction[self._i()])
 
     @friction.setter
-    def friction(self, value):
+    def friction(self, value: "Any"):
         self.world._s_friction[self._i()] = _number(value, "friction", 0.0, FLOAT32_LIMIT)
 
     @property
-    def tangent_speed(self):
+    def tangent_speed(self) -> float:
         """Speed of the surface along itself (m/s, a conveyor belt; ``Body.add_shape``)."""
         return float(self.world._s_tangent_speed[self._i()])
 
     @tangent_speed.setter
-    def tangent_speed(self, value):
+    def tangent_speed(self, value: "Any"):
         self.world._s_tangent_speed[self._i()] = _number(value, "tangent_speed", magnitude=MAX_TRANSLATION_SPEED)
 
     @property
-    def one_way(self):
+    def one_way(self) -> "Any":
         """The way out of a one-way shape's solid side, a unit vector in the body's frame, or None
         (``Body.add_shape``)."""
         d = self.world._s_one_way[self._i()]
         return None if d[0] == 0.0 and d[1] == 0.0 else (float(d[0]), float(d[1]))
 
     @one_way.setter
-    def one_way(self, value):
+    def one_way(self, value: "Any"):
         i = self._i()
         self.world._check_unlocked()
         if self.world._s_chain[i]:
@@ -654,62 +689,72 @@ class ShapeHandle:
         self.world._s_one_way[i] = _one_way(value)
 
     @property
-    def rolling_resistance(self):
+    def rolling_resistance(self) -> float:
         """Rolling resistance coefficient (``Body.add_shape``)."""
         return float(self.world._s_rolling[self._i()])
 
     @rolling_resistance.setter
-    def rolling_resistance(self, value):
+    def rolling_resistance(self, value: "Any"):
         self.world._s_rolling[self._i()] = _number(value, "rolling_resistance", 0.0, FLOAT32_LIMIT)
 
     @property
-    def restitution(self):
+    def restitution(self) -> float:
+        """Restitution (0 to 1: the share of the approach speed a contact gives back), combined with the other shape's
+        by :attr:`World.restitution_mixing`."""
         return float(self.world._s_restitution[self._i()])
 
     @restitution.setter
-    def restitution(self, value):
+    def restitution(self, value: "Any"):
         self.world._s_restitution[self._i()] = _number(value, "restitution", 0.0, 1.0)
 
     @property
-    def density(self):
+    def density(self) -> float:
+        """Density (kg/m²) the body's mass was computed with (read-only: add the shape again to change it, or set
+        :attr:`Body.mass`)."""
         return float(self.world._s_density[self._i()])
 
     @property
     def sensor(self) -> bool:
+        """True for a sensor: it reports overlaps as begin/end events and never pushes."""
         return bool(self.world._s_sensor[self._i()])
 
     @property
     def category(self) -> int:
+        """The 64 category bits of the shape (what it is). Two shapes collide when each one's category meets the
+        other's :attr:`mask`."""
         return int(self.world._s_category[self._i()])
 
     @category.setter
-    def category(self, value):
+    def category(self, value: "Any"):
         self.world._s_category[self._i()] = _bits(value, "category")
 
     @property
     def mask(self) -> int:
+        """The 64 mask bits of the shape (the categories it collides with)."""
         return int(self.world._s_mask[self._i()])
 
     @mask.setter
-    def mask(self, value):
+    def mask(self, value: "Any"):
         self.world._s_mask[self._i()] = _bits(value, "mask")
 
     @property
     def group(self) -> int:
+        """The collision group: shapes sharing a positive group always collide, a negative one never; 0 leaves it to
+        category and mask (Box2D's filter rule)."""
         return int(self.world._s_group[self._i()])
 
     @group.setter
-    def group(self, value):
+    def group(self, value: "Any"):
         self.world._s_group[self._i()] = _group(value)
 
     @property
-    def data(self):
+    def data(self) -> "Any":
         """Any Python object of the user's (None by default); like ``Body.data``, kept by pickle and copy of
         the world but not by ``World.snapshot()``/``restore``."""
         return self.world._shape_data.get(self._i())
 
     @data.setter
-    def data(self, value):
+    def data(self, value: "Any"):
         s = self._i()
         if value is None:
             self.world._shape_data.pop(s, None)
@@ -892,19 +937,23 @@ class World:
 
     # --- settings with validation ----------------------------------------------------------------------
     @property
-    def gravity(self):
+    def gravity(self) -> np.ndarray:
+        """Gravity (m/s², a NumPy (2,) copy); set it with any (x, y) pair of finite numbers."""
         return self._gravity.copy()
 
     @gravity.setter
-    def gravity(self, value):
+    def gravity(self, value: "Any"):
         self._gravity = _vector(value, "gravity", FLOAT32_LIMIT)
 
     @property
-    def substeps(self):
+    def substeps(self) -> int:
+        """Substeps per step (an integer from 1 to ``MAX_SUBSTEPS``, 4 by default): each integrates velocities, warm
+        starts, solves with a soft bias and relaxes (Box2D v3's soft step). More substeps make stiff stacks and long
+        chains stiffer, at a proportional cost of the solve."""
         return self._substeps
 
     @substeps.setter
-    def substeps(self, value):
+    def substeps(self, value: "Any"):
         self._substeps = _validate.integer(value, "substeps", 1, MAX_SUBSTEPS)
 
     @property
@@ -913,7 +962,7 @@ class World:
         return self._sleep_enabled
 
     @sleep_enabled.setter
-    def sleep_enabled(self, value):
+    def sleep_enabled(self, value: "Any"):
         """Turning it off wakes every body: with sleeping off the step never wakes an island again."""
         on = _flag(value, "sleep_enabled")
         self._check_unlocked()
@@ -924,7 +973,7 @@ class World:
             self._sleep_time[:n] = 0.0
 
     @property
-    def pre_solve(self):
+    def pre_solve(self) -> "Any":
         """The pre-solve hook, or None: a function compiled with Numba that the step calls, from inside its one
         compiled call, for every contact it is about to solve, and that may disable the contact or change its
         friction, restitution and tangent speed for this step.
@@ -951,7 +1000,7 @@ class World:
         return self._pre_solve
 
     @pre_solve.setter
-    def pre_solve(self, fn):
+    def pre_solve(self, fn: "Any"):
         self._check_unlocked()
         self._pre_solve, self._pre_solve_address = _presolve.as_hook(fn)
 
@@ -961,11 +1010,11 @@ class World:
         return self._hit_event_threshold
 
     @hit_event_threshold.setter
-    def hit_event_threshold(self, value):
+    def hit_event_threshold(self, value: "Any"):
         self._hit_event_threshold = _number(value, "hit_event_threshold", 0.0)
 
     @property
-    def bounds(self):
+    def bounds(self) -> "Any":
         """The world bounds, ``((xmin, ymin), (xmax, ymax))``, or None (the default: no bounds).
 
         A body whose centre of mass is inside the bounds before a step and outside after it has left them: it
@@ -997,7 +1046,7 @@ class World:
         return self._remove_outside
 
     @remove_outside.setter
-    def remove_outside(self, value):
+    def remove_outside(self, value: "Any"):
         self._remove_outside = _flag(value, "remove_outside")
 
     def left_bounds(self) -> list:
@@ -1012,21 +1061,25 @@ class World:
                 & (c[:, 1] >= lo_y) & (c[:, 1] <= hi_y))
 
     @property
-    def friction_mixing(self):
+    def friction_mixing(self) -> str:
+        """How two shapes' friction coefficients combine: "sqrt" (√(μa·μb), the default, as Box2D), "min", "max",
+        "mean" or "multiply"."""
         return self._friction_mixing
 
     @friction_mixing.setter
-    def friction_mixing(self, value):
+    def friction_mixing(self, value: "Any"):
         if not isinstance(value, str) or value not in MIX_RULES:
             raise SimulationError(f"friction_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
         self._friction_mixing = value
 
     @property
-    def restitution_mixing(self):
+    def restitution_mixing(self) -> str:
+        """How two shapes' restitutions combine: "max" (the default, as Box2D), "min", "sqrt", "mean" or
+        "multiply"."""
         return self._restitution_mixing
 
     @restitution_mixing.setter
-    def restitution_mixing(self, value):
+    def restitution_mixing(self, value: "Any"):
         if not isinstance(value, str) or value not in MIX_RULES:
             raise SimulationError(f"restitution_mixing must be one of {sorted(MIX_RULES)}, got {value!r}")
         self._restitution_mixing = value
@@ -1068,10 +1121,19 @@ class World:
         """A ready static body at the origin (like pymunk's ``space.static_body``)."""
         return self._static_body
 
-    def add_body(self, position=(0.0, 0.0), angle=0.0, velocity=(0.0, 0.0), angular_velocity=0.0,
-                 kind="dynamic", bullet=False, linear_damping=0.0, angular_damping=0.0,
-                 gravity_scale=1.0) -> Body:
-        """Create a body. It has no mass until shapes with density are added."""
+    def add_body(self, position: "Vec2" = (0.0, 0.0), angle: "float" = 0.0, velocity: "Vec2" = (0.0, 0.0),
+                 angular_velocity: "float" = 0.0,
+                 kind: "str" = "dynamic", bullet: "bool" = False, linear_damping: "float" = 0.0,
+                 angular_damping: "float" = 0.0,
+                 gravity_scale: "float" = 1.0) -> Body:
+        """Create a body. It has no mass until shapes with density are added.
+
+        ``position`` is the body origin (m) and ``angle`` its rotation (radians); ``velocity`` (m/s) and
+        ``angular_velocity`` (rad/s) its initial motion; ``kind`` "dynamic" (moved by forces and contacts),
+        "kinematic" (moves at its velocity whatever hits it) or "static" (never moves); ``bullet`` sweeps it against
+        dynamic bodies too; ``linear_damping`` and ``angular_damping`` (1/s) slow it; ``gravity_scale`` multiplies
+        gravity for it. Each is checked first; a refused call changes nothing.
+        """
         self._check_unlocked()
         if not isinstance(kind, str) or kind not in KINDS:
             raise SimulationError(f"kind must be 'dynamic', 'static' or 'kinematic', got {kind!r}")
@@ -1121,7 +1183,7 @@ class World:
         self._body_shapes[i] = []
         return Body(self, i, int(self._gen[i]))
 
-    def remove(self, body):
+    def remove(self, body: "Any") -> None:
         """Remove a body (with its shapes and joints), a shape or a joint. The handle goes stale."""
         self._check_unlocked()
         if isinstance(body, Joint):
@@ -1151,7 +1213,7 @@ class World:
         self._body_data.pop(i, None)
 
     # --- joints (carom.rigid.joints) ------------------------------------------------------------------------
-    def add_joint(self, definition) -> Joint:
+    def add_joint(self, definition: "Any") -> Joint:
         """Add a joint from its definition (``carom.joints.Revolute(...)``, ...) and return its handle.
 
         Every value is checked first; a bad one raises a carom error naming it and the world is unchanged. The
@@ -1241,16 +1303,17 @@ class World:
                 self._wake(b)
 
     @property
-    def joints(self):
+    def joints(self) -> list:
         """Handles of all joints, in row order."""
         n = self._n_joints
         return [Joint(self, int(i), int(self._j_gen[i])) for i in np.flatnonzero(self._j_alive[:n])]
 
     @property
     def joint_count(self) -> int:
+        """Number of joints in the world."""
         return int(self._j_alive[:self._n_joints].sum())
 
-    def joint_events(self):
+    def joint_events(self) -> list:
         """The joints whose reaction force or torque exceeded their threshold in the last step, as
         ``JointEvent(joint, force, torque, broke)`` (``broke``: the joint was removed)."""
         return list(self._joint_events)
@@ -1304,7 +1367,7 @@ class World:
         self._joint_events = events
 
     @property
-    def bodies(self):
+    def bodies(self) -> list:
         """Handles of all bodies, in the order of the rows of ``positions`` (static body excluded)."""
         idx = self._body_rows()
         return [Body(self, int(i), int(self._gen[i])) for i in idx]
@@ -1315,7 +1378,8 @@ class World:
         return idx[idx != self._static_body.index]
 
     @property
-    def body_count(self):
+    def body_count(self) -> int:
+        """Number of bodies in the world, the static body excluded (the rows of :attr:`positions`)."""
         return int(len(self._body_rows()))
 
     @property
@@ -1329,14 +1393,19 @@ class World:
 
     @property
     def angles(self) -> np.ndarray:
+        """Body angles (radians), one per body in the order of :attr:`bodies` (a copy)."""
         return self._angle[self._body_rows()].copy()
 
     @property
     def velocities(self) -> np.ndarray:
+        """Velocities of the bodies' centres of mass (m/s), shape (n, 2), in the order of :attr:`bodies` (a copy; write
+        with :meth:`set_state`)."""
         return self._vel[self._body_rows()].copy()
 
     @property
     def angular_velocities(self) -> np.ndarray:
+        """Angular velocities (rad/s, counter-clockwise positive), one per body in the order of :attr:`bodies` (a
+        copy)."""
         return self._angvel[self._body_rows()].copy()
 
     # --- bulk writes (validated as a whole first: a refused call changes nothing) ---------------------------
@@ -1407,7 +1476,8 @@ class World:
                 self._sleep_time[:n][group] = 0.0
         self._sleep_time[rows] = 0.0
 
-    def set_state(self, bodies, positions=None, angles=None, velocities=None, angular_velocities=None):
+    def set_state(self, bodies: "Any", positions: "Optional[ArrayLike]" = None, angles: "Optional[ArrayLike]" = None,
+                  velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None) -> None:
         """Write the state of many bodies at once: ``bodies`` (Body handles or body indices, each once) and
         for each given argument one row per body: ``positions`` (n, 2) body origins, ``angles`` (n,),
         ``velocities`` (n, 2) of the centres of mass, ``angular_velocities`` (n,). The same as setting, body
@@ -1445,7 +1515,7 @@ class World:
             self._angvel[rows] = np.where(self._fixed_rotation[rows], 0.0, w)
         self._wake_rows(rows, partners=moved)
 
-    def apply_impulses(self, bodies, impulses, points=None):
+    def apply_impulses(self, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
         """:meth:`Body.apply_impulse` for many bodies at once: ``impulses`` (n, 2) N·s, at ``points`` (n, 2,
         world) or at the centres of mass. A body may appear more than once (its impulses add up in order, as
         one call after another would). Static and kinematic bodies are left as they are. Everything is checked
@@ -1476,7 +1546,7 @@ class World:
         self._angvel[:n] = angvel
         self._wake_rows(r)
 
-    def apply_forces(self, bodies, forces, points=None):
+    def apply_forces(self, bodies: "Any", forces: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
         """:meth:`Body.apply_force` for many bodies at once: ``forces`` (n, 2) N for the next step, at ``points``
         (n, 2, world) or at the centres of mass. A body may appear more than once (its forces add up in
         order). Everything is checked first, including each body's total force and torque and the
@@ -1507,16 +1577,25 @@ class World:
         self._torque[:n] = torque
         self._wake_rows(rows)
 
-    def add_bodies(self, positions, angles=None, velocities=None, angular_velocities=None, *, shape,
-                   density=1.0, friction=0.6, restitution=0.0, sensor=False, category=1, mask=ALL_CATEGORIES,
-                   group=0, tangent_speed=0.0, rolling_resistance=0.0, one_way=None, bullet=False,
-                   linear_damping=0.0, angular_damping=0.0, gravity_scale=1.0):
+    def add_bodies(self, positions: "ArrayLike", angles: "Optional[ArrayLike]" = None,
+                   velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None, *,
+                   shape: "Any",
+                   density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
+                   sensor: "bool" = False, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
+                   group: "int" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
+                   one_way: "Any" = None, bullet: "bool" = False,
+                   linear_damping: "float" = 0.0, angular_damping: "float" = 0.0, gravity_scale: "float" = 1.0) -> list:
         """Add n dynamic bodies with one shape each, the same ``shape`` and material for all, at ``positions``
         (n, 2) with ``angles`` (n,), ``velocities`` (n, 2) and ``angular_velocities`` (n,) (zeros if not
         given); returns their handles. The world is the one ``add_body`` then ``add_shape`` body after body
         would give (the same rows, masses, proxies and state; the vertex table takes the n shapes' rows in one
         piece), but the mass is computed once and the rows are written as arrays. Every argument is checked
-        first; a refused call changes nothing."""
+        first; a refused call changes nothing.
+
+        Shape and material arguments as in :meth:`Body.add_shape` (``density``, ``friction``, ``restitution``,
+        ``sensor``, ``category``, ``mask``, ``group``, ``tangent_speed``, ``rolling_resistance``, ``one_way``), body
+        settings as in :meth:`add_body` (``bullet``, ``linear_damping``, ``angular_damping``, ``gravity_scale``).
+        """
         self._check_unlocked()
         p = _validate.points(positions, "positions", WORLD_LIMIT)
         k = p.shape[0]
@@ -2079,7 +2158,7 @@ class World:
         self.profile_times["total"] = float(1000.0 * (clock[-1] - clock[0]) / rate)
 
     # --- contacts (read-only views for tests, drawing and events) ------------------------------------------
-    def contacts(self):
+    def contacts(self) -> list:
         """Contacts of the last step that have points (touching or speculative), sensors excluded: list of
         dicts (shape_a, shape_b, normal, points, separations, normal_impulses, tangent_impulses, touching).
 
@@ -2158,48 +2237,78 @@ class World:
         return total[which] / self._last_dt
 
     # --- queries (carom.rigid.queries: one compiled kernel each, through the broad phase) ------------------
-    def raycast(self, p1, p2, mask=ALL_CATEGORIES, category=None):
+    def raycast(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None) -> list:
         """Every non-sensor shape the segment p1 → p2 enters, as ``WorldRayHit(shape, body, point, normal,
-        fraction)`` sorted by fraction; only shapes with ``category & mask != 0``."""
+        fraction)`` sorted by fraction; only shapes with ``category & mask != 0``.
+
+        ``mask`` selects the shapes by their category bits; with ``category`` given, a shape's mask must also meet
+        it (the ray then filters as a shape of that category would).
+        """
         self._check_unlocked()
         return queries.raycast(self, p1, p2, mask, category)
 
-    def raycast_first(self, p1, p2, mask=ALL_CATEGORIES, category=None):
-        """The closest hit of :meth:`raycast`, or None."""
+    def raycast_first(self, p1: "Vec2", p2: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None) -> "Any":
+        """The closest hit of :meth:`raycast`, or None.
+
+        ``p1``, ``p2``, ``mask`` and ``category`` as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.raycast_first(self, p1, p2, mask, category)
 
-    def query_point(self, point, mask=ALL_CATEGORIES, category=None):
-        """Shapes containing the point (sensors included)."""
+    def query_point(self, point: "Vec2", mask: "Bits" = ALL_CATEGORIES, category: "Optional[Bits]" = None) -> list:
+        """Shapes containing the point (sensors included).
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_point(self, point, mask, category)
 
-    def query_aabb(self, lower, upper, mask=ALL_CATEGORIES, category=None):
-        """Shapes whose bounding box overlaps [lower, upper] (sensors included)."""
+    def query_aabb(self, lower: "Vec2", upper: "Vec2", mask: "Bits" = ALL_CATEGORIES,
+                   category: "Optional[Bits]" = None) -> list:
+        """Shapes whose bounding box overlaps [lower, upper] (sensors included).
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_aabb(self, lower, upper, mask, category)
 
-    def query_shape(self, shape, transform, mask=ALL_CATEGORIES, category=None):
-        """Shapes overlapping ``shape`` placed at ``transform`` (separation < 0; sensors included)."""
+    def query_shape(self, shape: "Any", transform: "TransformLike", mask: "Bits" = ALL_CATEGORIES,
+                    category: "Optional[Bits]" = None) -> list:
+        """Shapes overlapping ``shape`` placed at ``transform`` (separation < 0; sensors included).
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_shape(self, shape, transform, mask, category)
 
-    def query_nearest(self, point, max_distance, mask=ALL_CATEGORIES, category=None):
+    def query_nearest(self, point: "Vec2", max_distance: "float", mask: "Bits" = ALL_CATEGORIES,
+                      category: "Optional[Bits]" = None) -> "Any":
         """The shape whose surface is nearest to ``point`` within ``max_distance``, as ``NearestShape(shape,
-        body, point, distance)`` (distance negative inside), or None; pymunk's point_query_nearest."""
+        body, point, distance)`` (distance negative inside), or None; pymunk's point_query_nearest.
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.query_nearest(self, point, max_distance, mask, category)
 
-    def cast_shape(self, shape, transform, translation, mask=ALL_CATEGORIES, category=None):
+    def cast_shape(self, shape: "Any", transform: "TransformLike", translation: "Vec2", mask: "Bits" = ALL_CATEGORIES,
+                   category: "Optional[Bits]" = None) -> "Any":
         """The first non-sensor shape met by ``shape`` at ``transform`` moved by ``translation``, as
-        ``WorldCastHit(shape, body, point, normal, fraction)``, or None; Box2D's b2World_CastShape."""
+        ``WorldCastHit(shape, body, point, normal, fraction)``, or None; Box2D's b2World_CastShape.
+
+        ``mask`` and ``category`` filter the shapes as in :meth:`raycast`.
+        """
         self._check_unlocked()
         return queries.cast_shape(self, shape, transform, translation, mask, category)
 
-    def explode(self, center, radius, impulse_per_length, falloff=0.0, mask=ALL_CATEGORIES):
+    def explode(self, center: "Vec2", radius: "float", impulse_per_length: "float", falloff: "float" = 0.0,
+                mask: "Bits" = ALL_CATEGORIES) -> list:
         """Push the dynamic bodies' shapes near ``center`` away from it with ``impulse_per_length`` times their
         projected perimeter (full within ``radius``, fading to 0 over ``falloff``); Box2D's b2World_Explode.
-        Returns the bodies pushed (woken)."""
+        Returns the bodies pushed (woken).
+
+        ``mask`` selects the shapes pushed by their category bits.
+        """
         self._check_unlocked()
         return queries.explode(self, center, radius, impulse_per_length, falloff, mask)
 
@@ -2248,19 +2357,29 @@ class World:
             self._events = self._build_events(*self._raw_events)
             self._raw_events = None
 
-    def shape_handle(self, index) -> "ShapeHandle":
+    def shape_handle(self, index: "int") -> "ShapeHandle":
+        """The handle of the living shape in row ``index`` (as event and contact arrays give them); StaleHandleError if
+        there is none.
+
+        ``index`` is a shape row (an int).
+        """
         s = _validate.integer(index, "index")
         if not 0 <= s < self._n_shapes or not self._s_alive[s]:
             raise StaleHandleError(f"shape {s} does not exist (removed or never created)")
         return ShapeHandle(self, s, int(self._s_gen[s]), self._s_geometry[s])
 
-    def body_handle(self, index) -> Body:
+    def body_handle(self, index: "int") -> Body:
+        """The handle of the living body in row ``index`` (as event and contact arrays give them); StaleHandleError if
+        there is none.
+
+        ``index`` is a body row (an int).
+        """
         b = _validate.integer(index, "index")
         if not 0 <= b < self._n_bodies or not self._alive[b]:
             raise StaleHandleError(f"body {b} does not exist (removed or never created)")
         return Body(self, b, int(self._gen[b]))
 
-    def on(self, kind, handler, categories=None):
+    def on(self, kind: "str", handler: "Any", categories: "Any" = None) -> "Any":
         """Call ``handler(event)`` after each step for every ``kind`` event ("begin", "end" or "hit"), or
         ``handler(body)`` for every body that left the world :attr:`bounds` ("leave"; before it is removed when
         :attr:`remove_outside` is set), or ``handler(joint_event)`` for every joint whose reaction crossed its
@@ -2288,7 +2407,7 @@ class World:
         self._handlers.append((kind, handler, categories))
         return handler
 
-    def off(self, handler):
+    def off(self, handler: "Any") -> None:
         """Unregister a handler (every kind it was registered for)."""
         self._handlers = [h for h in self._handlers if h[1] is not handler]
 
@@ -2421,7 +2540,7 @@ class World:
         return Snapshot(_snapshot.encode(self))
 
     @classmethod
-    def restore(cls, snapshot) -> "World":
+    def restore(cls, snapshot: "Any") -> "World":
         """The world a :class:`Snapshot` (or its ``.data`` bytes) holds. The bytes are parsed as data and the
         whole state is checked before the world is built (nothing is unpickled, no code runs); anything that
         is not a valid snapshot raises :class:`~carom.errors.SnapshotError` naming the problem."""

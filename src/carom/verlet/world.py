@@ -8,6 +8,10 @@ Velocities are implicit, ``(pos - prev) / dt``; friction and restitution edit ``
 
 Handles (:class:`Body`, :class:`Group`) are thin views over the world's arrays.
 """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from .._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 import numbers
 
@@ -142,7 +146,7 @@ def _material(friction, restitution):
     return f, r
 
 
-def convex_outline(points) -> np.ndarray:
+def convex_outline(points: "ArrayLike") -> np.ndarray:
     """Validate a convex outline and return it counter-clockwise as an (n, 2) float array.
 
     Rejects (GeometryError): NaN/inf, fewer than 3 points, points closer than the welding tolerance,
@@ -185,9 +189,13 @@ def convex_outline(points) -> np.ndarray:
 
 
 class Group:
-    """A set of particles and edges added together (a rope, a cloth, or the base of a body)."""
+    """A set of particles and edges added together (a rope, a cloth, or the base of a body).
 
-    def __init__(self, world, particles, edges):
+    Made by the world's ``add_*`` calls, not by hand: ``world``, and the group's particle and edge indices
+    (``particles``, ``edges``).
+    """
+
+    def __init__(self, world: "Any", particles: "ArrayLike", edges: "ArrayLike"):
         self._world = world
         self._particles = np.asarray(particles, dtype=np.int64)
         self._edges = np.asarray(edges, dtype=np.int64)
@@ -199,6 +207,7 @@ class Group:
 
     @property
     def positions(self) -> np.ndarray:
+        """Positions of the group's particles (a copy), in the order of :attr:`particles`."""
         return self._world._pos[self._particles].copy()
 
     @property
@@ -215,6 +224,7 @@ class Group:
 
     @property
     def edge_indices(self) -> np.ndarray:
+        """Indices of the group's edges in the world's edge arrays (living or broken)."""
         return self._edges.copy()
 
     @property
@@ -225,7 +235,7 @@ class Group:
         return d.mean(axis=0) / w._dt_prev
 
     @velocity.setter
-    def velocity(self, value):
+    def velocity(self, value: "Any"):
         v = _point(value, "velocity", SimulationError)
         w = self._world
         free = ~w._pinned[self._particles] & (w._inv_mass[self._particles] > 0.0)
@@ -237,14 +247,19 @@ class Group:
 
 
 class Body(Group):
-    """A convex body: vertices in counter-clockwise outline order, boundary edges, braces."""
+    """A convex body: vertices in counter-clockwise outline order, boundary edges, braces.
 
-    def __init__(self, world, index, particles, edges):
+    Made by the world's ``add_box``, ``add_polygon`` and ``add_soft_polygon``: ``world``, the body's ``index`` in
+    :attr:`World.bodies`, and its ``particles`` and ``edges``.
+    """
+
+    def __init__(self, world: "Any", index: "int", particles: "ArrayLike", edges: "ArrayLike"):
         super().__init__(world, particles, edges)
         self.index = index
 
     @property
     def static(self) -> bool:
+        """True for a static body (its vertices never move)."""
         return bool(self._world._b_static[self.index])
 
     @property
@@ -254,10 +269,12 @@ class Body(Group):
 
     @property
     def friction(self) -> float:
+        """Friction coefficient of the body's surface."""
         return float(self._world._b_fric[self.index])
 
     @property
     def restitution(self) -> float:
+        """Restitution of the body's surface (0: no bounce)."""
         return float(self._world._b_rest[self.index])
 
     def __repr__(self):
@@ -325,7 +342,7 @@ class World:
                       in [0, MAX_ITERATIONS]; until set, max(1, iterations // 2), following ``iterations``.
     """
 
-    def __init__(self, gravity=(0.0, -10.0), iterations=8, damping=0.0):
+    def __init__(self, gravity: "Vec2" = (0.0, -10.0), iterations: "int" = 8, damping: "float" = 0.0):
         # (validated all three before anything is set: a refused argument leaves no half-made world)
         g = _point(gravity, "gravity", SimulationError)
         it = _integer(iterations, "iterations", 1, MAX_ITERATIONS)
@@ -362,8 +379,8 @@ class World:
         self._b_rest = np.zeros(16)
         self._b_box = np.zeros((16, 4))
         self._order = np.zeros(16, dtype=np.int64)
-        self.bodies = []
-        self.groups = []
+        self.bodies: list = []
+        self.groups: list = []
 
     # ----------------------------------------------------------------- settings
     @property
@@ -372,23 +389,27 @@ class World:
         return self._gravity.copy()
 
     @gravity.setter
-    def gravity(self, value):
+    def gravity(self, value: "Any"):
         self._gravity = _point(value, "gravity", SimulationError)
 
     @property
     def iterations(self) -> int:
+        """Relaxation iterations per step (edges, then collisions), from 1 to ``MAX_ITERATIONS``: more make stiffer
+        bodies and ropes."""
         return self._iterations
 
     @iterations.setter
-    def iterations(self, value):
+    def iterations(self, value: "Any"):
         self._iterations = _integer(value, "iterations", 1, MAX_ITERATIONS)
 
     @property
     def damping(self) -> float:
+        """A linear damping rate (1/s) from 0 to ``MAX_DAMPING``: velocities are scaled by max(0, 1 − damping·dt) each
+        step."""
         return self._damping
 
     @damping.setter
-    def damping(self, value):
+    def damping(self, value: "Any"):
         self._damping = self._check_damping(value)
 
     @staticmethod
@@ -400,10 +421,12 @@ class World:
 
     @property
     def shape_sweeps(self) -> int:
+        """Stick-only sweeps after the collision sweeps of a step (shape recovery after hard impacts); until set,
+        max(1, iterations // 2), following :attr:`iterations`."""
         return max(1, self._iterations // 2) if self._shape_sweeps is None else self._shape_sweeps
 
     @shape_sweeps.setter
-    def shape_sweeps(self, value):
+    def shape_sweeps(self, value: "Any"):
         self._shape_sweeps = _integer(value, "shape_sweeps", 0, MAX_ITERATIONS)
 
     # ----------------------------------------------------------------- storage
@@ -498,14 +521,21 @@ class World:
         return body
 
     # ----------------------------------------------------------------- building
-    def add_particle(self, position, mass=1.0):
-        """One free particle; returns its index."""
+    def add_particle(self, position: "Vec2", mass: "float" = 1.0) -> int:
+        """One free particle; returns its index.
+
+        ``position`` is (x, y) in m; ``mass`` > 0 in kg.
+        """
         p = _point(position, "position")
         m = _mass(mass, 1)
         return int(self._append(p[None, :], 1.0 / m)[0][0])
 
-    def add_edge(self, i, j, stiffness=1.0, break_length=None):
-        """A stick between particles i and j with its current length as rest length; returns its index."""
+    def add_edge(self, i: "int", j: "int", stiffness: "float" = 1.0, break_length: "Optional[float]" = None) -> int:
+        """A stick between particles i and j with its current length as rest length; returns its index.
+
+        ``stiffness`` in (0, 1] is the share of the stick's error corrected per relaxation (1: rigid);
+        ``break_length`` (m, None for never) breaks the stick once it is longer.
+        """
         i = self._particle_index(i)
         j = self._particle_index(j)
         if i == j:
@@ -514,9 +544,14 @@ class World:
         brk = _break_length(break_length)
         return int(self._append(edges=([i], [j], k, brk, False))[1][0])
 
-    def add_box(self, center=(0.0, 0.0), width=1.0, height=1.0, angle=0.0, mass=1.0, static=False,
-                friction=0.5, restitution=0.0):
-        """A box: 4 vertices (CCW), 4 boundary edges, 2 diagonal braces, all rigid."""
+    def add_box(self, center: "Vec2" = (0.0, 0.0), width: "float" = 1.0, height: "float" = 1.0, angle: "float" = 0.0,
+                mass: "float" = 1.0, static: "bool" = False,
+                friction: "float" = 0.5, restitution: "float" = 0.0) -> "Body":
+        """A box: 4 vertices (CCW), 4 boundary edges, 2 diagonal braces, all rigid.
+
+        ``center`` and ``angle`` place it, ``width`` and ``height`` (m) size it, ``mass`` (kg) is split over its 4
+        vertices; ``static`` bodies never move; ``friction`` and ``restitution`` are its surface's.
+        """
         c = _point(center, "center")
         w = _positive(width, "width", GeometryError)
         h = _positive(height, "height", GeometryError)
@@ -527,9 +562,14 @@ class World:
         pts = local @ np.array([[cs, sn], [-sn, cs]]) + c
         return self.add_polygon(pts, mass=mass, static=static, friction=friction, restitution=restitution)
 
-    def add_polygon(self, points, mass=1.0, static=False, friction=0.5, restitution=0.0):
+    def add_polygon(self, points: "ArrayLike", mass: "float" = 1.0, static: "bool" = False, friction: "float" = 0.5,
+                    restitution: "float" = 0.0) -> "Body":
         """A convex body kept rigid by braces (:func:`body_braces`: all non-adjacent pairs for up to 13
-        vertices, O(n) beyond), mass split equally. All or nothing: a refused argument adds nothing."""
+        vertices, O(n) beyond), mass split equally. All or nothing: a refused argument adds nothing.
+
+        ``points`` is the outline, any order (its convex outline is used); ``static``, ``friction`` and
+        ``restitution`` as in :meth:`add_box`.
+        """
         outline = convex_outline(points)
         if len(outline) > MAX_PARTICLES_PER_CALL:
             raise GeometryError(f"outline has {len(outline)} points, more than {MAX_PARTICLES_PER_CALL}")
@@ -538,9 +578,15 @@ class World:
         f, r = _material(friction, restitution)
         return self._add_body(outline, m, s, 1.0, f, r)
 
-    def add_soft_polygon(self, points, stiffness=0.2, mass=1.0, edge_stiffness=1.0, friction=0.5,
-                         restitution=0.0):
-        """A jelly body: braces with ``stiffness`` < 1 give under load and spring back."""
+    def add_soft_polygon(self, points: "ArrayLike", stiffness: "float" = 0.2, mass: "float" = 1.0,
+                         edge_stiffness: "float" = 1.0, friction: "float" = 0.5,
+                         restitution: "float" = 0.0) -> "Body":
+        """A jelly body: braces with ``stiffness`` < 1 give under load and spring back.
+
+        ``points`` is the outline (convex); ``mass`` (kg) is split over its vertices; ``edge_stiffness`` is the
+        outline edges' stiffness (1: they keep their length); ``friction`` and ``restitution`` as in
+        :meth:`add_box`.
+        """
         outline = convex_outline(points)
         if len(outline) > MAX_PARTICLES_PER_CALL:
             raise GeometryError(f"outline has {len(outline)} points, more than {MAX_PARTICLES_PER_CALL}")
@@ -550,9 +596,14 @@ class World:
         f, r = _material(friction, restitution)
         return self._add_body(outline, m, False, k, f, r, edge_stiffness=ke)
 
-    def add_rope(self, start, end, segments=20, pin_start=True, pin_end=False, mass=1.0, stiffness=1.0,
-                 break_length=None):
-        """A chain of ``segments`` sticks from start to end (``mass`` split over its particles)."""
+    def add_rope(self, start: "Vec2", end: "Vec2", segments: "int" = 20, pin_start: "bool" = True,
+                 pin_end: "bool" = False, mass: "float" = 1.0, stiffness: "float" = 1.0,
+                 break_length: "Optional[float]" = None) -> "Group":
+        """A chain of ``segments`` sticks from start to end (``mass`` split over its particles).
+
+        ``pin_start`` and ``pin_end`` pin the first and last particle where they are; ``stiffness`` and
+        ``break_length`` as in :meth:`add_edge`.
+        """
         a = _point(start, "start")
         b = _point(end, "end")
         segments = _integer(segments, "segments", 1, MAX_PARTICLES_PER_CALL - 1, GeometryError)
@@ -574,12 +625,16 @@ class World:
         self.groups.append(g)
         return g
 
-    def add_cloth(self, top_left, width, height, columns, rows, pinned="top", mass=1.0, stiffness=1.0,
-                  break_length=None):
+    def add_cloth(self, top_left: "Vec2", width: "float", height: "float", columns: "int", rows: "int",
+                  pinned: "str" = "top", mass: "float" = 1.0, stiffness: "float" = 1.0,
+                  break_length: "Optional[float]" = None) -> "Group":
         """A grid of ``columns`` x ``rows`` particles joined by horizontal and vertical sticks.
 
         ``pinned``: "top" (the whole top row), "corners" (the two top corners) or None.  Particles are
         row-major from the top-left corner.
+
+        ``top_left`` is the first particle's position, ``width`` and ``height`` (m) the size; ``mass`` (kg) is split
+        over the particles; ``stiffness`` and ``break_length`` as in :meth:`add_edge`.
         """
         tl = _point(top_left, "top_left")
         w = _positive(width, "width", GeometryError)
@@ -619,7 +674,7 @@ class World:
             raise SimulationError(f"particle index {particle!r} out of range [0, {self._np})")
         return int(particle)
 
-    def pin(self, particle, position=None):
+    def pin(self, particle: "int", position: "Optional[Vec2]" = None) -> None:
         """Hold a particle at ``position`` (default: where it is now)."""
         i = self._particle_index(particle)
         p = self._pos[i].copy() if position is None else _point(position, "position", SimulationError)
@@ -628,12 +683,21 @@ class World:
         self._prev[i] = p
         self._pinned[i] = True
 
-    def unpin(self, particle):
+    def unpin(self, particle: "int") -> None:
+        """Let ``particle`` (an index) move freely again.
+
+        ``particle`` is a particle index.
+        """
         i = self._particle_index(particle)
         self._pinned[i] = False
 
     # ----------------------------------------------------------------- stepping
-    def step(self, dt=1.0 / 60.0):
+    def step(self, dt: "float" = 1.0 / 60.0) -> None:
+        """Advance the world by ``dt`` seconds: forces, Verlet integration, then :attr:`iterations` relaxation sweeps
+        of edges and collisions.
+
+        ``dt`` must be within [MIN_DT, MAX_DT] (seconds).
+        """
         h = _finite(dt, "dt")
         if not MIN_DT <= h <= MAX_DT:
             raise SimulationError(f"dt must be in [{MIN_DT:g}, {MAX_DT:g}] s, got {dt!r}")
@@ -654,6 +718,7 @@ class World:
 
     @property
     def velocities(self) -> np.ndarray:
+        """(N, 2) particle velocities, (position − previous position) / the last dt."""
         return (self._pos[: self._np] - self._prev[: self._np]) / self._dt_prev
 
     @property
@@ -665,6 +730,7 @@ class World:
 
     @property
     def pinned(self) -> np.ndarray:
+        """(N,) True for pinned particles (a copy)."""
         return self._pinned[: self._np].copy()
 
     @property
@@ -675,6 +741,7 @@ class World:
 
     @property
     def rest_lengths(self) -> np.ndarray:
+        """Rest lengths of the living edges, in the order of :attr:`edges`."""
         return self._rest[: self._ne][self._alive[: self._ne]].copy()
 
     def edge_strain(self) -> np.ndarray:
@@ -690,18 +757,22 @@ class World:
 
     @property
     def static_flags(self) -> np.ndarray:
+        """(B,) True for the static bodies, in the order of :attr:`bodies`."""
         return self._b_static[: self._nb].copy()
 
     @property
     def particle_count(self) -> int:
+        """Number of particles."""
         return self._np
 
     @property
     def edge_count(self) -> int:
+        """Number of living (unbroken) edges."""
         return int(self._alive[: self._ne].sum())
 
 
-def edge_vertex_response(vertex, e1, e2, depth, inv_masses=None):
+def edge_vertex_response(vertex: "Vec2", e1: "Vec2", e2: "Vec2", depth: "Vec2",
+                         inv_masses: "Optional[ArrayLike]" = None) -> "Tuple[np.ndarray, np.ndarray, np.ndarray]":
     """The seed's collision response, made exact (NOTES.md), as a pure function.
 
     ``depth`` is the vector D pointing from the edge's body towards the vertex's body.  With
@@ -709,6 +780,8 @@ def edge_vertex_response(vertex, e1, e2, depth, inv_masses=None):
     ``E1 - D (1 - t) lambda / 2``, ``E2 - D t lambda / 2``, ``V + D / 2`` -- the edge point at t moves by
     exactly -D/2 and the vertex by +D/2.  With ``inv_masses = (wV, w1, w2)`` the split is by inverse
     mass instead (what the world uses; it conserves momentum).  Returns the new (V, E1, E2).
+
+    ``e1`` and ``e2`` are the edge's end points, ``vertex`` the point pushed out.
     """
     v = _point(vertex, "vertex")
     a = _point(e1, "e1")

@@ -17,6 +17,10 @@ as a row of the joint table and returns a handle. Every kind takes the common op
 The settings of a joint can be read and changed through its handle (``pivot.motor_speed = 2.0``), with the
 same checks. The solver is in ``_solve`` and ``_rows`` (generic rows), which one module per kind (``revolute``,
 ``distance``, ...) emits."""
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from typing import Tuple
+    from ..._types import Any, ArrayLike, Bits, Optional, Points, TransformLike, Vec2
 import math
 from collections import namedtuple
 
@@ -156,7 +160,7 @@ class _Definition:
     kind's settings (``SETTINGS``); ``frames`` turns them into a row of the joint table."""
     kind = FILTER
     #: the settings' defaults: a value, or a function (world, a, b, local, param) of the joint's pose
-    defaults = {}
+    defaults: dict = {}
     #: by default each body's anchor is its origin (two-anchor joints), or both are B's origin
     two_anchors = False
     takes_axis = False
@@ -181,8 +185,12 @@ class _Definition:
     def __repr__(self):
         return f"joints.{type(self).__name__}({self.body_a!r}, {self.body_b!r}, {self.settings})"
 
-    def anchors(self, world, a, b):
-        """The anchors in the bodies' frames (from ``anchor``, ``anchor_a``/``anchor_b`` or the local ones)."""
+    def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
+        """The anchors in the bodies' frames (from ``anchor``, ``anchor_a``/``anchor_b`` or the local ones).
+
+        ``world`` is the world the joint is added to, ``a`` and ``b`` the two bodies' rows (called by
+        ``World.add_joint``).
+        """
         if self.anchor is not None:
             if self.anchor_a is not None or self.anchor_b is not None or self.local_anchor_a is not None \
                     or self.local_anchor_b is not None:
@@ -204,7 +212,7 @@ class _Definition:
                 ends.append(_to_local(world, a, _to_world(world, b, np.zeros(2))))
         return ends[0], ends[1]
 
-    def axis_in_a(self, world, a):
+    def axis_in_a(self, world: "Any", a: "int") -> "np.ndarray":
         """The unit axis in A's frame, from ``axis`` (a world direction) or ``local_axis_a``."""
         if self.axis is not None and self.local_axis_a is not None:
             raise SimulationError("give either axis or local_axis_a, not both")
@@ -219,9 +227,12 @@ class _Definition:
             raise SimulationError(f"axis must not be zero, got {tuple(float(x) for x in u)}")
         return u / n
 
-    def frames(self, world, a, b):
+    def frames(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """(local, param): the table row's anchors and axis, and the settings checked (``_setting``) with the
-        defaults filled in; raises SimulationError naming a bad value."""
+        defaults filled in; raises SimulationError naming a bad value.
+
+        ``world`` is the world the joint is added to, ``a`` and ``b`` the two bodies' rows.
+        """
         local = np.zeros(LOCAL_WIDTH)
         param = np.zeros(PARAM_WIDTH)
         local[0:2], local[2:4] = self.anchors(world, a, b)
@@ -240,8 +251,9 @@ class _Definition:
         _consistent(self.kind, param)
         return local, param
 
-    def finish(self, world, a, b, local, param):
-        """What a kind adds after its settings (nothing by default)."""
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any") -> None:
+        """What a kind adds after its settings (nothing by default): ``world`` is the world, ``a`` and ``b`` the
+        bodies' rows, ``local`` and ``param`` the row's frame and settings, written in place."""
 
 
 def _relative_angle(world, a, b, local, param):
@@ -288,11 +300,14 @@ class Distance(_Definition):
     kind = DISTANCE
     two_anchors = True
 
-    def __init__(self, body_a, body_b, anchor_a=None, anchor_b=None, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", anchor_a: "Optional[Vec2]" = None,
+                 anchor_b: "Optional[Vec2]" = None, **kw):
         super().__init__(body_a, body_b, anchor_a=anchor_a, anchor_b=anchor_b, **kw)
 
     @property
-    def defaults(self):
+    def defaults(self) -> dict:  # type: ignore[override]  # (a class attribute in the other kinds)
+        """The settings' defaults: rigid at today's length, or with ``hertz`` > 0 a spring free between 0 and infinity.
+        The settings' defaults: rigid at today's length, or with ``hertz`` > 0 a spring free between 0 and infinity."""
         spring = self.settings.get("hertz", 0.0)
         spring = _validate._is_real(spring) and spring > 0.0
         same = lambda w, a, b, local, param: param[distance.LENGTH]  # noqa: E731  (rigid: min = max = length)
@@ -312,11 +327,14 @@ class Prismatic(_Definition):
     defaults = dict(reference_angle=_relative_angle, lower=-INF, upper=INF, motor_speed=0.0, max_motor_force=0.0,
                     hertz=0.0, damping_ratio=0.0, target_translation=0.0)
 
-    def __init__(self, body_a, body_b, anchor=None, axis=None, *, free_rotation=False, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", anchor: "Optional[Vec2]" = None, axis: "Optional[Vec2]" = None,
+                 *, free_rotation: "bool" = False, **kw):
         super().__init__(body_a, body_b, anchor, axis=axis, **kw)
         self.free_rotation = free_rotation
 
-    def finish(self, world, a, b, local, param):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any") -> None:
+        """Store ``free_rotation`` in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
+        ``local`` frame, unused)."""
         param[prismatic.FREE_ROTATION] = float(_validate.flag(self.free_rotation, "free_rotation"))
 
 
@@ -332,7 +350,8 @@ class Wheel(_Definition):
     defaults = dict(reference_angle=_relative_angle, lower=-INF, upper=INF, motor_speed=0.0, max_motor_torque=0.0,
                     hertz=0.0, damping_ratio=0.0)
 
-    def __init__(self, body_a, body_b, anchor=None, axis=None, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", anchor: "Optional[Vec2]" = None, axis: "Optional[Vec2]" = None,
+                 **kw):
         super().__init__(body_a, body_b, anchor, axis=axis, **kw)
 
 
@@ -346,11 +365,13 @@ class Motor(_Definition):
     defaults = dict(angular_offset=_relative_angle, max_force=1.0, max_torque=1.0, correction_factor=0.3,
                     linear_hertz=0.0, linear_damping_ratio=0.0, angular_hertz=0.0, angular_damping_ratio=0.0)
 
-    def __init__(self, body_a, body_b, *, linear_offset=None, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", *, linear_offset: "Optional[Vec2]" = None, **kw):
         super().__init__(body_a, body_b, **kw)
         self.linear_offset = linear_offset
 
-    def anchors(self, world, a, b):
+    def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
+        """A's anchor is the linear offset (by default where B's origin is now, in A's frame) and B's its origin;
+        ``world``, ``a`` and ``b`` as for every definition."""
         if self.linear_offset is None:
             return _to_local(world, a, _to_world(world, b, np.zeros(2))), np.zeros(2)
         return _point(self.linear_offset, "linear_offset"), np.zeros(2)
@@ -363,17 +384,21 @@ class Mouse(_Definition):
     joint; its other body is the world's static body."""
     kind = MOUSE
 
-    def __init__(self, body, target, *, local_anchor=None, **kw):
+    def __init__(self, body: "Any", target: "Vec2", *, local_anchor: "Optional[Vec2]" = None, **kw):
         super().__init__(None, body, **kw)
         self.target = target
         self.local_anchor = local_anchor
 
     @property
-    def defaults(self):
+    def defaults(self) -> dict:  # type: ignore[override]  # (a class attribute in the other kinds)
+        """The settings' defaults: 5 Hz, damping ratio 0.7, at most 1000 × the body's mass in newtons (Box2D's
+        samples)."""
         return dict(hertz=5.0, damping_ratio=0.7,
                     max_force=lambda w, a, b, local, param: 1000.0 * float(w._mass[b]))
 
-    def anchors(self, world, a, b):
+    def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
+        """The target as anchor A (in the world frame: the static body's) and the grabbed point on body B; ``world``,
+        ``a`` and ``b`` as for every definition."""
         # (the static body sits at the origin, unrotated: its frame is the world's)
         t = _point(self.target, "target")
         return t, (_point(self.local_anchor, "local_anchor") if self.local_anchor is not None
@@ -382,7 +407,7 @@ class Mouse(_Definition):
 
 def _positional(names, defaults=None):
     """An ``__init__`` taking the settings ``names`` positionally after the two bodies."""
-    def __init__(self, body_a, body_b, *args, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", *args, **kw):
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes at most {len(names)} settings after the bodies")
         for name, value in zip(names, args):
@@ -442,13 +467,15 @@ class Pulley(_Definition):
     kind = PULLEY
     two_anchors = True
 
-    def __init__(self, body_a, body_b, ground_a, ground_b, anchor_a=None, anchor_b=None, ratio=1.0, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", ground_a: "Vec2", ground_b: "Vec2",
+                 anchor_a: "Optional[Vec2]" = None, anchor_b: "Optional[Vec2]" = None, ratio: "float" = 1.0, **kw):
         super().__init__(body_a, body_b, anchor_a=anchor_a, anchor_b=anchor_b, ratio=ratio, **kw)
         self.ground_a = ground_a
         self.ground_b = ground_b
 
     @property
-    def defaults(self):
+    def defaults(self) -> dict:  # type: ignore[override]  # (a class attribute in the other kinds)
+        """The settings' defaults: ratio 1, and the rope's length today's: |A − ground A| + ratio·|B − ground B|."""
         def today(w, a, b, local, param):
             ga = _point(self.ground_a, "ground_a")
             gb = _point(self.ground_b, "ground_b")
@@ -457,7 +484,9 @@ class Pulley(_Definition):
                          + ratio * np.hypot(*(_to_world(w, b, local[2:4]) - gb)))
         return dict(reference_angle=0.0, ratio=1.0, length=today)
 
-    def finish(self, world, a, b, local, param):
+    def finish(self, world: "Any", a: "int", b: "int", local: "Any", param: "Any") -> None:
+        """Store the two ground points in the row's ``param`` (given ``world``, the body rows ``a``, ``b`` and the
+        ``local`` frame)."""
         param[pulley.GROUND_AX:pulley.GROUND_AX + 2] = _point(self.ground_a, "ground_a")
         param[pulley.GROUND_BX:pulley.GROUND_BX + 2] = _point(self.ground_b, "ground_b")
 
@@ -466,7 +495,7 @@ class Filter(_Definition):
     """Filter(body_a, body_b): only stops the two bodies colliding with each other. Box2D's filter joint."""
     kind = FILTER
 
-    def __init__(self, body_a, body_b, **kw):
+    def __init__(self, body_a: "Any", body_b: "Any", **kw):
         super().__init__(body_a, body_b, **kw)
 
 
@@ -482,11 +511,15 @@ class Joint:
     relative angle θB − θA less the reference angle), ``speed`` (ωB − ωA), ``length`` (the distance between the
     anchors), ``translation`` (along the axis: prismatic and wheel joints). Read and written: ``enabled``,
     ``collide_connected``, ``data``, every setting of the joint's kind (``pivot.motor_speed = 3.0``), a mouse
-    joint's ``target`` and a motor joint's ``linear_offset``."""
+    joint's ``target`` and a motor joint's ``linear_offset``.
+
+    Made by :meth:`carom.World.add_joint` (and :attr:`carom.World.joints`), not by hand: ``world``, the joint's row
+    ``index`` and the row's ``generation``.
+    """
 
     __slots__ = ("world", "index", "generation")
 
-    def __init__(self, world, index, generation):
+    def __init__(self, world: "Any", index: "int", generation: "int"):
         object.__setattr__(self, "world", world)
         object.__setattr__(self, "index", index)
         object.__setattr__(self, "generation", generation)
@@ -513,11 +546,13 @@ class Joint:
 
     @property
     def alive(self) -> bool:
+        """False once the joint was removed (by ``World.remove``, by breaking, or with a body)."""
         w = self.world
         return bool(self.index < w._n_joints and w._j_alive[self.index] and w._j_gen[self.index] == self.generation)
 
     @property
     def kind(self) -> str:
+        """The joint's kind as a word: "revolute", "distance", "wheel", ..."""
         return KIND_NAMES[int(self.world._j_kind[self._j()])]
 
     def _body(self, e):
@@ -527,20 +562,24 @@ class Joint:
         return Body(w, b, int(w._gen[b]))
 
     @property
-    def body_a(self):
+    def body_a(self) -> "Any":
+        """The first body (the world's static body when the definition said None)."""
         return self._body(0)
 
     @property
-    def body_b(self):
+    def body_b(self) -> "Any":
+        """The second body."""
         return self._body(1)
 
     @property
     def anchor_a(self) -> np.ndarray:
+        """Body A's anchor as a world point, now."""
         i = self._j()
         return _to_world(self.world, int(self.world._j_body[i, 0]), self.world._j_local[i, 0:2])
 
     @property
     def anchor_b(self) -> np.ndarray:
+        """Body B's anchor as a world point, now."""
         i = self._j()
         return _to_world(self.world, int(self.world._j_body[i, 1]), self.world._j_local[i, 2:4])
 
@@ -554,14 +593,18 @@ class Joint:
 
     @property
     def reaction_force(self) -> np.ndarray:
+        """The force (N, a vector) the joint put on body B at its anchor in the last step: its impulses over the step
+        divided by dt."""
         return self.world._j_reaction[self._j(), 0:2].copy()
 
     @property
     def reaction_torque(self) -> float:
+        """The torque (N·m) the joint put on body B in the last step."""
         return float(self.world._j_reaction[self._j(), 2])
 
     @property
     def angle(self) -> float:
+        """The relative angle θB − θA less the reference angle (radians)."""
         i = self._j()
         w = self.world
         a, b = w._j_body[i]
@@ -569,6 +612,7 @@ class Joint:
 
     @property
     def speed(self) -> float:
+        """The relative angular speed ωB − ωA (rad/s)."""
         i = self._j()
         w = self.world
         a, b = w._j_body[i]
@@ -576,19 +620,23 @@ class Joint:
 
     @property
     def length(self) -> float:
+        """The distance between the two anchors now (m)."""
         d = self.anchor_b - self.anchor_a
         return float(math.hypot(d[0], d[1]))
 
     @property
     def translation(self) -> float:
+        """How far anchor B is from anchor A along the joint's axis (m; prismatic and wheel joints)."""
         return float(np.dot(self.anchor_b - self.anchor_a, self.axis))
 
     @property
     def enabled(self) -> bool:
+        """Whether the joint is solved; a disabled joint still keeps its bodies from colliding unless
+        ``collide_connected``."""
         return bool(self.world._j_enabled[self._j()])
 
     @enabled.setter
-    def enabled(self, value):
+    def enabled(self, value: "Any"):
         i = self._j()
         on = _validate.flag(value, "enabled")
         self.world._check_unlocked()
@@ -597,10 +645,11 @@ class Joint:
 
     @property
     def collide_connected(self) -> bool:
+        """Whether the two bodies' shapes collide with each other."""
         return bool(self.world._j_collide[self._j()])
 
     @collide_connected.setter
-    def collide_connected(self, value):
+    def collide_connected(self, value: "Any"):
         i = self._j()
         on = _validate.flag(value, "collide_connected")
         self.world._check_unlocked()
@@ -609,12 +658,13 @@ class Joint:
         self.world._wake_joint(i)
 
     @property
-    def data(self):
+    def data(self) -> object:
+        """Any Python object of the user's (None by default; kept by pickle and copy, not by snapshots)."""
         i = self._j()
         return self.world._joint_data.get(i)
 
     @data.setter
-    def data(self, value):
+    def data(self, value: "Any"):
         i = self._j()
         if value is None:
             self.world._joint_data.pop(i, None)
@@ -628,7 +678,7 @@ class Joint:
         return self.world._j_local[i, 0:2].copy()
 
     @target.setter
-    def target(self, value):
+    def target(self, value: "Any"):
         i = self._kind_only(MOUSE, "target")
         p = _point(value, "target")
         self.world._check_unlocked()
@@ -642,7 +692,7 @@ class Joint:
         return self.world._j_local[i, 0:2].copy()
 
     @linear_offset.setter
-    def linear_offset(self, value):
+    def linear_offset(self, value: "Any"):
         i = self._kind_only(MOTOR, "linear_offset")
         p = _point(value, "linear_offset")
         self.world._check_unlocked()
