@@ -141,8 +141,10 @@ def test_the_wheel_pins_numba_and_carries_the_levels(installed):
     folder, py = installed
     out = subprocess.run([py, "-c", "import json, importlib.metadata as m, carom, os;"
                           "print(m.requires('carom'));"
-                          "print(json.load(open(os.path.join(os.path.dirname(carom.__file__), '_kernels.json'))))"],
+                          "print(json.load(open(os.path.join(os.path.dirname(carom.__file__), '_kernels.json'))));"
+                          "print('typed', os.path.exists(os.path.join(os.path.dirname(carom.__file__), 'py.typed')))"],
                          capture_output=True, text=True, check=True, env={"CAROM_CPU_LEVEL": "host"}).stdout
     import numba
     assert f"numba=={numba.__version__}" in out
     assert "'levels': ['x86-64-v3', 'x86-64']" in out
+    assert "typed True" in out

@@ -136,8 +136,8 @@ def shipped_levels():
 # --- finding the shipped cache --------------------------------------------------------------------------------
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_seeded = set()
-_writable_folders = {}
+_seeded: set = set()
+_writable_folders: dict = {}
 
 
 def user_cache_root():
