@@ -13,8 +13,9 @@ project's own cache is left alone) makes ``carom/LunarLander-v3`` and runs one e
 time from ``gym.make`` to the episode's end is reported.
 
 Training (``--train``): stable-baselines3 PPO with the same hyper-parameters (the rl-zoo's for LunarLander,
-16 environments of 1,024 steps) and seed on both engines, ``--train-steps`` (200,000) environment steps each,
-evaluated every 20,000 steps on 10 fixed seeds; the two learning curves go to ``benchmarks/envs_training.png``.
+16 environments of 1,024 steps) and seed on both engines, at least ``--train-steps`` (200,000) environment steps
+each (whole rollouts: 13 of 16,384 steps), evaluated after each rollout on 10 fixed seeds; the two learning
+curves go to ``benchmarks/envs_training.png``.
 
 Prints its section and writes it to ``benchmarks/envs_results.md`` (``--no-write``: print only).
 """
@@ -116,19 +117,18 @@ def train(total_steps: int, seed: int = 0) -> dict:
     torch.set_num_threads(1)
     params = dict(n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999, n_epochs=4, ent_coef=0.01,
                   verbose=0, seed=seed, device="cpu")
-    eval_every = 20000
+    rollout = 16 * params["n_steps"]
     curves = {}
     for engine, env_id in (("carom", "carom/LunarLander-v3"), ("Box2D", "LunarLander-v3")):
         vec = make_vec_env(env_id, n_envs=16, seed=seed)
         model = PPO("MlpPolicy", vec, **params)
         evaluator = gym.make(env_id)
         xs, ys = [], []
-        done_steps = 0
         start = time.perf_counter()
-        while done_steps < total_steps:
-            chunk = min(eval_every, total_steps - done_steps)
-            model.learn(chunk, reset_num_timesteps=False)
-            done_steps += chunk
+        while model.num_timesteps < total_steps:
+            # one rollout of 16 × 1,024 steps and its update, then an evaluation (learn collects whole rollouts)
+            model.learn(rollout, reset_num_timesteps=False)
+            done_steps = model.num_timesteps
             returns = []
             for k in range(10):
                 obs, _ = evaluator.reset(seed=10_000 + k)
@@ -186,8 +186,8 @@ def main() -> None:
         lines = [f"{engine}: final mean return {ys[-1]:.1f} after {xs[-1]:,} steps (best {max(ys):.1f}; "
                  f"{seconds:.0f} s)" for engine, (xs, ys, seconds) in curves.items()]
         body += ["", "PPO (stable-baselines3, MlpPolicy, 16 envs × 1,024 steps, batch 64, 4 epochs, γ 0.999, "
-                     "λ 0.98, entropy 0.01, seed 0, CPU) on LunarLander-v3, evaluated every 20,000 steps on seeds "
-                     "10000-10009 (deterministic policy); curves in `benchmarks/envs_training.png`:", ""]
+                     "λ 0.98, entropy 0.01, seed 0, CPU) on LunarLander-v3, evaluated after each rollout "
+                     "(16,384 steps) on seeds 10000-10009 (deterministic policy); curves in `benchmarks/envs_training.png`:", ""]
         body += [f"- {line}" for line in lines]
     text = "\n".join(body)
     section = (f"## Gymnasium environments (carom.envs) against the Box2D originals\n\n"

@@ -20,8 +20,9 @@ Where Box2D 2.3 and carom differ, and what was done about it:
   Box2D's first steps sort that out (the position pass moves bodies without speed): the reset step leaves the
   knees 0.2 m apart, the next snaps the walker into a crouch. Here the walker starts in that crouch
   (``START_POSE``, measured; the same for every seed), so the first observation shows the knees bent where
-  the original's shows them straight (and bends them at its first step). The joints keep pybox2d's frames (the reference angle is the bodies' relative angle when the joint was made:
-  ±0.05 rad at the hips), so the joint angles the agent reads are the original's.
+  the original's shows them straight (and bends them at its first step). The joints keep pybox2d's frames
+  (the reference angle is the bodies' relative angle when the joint was made: ±0.05 rad at the hips), so the
+  joint angles the agent reads are the original's.
 * Box2D 2.3's joint limits give way by its angular slop (2°) under a motor; carom's hold, so the limits are
   ``LIMIT_SLOP`` wider. In the air, joint angles and speeds under the same actions then agree with the
   original's to about 0.02 rad over 12 steps.

@@ -232,8 +232,9 @@ class CarRacing(gym.Env, EzPickle):
             _, beta1, x1, y1 = track[i]
             _, beta2, x2, y2 = track[i - 1]
             c1, s1, c2, s2 = math.cos(beta1), math.sin(beta1), math.cos(beta2), math.sin(beta2)
-            tiles.append([(x1 - TRACK_WIDTH * c1, y1 - TRACK_WIDTH * s1), (x1 + TRACK_WIDTH * c1, y1 + TRACK_WIDTH * s1),
-                          (x2 + TRACK_WIDTH * c2, y2 + TRACK_WIDTH * s2), (x2 - TRACK_WIDTH * c2, y2 - TRACK_WIDTH * s2)])
+            w = TRACK_WIDTH
+            tiles.append([(x1 - w * c1, y1 - w * s1), (x1 + w * c1, y1 + w * s1), (x2 + w * c2, y2 + w * s2),
+                          (x2 - w * c2, y2 - w * s2)])
             shades.append(0.01 * (i % 3) * 255)
             if border[i]:
                 side = np.sign(beta2 - beta1)
@@ -514,8 +515,8 @@ class CarRacing(gym.Env, EzPickle):
                     ((place + 1) * s, height - h), (place * s, height - h)]
 
         def horizontal(place, val):
-            return [(place * s, height - 4 * h), ((place + val) * s, height - 4 * h), ((place + val) * s, height - 2 * h),
-                    (place * s, height - 2 * h)]
+            return [(place * s, height - 4 * h), ((place + val) * s, height - 4 * h),
+                    ((place + val) * s, height - 2 * h), (place * s, height - 2 * h)]
 
         car = self.car
         vx, vy = car.hull.velocity

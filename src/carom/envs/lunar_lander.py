@@ -227,8 +227,8 @@ class LunarLander(gym.Env, EzPickle):
         in and its velocity pass drags them with the pushed hull through joints in their wrong places, which
         leaves the whole lander turning and displaced in proportion to the push (fx, fy): measured over seeds,
         after the first step the original's hull is (3.0e-5·fx, 3.0e-5·fy + 0.0045) m further, turned by
-        −1.8e-6·fx rad and turning 2.6e-4·fx rad/s faster, than a lander built in one piece (a least-squares fit whose residual
-        is below 1e-3 of the effect). The lander is given that turn and shift as one rigid body before its
+        −1.8e-6·fx rad and turning 2.6e-4·fx rad/s faster, than a lander built in one piece (a least-squares
+        fit whose residual is below 1e-3 of the effect). The lander is given that turn and shift as one rigid body before its
         first step, so that the first observation and the flight after it are the original's."""
         fx, fy = push
         rows = np.array([b.index for b in bodies])
