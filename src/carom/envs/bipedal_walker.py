@@ -37,7 +37,7 @@ Where Box2D 2.3 and carom differ, and what was done about it:
 * A lower leg's ground flag follows Box2D's contact listener: set when a contact of the leg with a terrain
   piece begins, cleared when one ends, and the hull's first contact is the fall. Box2D's contacts begin 2 cm
   out (two 1 cm skins), so here a contact counts from ``SKIN`` (``World.contact_data``).
-* How far Gymnasium's heuristic walks (hull x at the fall, seeds 2000-2004): hardcore 14.1-23.5 m, mean 17.2,
+* How far Gymnasium's heuristic walks (hull x at the fall, seeds 2000-2004): hardcore 10.3-23.5 m, mean 17.2,
   the original 6.0-26.1 m, mean 17.1; on easy ground 12.8-33.0 m, mean 22.9, where the original walks
   13.5-72.9 m, mean 42.9 (over seeds 2000-2019: 31 m against 44 m). carom's walker sways more (its hull angle
   varies 1.5 times as much) and falls sooner; more substeps (``SUBSTEPS``: 4 gave 11 m, 8 gives 23 m) helped,
