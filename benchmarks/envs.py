@@ -15,7 +15,9 @@ time from ``gym.make`` to the episode's end is reported.
 Training (``--train``): stable-baselines3 PPO with the same hyper-parameters (the rl-zoo's for LunarLander,
 16 environments of 1,024 steps) and seed on both engines, at least ``--train-steps`` (200,000) environment steps
 each (whole rollouts: 13 of 16,384 steps), evaluated after each rollout on 10 fixed seeds; the two learning
-curves go to ``benchmarks/envs_training.png``.
+curves go to ``benchmarks/envs_training.png``. It needs stable-baselines3 and a CPU build of torch, which
+``make test`` does not install: ``.venv/bin/pip install torch==2.13.0 stable-baselines3`` (with the CPU wheel at
+hand, so that pip does not fetch a CUDA build).
 
 Prints its section and writes it to ``benchmarks/envs_results.md`` (``--no-write``: print only).
 """
@@ -111,9 +113,12 @@ def cold_start() -> tuple[float, int]:
 
 def train(total_steps: int, seed: int = 0) -> dict:
     """PPO on both engines' LunarLander; returns {engine: (steps, mean returns)}; draws the learning curves."""
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.env_util import make_vec_env
-    import torch
+    try:
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.env_util import make_vec_env
+        import torch
+    except ImportError as e:
+        raise SystemExit(f"--train needs stable-baselines3 and torch (CPU): {e}") from e
     torch.set_num_threads(1)
     params = dict(n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999, n_epochs=4, ent_coef=0.01,
                   verbose=0, seed=seed, device="cpu")
