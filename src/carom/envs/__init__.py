@@ -1,0 +1,45 @@
+"""carom.envs: Gymnasium's Box2D tasks on carom (the ``envs`` extra brings gymnasium).
+
+Importing this package registers, with Gymnasium's registry:
+
+* ``carom/LunarLander-v3`` (``continuous=True`` for the continuous version; ``gravity``, ``enable_wind``,
+  ``wind_power``, ``turbulence_power``), 1,000 steps at most;
+* ``carom/BipedalWalker-v3`` (1,600 steps) and ``carom/BipedalWalkerHardcore-v3`` (2,000 steps, stumps, pits and
+  stairs);
+* ``carom/CarRacing-v3`` (96×96×3 pixels; ``continuous``, ``domain_randomize``, ``lap_complete_percent``), 1,000
+  steps.
+
+Each keeps the observation and action spaces, rewards, episode ends, constructor options, ``render_fps`` and
+the look of Gymnasium 1.x's Box2D version of the task; each module's docstring says where Box2D 2.3 and carom
+differ and how the task was matched. The modules import only when an environment is made, so that
+``import carom.envs`` costs little.
+"""
+from gymnasium.envs.registration import register, registry
+
+__all__ = ["LunarLander", "BipedalWalker", "CarRacing"]
+
+_SPECS = (
+    ("carom/LunarLander-v3", "carom.envs.lunar_lander:LunarLander", 1000, 200, {}),
+    ("carom/BipedalWalker-v3", "carom.envs.bipedal_walker:BipedalWalker", 1600, 300, {}),
+    ("carom/BipedalWalkerHardcore-v3", "carom.envs.bipedal_walker:BipedalWalker", 2000, 300, {"hardcore": True}),
+    ("carom/CarRacing-v3", "carom.envs.car_racing:CarRacing", 1000, 900, {}),
+)
+
+for _id, _entry, _steps, _threshold, _kwargs in _SPECS:
+    if _id not in registry:
+        register(id=_id, entry_point=_entry, max_episode_steps=_steps, reward_threshold=_threshold,
+                 kwargs=_kwargs)
+
+
+def __getattr__(name: str):
+    """``carom.envs.LunarLander`` and the others, imported on first use."""
+    if name == "LunarLander":
+        from .lunar_lander import LunarLander
+        return LunarLander
+    if name == "BipedalWalker":
+        from .bipedal_walker import BipedalWalker
+        return BipedalWalker
+    if name == "CarRacing":
+        from .car_racing import CarRacing
+        return CarRacing
+    raise AttributeError(f"module 'carom.envs' has no attribute {name!r}")
