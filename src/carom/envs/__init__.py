@@ -14,11 +14,21 @@ the look of Gymnasium 1.x's Box2D version of the task; each module's docstring s
 differ and how the task was matched. The modules import only when an environment is made, so that
 ``import carom.envs`` costs little.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from gymnasium.envs.registration import register, registry
+
+if TYPE_CHECKING:       # (at run time, imported on first use: ``__getattr__``)
+    from .bipedal_walker import BipedalWalker
+    from .car_racing import CarRacing
+    from .lunar_lander import LunarLander
 
 __all__ = ["LunarLander", "BipedalWalker", "CarRacing"]
 
-_SPECS = (
+#: (id, entry point, max_episode_steps, reward_threshold, kwargs) of each registration
+_SPECS: tuple[tuple[str, str, int, int, dict[str, Any]], ...] = (
     ("carom/LunarLander-v3", "carom.envs.lunar_lander:LunarLander", 1000, 200, {}),
     ("carom/BipedalWalker-v3", "carom.envs.bipedal_walker:BipedalWalker", 1600, 300, {}),
     ("carom/BipedalWalkerHardcore-v3", "carom.envs.bipedal_walker:BipedalWalker", 2000, 300, {"hardcore": True}),
@@ -31,7 +41,7 @@ for _id, _entry, _steps, _threshold, _kwargs in _SPECS:
                  kwargs=_kwargs)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type:
     """``carom.envs.LunarLander`` and the others, imported on first use."""
     if name == "LunarLander":
         from .lunar_lander import LunarLander

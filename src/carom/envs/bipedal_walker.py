@@ -49,7 +49,7 @@ derives the joint angles and speeds from them; only the four motors' settings ar
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -65,6 +65,9 @@ from carom.geometry import Polygon, box
 from carom.geometry.raycast import raycast_world_kernel
 
 from ._common import step_one_thread
+
+if TYPE_CHECKING:
+    import pygame
 
 FPS = 50
 SCALE = 30.0
@@ -141,7 +144,10 @@ def _lidar_fractions(vertices, normals, offsets, counts, radii, xs, ys, cs, ss, 
 
 class BipedalWalker(gym.Env, EzPickle):
     """Walk to the end of the course (Gymnasium's ``BipedalWalker-v3`` on carom; ``hardcore=True`` adds stumps,
-    pits and stairs; the module docstring says what differs from the Box2D original)."""
+    pits and stairs; the module docstring says what differs from the Box2D original).
+
+    ``render_mode``: None, ``"human"`` (a window at ``render_fps``) or ``"rgb_array"`` (``render`` returns
+    400 × 600 × 3 pixels)."""
 
     metadata = {"render_modes": ["human", "rgb_array"], "render_fps": FPS}
 
@@ -159,18 +165,18 @@ class BipedalWalker(gym.Env, EzPickle):
         self.action_space = spaces.Box(np.array([-1, -1, -1, -1], np.float32), np.array([1, 1, 1, 1], np.float32))
         self.observation_space = spaces.Box(low, high)
         self.world: carom.World | None = None
-        self.hull = None
-        self.legs: list = []
-        self.joints: list = []
+        self.hull: carom.Body | None = None
+        self.legs: list[carom.Body] = []
+        self.joints: list[joints.Joint] = []
         self.game_over = False
-        self.prev_shaping = None
+        self.prev_shaping: float | None = None
         self.scroll = 0.0
         self.lidar_render = 0
         self.lidar_fractions = np.ones(10)
         self._state = np.zeros(24, np.float32)
-        self.screen = None
-        self.clock = None
-        self.surf = None
+        self.screen: pygame.Surface | None = None
+        self.clock: pygame.time.Clock | None = None
+        self.surf: pygame.Surface | None = None
         self.isopen = True
 
     # --- the course ---------------------------------------------------------------------------------------
@@ -179,8 +185,11 @@ class BipedalWalker(gym.Env, EzPickle):
         ``terrain_y`` (the surface, 200 points), ``obstacles`` (polygons: pit walls, stumps, stair steps)."""
         rng = self.np_random
         state, velocity, y = GRASS, 0.0, TERRAIN_HEIGHT
-        counter, oneshot = TERRAIN_STARTPAD, False
-        stair_steps = stair_width = stair_height = 0
+        counter: int | np.int64 = TERRAIN_STARTPAD      # (np.int64 once drawn, as in the original)
+        oneshot = False
+        stair_steps: int | np.int64 = 0
+        stair_width: int | np.int64 = 0
+        stair_height = 0
         original_y = 0.0
         xs, ys, obstacles = [], [], []
         step = TERRAIN_STEP
@@ -315,7 +324,7 @@ class BipedalWalker(gym.Env, EzPickle):
         self.world, self.hull, self.legs, self.joints = world, hull, legs, jts
         self._lower_shape_rows = lower_shapes
         self._hull_shape_row = self.hull_shape.index
-        self._leg_pairs = [set(), set()]
+        self._leg_pairs: list[set[int]] = [set(), set()]
         self._motor = (np.array([-1.0, 1.0, 1.0, 1.0]), np.full(4, MOTORS_TORQUE))
         # rows of the bulk arrays (World.bodies order: hull, then each leg's upper and lower part)
         order = [b.index for b in world.bodies]
@@ -326,6 +335,8 @@ class BipedalWalker(gym.Env, EzPickle):
 
     # --- Gymnasium API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start an episode: a new course and walker (from ``seed`` when given, else from the environment's random
+        generator); returns (observation, {}). ``options`` is not used."""
         super().reset(seed=seed)
         self.game_over = False
         self.prev_shaping = None
@@ -347,6 +358,9 @@ class BipedalWalker(gym.Env, EzPickle):
         return a
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Set the four joint motors from ``action`` (four numbers in [-1, 1]: hip and knee of each leg; anything
+        else raises ``InvalidAction``) and advance the world 1/50 s; returns (observation, reward, terminated,
+        truncated (always False: the time limit is the registration's), {})."""
         if self.world is None:
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         a = self._check_action(action)
@@ -382,9 +396,10 @@ class BipedalWalker(gym.Env, EzPickle):
         """The 24 numbers the agent sees, from the bodies' bulk arrays and the lidar (also ``_x``, the hull's x,
         and ``_shaping``)."""
         world = self.world
+        hull = self.hull
+        assert world is not None and hull is not None
         angles = world.angles
         spins = world.angular_velocities
-        hull = self.hull
         px, py = hull.position
         vx, vy = hull.velocity
         _lidar_fractions(*self._lidar_pack, self._lidar_xmin, self._lidar_xmax, px, py, LIDAR_DIRECTIONS,
@@ -421,6 +436,7 @@ class BipedalWalker(gym.Env, EzPickle):
         when the contact's closest point is within ``SKIN`` (``World.contact_data``); a pair that starts
         touching sets the leg's flag, one that stops clears it (in the same step the clearing wins: Box2D
         reports the newer contact first). The hull falls when any of its contacts comes within the skin."""
+        assert self.world is not None
         c = self.world.contact_data()
         near = c.separation < SKIN
         sa, sb = c.shape_a[near], c.shape_b[near]
@@ -439,6 +455,9 @@ class BipedalWalker(gym.Env, EzPickle):
 
     # --- drawing --------------------------------------------------------------------------------------------
     def render(self) -> np.ndarray | None:
+        """Draw the current frame as Gymnasium's original does: in ``"rgb_array"`` mode return it (400 × 600 × 3
+        uint8), in ``"human"`` mode show it in a window at ``render_fps`` and return None (None also, with a
+        warning, without a render mode)."""
         if self.render_mode is None:
             assert self.spec is not None
             gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
@@ -477,6 +496,7 @@ class BipedalWalker(gym.Env, EzPickle):
 
         self.lidar_render = (self.lidar_render + 1) % 100
         i = self.lidar_render
+        assert self.hull is not None
         if i < 20:
             k = i if i < 10 else 19 - i
             (hx, hy) = self.hull.position
@@ -522,6 +542,7 @@ class BipedalWalker(gym.Env, EzPickle):
         surf = pygame.transform.flip(surf, False, True)
         self.surf = surf
         if self.render_mode == "human":
+            assert self.screen is not None
             self.screen.blit(surf, (-scroll * SCALE, 0))
             pygame.event.pump()
             self.clock.tick(self.metadata["render_fps"])
@@ -536,6 +557,7 @@ class BipedalWalker(gym.Env, EzPickle):
         return [((bx + c * x - s * y) * SCALE, (by + s * x + c * y) * SCALE) for x, y in verts]
 
     def close(self) -> None:
+        """Close the window and quit pygame (``"human"`` mode, once a frame was shown); otherwise nothing."""
         if self.screen is not None:
             import pygame
             pygame.display.quit()

@@ -55,7 +55,10 @@ WHEEL_CATEGORY = 0x0020
 
 class Car:
     """The car's bodies in a carom world and the state of its tyre model (one row per wheel: front left, front
-    right, rear left, rear right)."""
+    right, rear left, rear right).
+
+    The hull and wheels are added to ``world`` with the hull's origin at (``init_x``, ``init_y``), all turned by
+    ``init_angle`` (radians; 0 points the car along +y)."""
 
     def __init__(self, world: carom.World, init_angle: float, init_x: float, init_y: float):
         self.world = world
@@ -101,7 +104,7 @@ class Car:
         rear += np.minimum(g - rear, 0.1)
 
     def brake(self, b: float) -> None:
-        """Brake all wheels: 0.9 or more blocks them."""
+        """Brake all wheels at ``b`` (0..1): 0.9 or more blocks them."""
         self.brake_level[:] = b
 
     def steer(self, s: float) -> None:
@@ -111,9 +114,9 @@ class Car:
     # --- the tyre model ---------------------------------------------------------------------------------------
     def step(self, dt: float, angles: np.ndarray, velocities: np.ndarray, positions: np.ndarray | None,
              friction_limit: np.ndarray) -> None:
-        """One step of the model (module docstring): steering motors, wheel spins, and the wheels' forces for the
-        next world step. ``angles`` and ``velocities`` are the world's bulk arrays; ``friction_limit`` per wheel;
-        ``positions`` (or None when nothing is drawn) for the skid marks."""
+        """One step of ``dt`` seconds of the model (module docstring): steering motors, wheel spins, and the wheels'
+        forces for the next world step. ``angles`` and ``velocities`` are the world's bulk arrays;
+        ``friction_limit`` per wheel; ``positions`` (or None when nothing is drawn) for the skid marks."""
         wheel_angle = angles[self._wheel_rows]
         joint_angle = wheel_angle - angles[self._hull_row]
         gap = self.steer_target - joint_angle

@@ -27,7 +27,7 @@ Where Box2D 2.3 and carom differ, and what was done about it:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from carom.geometry import Polygon
 from ._common import step_one_thread
 from .car_dynamics import (Car, FRICTION_LIMIT, HULL_COLOR, HULL_POLYS, SIZE, WHEEL_COLOR, WHEEL_POLY, WHEEL_R,
                            WHEEL_W, WHEEL_WHITE)
+
+if TYPE_CHECKING:
+    import pygame
 
 STATE_W = STATE_H = 96
 VIDEO_W, VIDEO_H = 600, 400
@@ -68,7 +71,14 @@ VIDEO_DRAW_SCALE = 0.6
 
 class CarRacing(gym.Env, EzPickle):
     """Drive a lap from pixels (Gymnasium's ``CarRacing-v3`` on carom; the module docstring says what differs
-    from the Box2D original)."""
+    from the Box2D original).
+
+    ``continuous``: ``Box([-1, 0, 0], [1, 1, 1])`` actions (steer, gas, brake) instead of ``Discrete(5)`` (nothing,
+    left, right, gas, brake). ``domain_randomize``: random road, background and grass colours, drawn anew at each
+    reset unless its ``options`` hold ``{"randomize": False}``. ``lap_complete_percent``: the fraction of the
+    tiles to visit before touching the start tile ends the lap. ``verbose``: print the track generator's messages.
+    ``render_mode``: None, ``"human"`` (a 1000 × 800 window at ``render_fps``), ``"rgb_array"`` (``render``
+    returns 400 × 600 × 3 pixels) or ``"state_pixels"`` (96 × 96 × 3, the observation's view)."""
 
     metadata = {"render_modes": ["human", "rgb_array", "state_pixels"], "render_fps": FPS}
 
@@ -94,11 +104,11 @@ class CarRacing(gym.Env, EzPickle):
         self.reward = 0.0
         self.prev_reward = 0.0
         self.new_lap = False
-        self.screen = None
-        self.clock = None
-        self.surf = None
+        self.screen: pygame.Surface | None = None
+        self.clock: pygame.time.Clock | None = None
+        self.surf: pygame.Surface | None = None
         self.isopen = True
-        self._fonts: dict = {}
+        self._fonts: dict[int, pygame.font.Font] = {}
         self._grass = self._grass_polygons()
 
     # --- colours and track (the original's random numbers, in its order) ------------------------------------
@@ -271,6 +281,9 @@ class CarRacing(gym.Env, EzPickle):
 
     # --- Gymnasium API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start an episode: a new track and car (from ``seed`` when given, else from the environment's random
+        generator), then one step with no action; returns (observation, {}). ``options``: with
+        ``domain_randomize``, ``{"randomize": False}`` keeps the colours of the last episode."""
         super().reset(seed=seed)
         self.reward = 0.0
         self.prev_reward = 0.0
@@ -296,6 +309,7 @@ class CarRacing(gym.Env, EzPickle):
 
     def _apply_action(self, action: Any) -> None:
         car = self.car
+        assert car is not None
         if self.continuous:
             a = None if isinstance(action, str) else np.asarray(action, dtype=np.float64)
             if (a is None or a.shape != (3,) or not np.isfinite(a).all() or not -1.0 <= a[0] <= 1.0
@@ -314,12 +328,16 @@ class CarRacing(gym.Env, EzPickle):
             car.brake(0.8 * (action == 4))
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Drive the car with ``action`` (steer, gas, brake: ``continuous``; else 0-4; None, as ``reset`` does,
+        leaves the controls and gives no reward; anything else raises ``InvalidAction``) and advance the world
+        1/50 s; returns (observation, reward, terminated, truncated (always False: the time limit is the
+        registration's), info: ``lap_finished`` when the episode ends)."""
         if self.world is None or self.car is None:
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         if action is not None:
             self._apply_action(action)
         world, car = self.world, self.car
-        on_road = self._under.any(axis=1)
+        on_road = cast(np.ndarray, self._under.any(axis=1))      # (one per wheel: an array, not a scalar)
         car.on_road = on_road
         friction = np.where(on_road, FRICTION_LIMIT, 0.6 * FRICTION_LIMIT)
         drawing = self.render_mode in ("human", "rgb_array")
@@ -327,11 +345,13 @@ class CarRacing(gym.Env, EzPickle):
         step_one_thread(world, 1.0 / FPS)
         self._read_tiles()
         self.t += 1.0 / FPS
-        self.state = self._render("state_pixels")
+        state = self._render("state_pixels")
+        assert state is not None            # (the car is there)
+        self.state = state
 
         step_reward = 0.0
         terminated = False
-        info = {}
+        info: dict[str, bool] = {}
         if action is not None:
             self.reward -= 0.1
             car.fuel_spent = 0.0
@@ -353,6 +373,7 @@ class CarRacing(gym.Env, EzPickle):
         """The original's friction detector on the step's sensor events: which tiles each wheel overlaps, first
         visits (+1000/N each; the lap ends at the start tile once ``lap_complete_percent`` is visited), and tiles
         any part of the car touched drawn in the plain road colour."""
+        assert self.world is not None
         events = self.world.contact_events()
         for records, sign in ((events.begin, 1), (events.end, -1)):
             if not records.size:
@@ -381,6 +402,10 @@ class CarRacing(gym.Env, EzPickle):
 
     # --- drawing --------------------------------------------------------------------------------------------
     def render(self) -> np.ndarray | None:
+        """Draw the current frame as Gymnasium's original does: in ``"rgb_array"`` mode return it (400 × 600 × 3
+        uint8), in ``"state_pixels"`` mode the 96 × 96 × 3 view, in ``"human"`` mode show it in a 1000 × 800 window
+        at ``render_fps`` and return None (None also before a reset, and, with a warning, without a render
+        mode)."""
         if self.render_mode is None:
             assert self.spec is not None
             gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
@@ -388,7 +413,7 @@ class CarRacing(gym.Env, EzPickle):
             return None
         return self._render(self.render_mode)
 
-    def _font(self, size: int):
+    def _font(self, size: int) -> pygame.font.Font:
         import pygame
         if size not in self._fonts:
             pygame.font.init()
@@ -460,6 +485,7 @@ class CarRacing(gym.Env, EzPickle):
         surf.blit(text, rect)
         self.surf = surf
         if mode == "human":
+            assert self.screen is not None
             pygame.event.pump()
             self.clock.tick(self.metadata["render_fps"])
             self.screen.fill(0)
@@ -473,6 +499,7 @@ class CarRacing(gym.Env, EzPickle):
     def _draw_car(self, surf, screen, particles: bool) -> None:
         import pygame
         car = self.car
+        assert car is not None
         if particles:
             for colour, points, _ in car.particles:
                 pts = screen(np.array(points)).tolist()
@@ -519,6 +546,7 @@ class CarRacing(gym.Env, EzPickle):
                     ((place + val) * s, height - 2 * h), (place * s, height - 2 * h)]
 
         car = self.car
+        assert car is not None
         vx, vy = car.hull.velocity
         speed = math.hypot(vx, vy)
         bars = [(speed, vertical(5, 0.02 * speed), (255, 255, 255))]
@@ -533,6 +561,7 @@ class CarRacing(gym.Env, EzPickle):
                 pygame.draw.polygon(surf, colour, points)
 
     def close(self) -> None:
+        """Close the window and quit pygame (``"human"`` mode, once a frame was shown); otherwise nothing."""
         if self.screen is not None:
             import pygame
             pygame.display.quit()

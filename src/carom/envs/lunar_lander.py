@@ -50,7 +50,7 @@ read from the step's contact events (``World.contact_events``, arrays).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -64,6 +64,9 @@ from carom import joints
 from carom.geometry import Polygon, Segment, box
 
 from ._common import step_one_thread
+
+if TYPE_CHECKING:
+    import pygame
 
 FPS = 50
 SCALE = 30.0            # pixels per metre of the original's screen
@@ -109,7 +112,8 @@ class LunarLander(gym.Env, EzPickle):
     ``continuous``: ``Box(-1, 1, (2,))`` actions (main throttle, side throttle) instead of ``Discrete(4)`` (nothing,
     left engine, main engine, right engine). ``gravity`` in (−12, 0) m/s². ``enable_wind`` adds a horizontal
     force of at most ``wind_power`` N and a torque of at most ``turbulence_power`` N·m while no leg touches,
-    following tanh(sin(2kt) + sin(πkt)), k = 0.01, from a random phase."""
+    following tanh(sin(2kt) + sin(πkt)), k = 0.01, from a random phase. ``render_mode``: None, ``"human"`` (a
+    window at ``render_fps``) or ``"rgb_array"`` (``render`` returns 400 × 600 × 3 pixels)."""
 
     metadata = {"render_modes": ["human", "rgb_array"], "render_fps": FPS}
 
@@ -143,19 +147,19 @@ class LunarLander(gym.Env, EzPickle):
             self.action_space = spaces.Discrete(4)
 
         self.world: carom.World | None = None
-        self.lander = None
-        self.legs: list = []
+        self.lander: carom.Body | None = None
+        self.legs: list[carom.Body] = []
         self.game_over = False
-        self.prev_shaping = None
+        self.prev_shaping: float | None = None
         self.leg_contact = np.zeros(2)
         self._state = np.zeros(8, np.float32)
         # rendering
-        self.screen = None
-        self.clock = None
-        self.surf = None
+        self.screen: pygame.Surface | None = None
+        self.clock: pygame.time.Clock | None = None
+        self.surf: pygame.Surface | None = None
         self.isopen = True
         self.particles = np.zeros((0, 6))      # x, y, vx, vy, ttl, kind (0 main, 1 side)
-        self.sky_polys: list = []
+        self.sky_polys: list[list[tuple[float, float]]] = []
 
     # --- the world ----------------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -251,6 +255,8 @@ class LunarLander(gym.Env, EzPickle):
 
     # --- Gymnasium API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start an episode: a new terrain and lander (from ``seed`` when given, else from the environment's
+        random generator), then one step with no engine; returns (observation, {}). ``options`` is not used."""
         super().reset(seed=seed)
         self.game_over = False
         self.prev_shaping = None
@@ -276,14 +282,18 @@ class LunarLander(gym.Env, EzPickle):
             raise gym.error.InvalidAction(f"action {action!r} ({type(action).__name__}) is not in the action space "
                                           f"{self.action_space} (0 nothing, 1 left engine, 2 main engine, 3 right "
                                           "engine)")
-        a = int(action)
-        return (1.0 if a == 2 else 0.0), (float(a - 2) if a in (1, 3) else 0.0)
+        choice = int(action)
+        return (1.0 if choice == 2 else 0.0), (float(choice - 2) if choice in (1, 3) else 0.0)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Fire the engines ``action`` asks for and advance the world 1/50 s; returns (observation, reward,
+        terminated, truncated (always False: the time limit is the registration's), {}). ``action``: 0-3
+        (discrete) or two numbers in [-1, 1] (``continuous``); anything else raises ``InvalidAction``."""
         if self.world is None:
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
         m_power, side = self._check_action(action)
         lander = self.lander
+        assert lander is not None           # (built with the world)
         if self.enable_wind and not (self.leg_contact[0] or self.leg_contact[1]):
             wind = math.tanh(math.sin(0.02 * self.wind_idx) + math.sin(math.pi * 0.01 * self.wind_idx))
             self.wind_idx += 1
@@ -372,6 +382,7 @@ class LunarLander(gym.Env, EzPickle):
         contact listener keeps them: a begin of a leg's contact with a terrain segment sets the leg's flag, an
         end clears it (in the same step the end wins: Box2D reports the newer contact first), and a begin of
         the hull's contact is a crash (module docstring)."""
+        assert self.world is not None
         events = self.world.contact_events()
         begin, end = events.begin, events.end
         if begin.size:
@@ -412,6 +423,9 @@ class LunarLander(gym.Env, EzPickle):
         p[below, 2] *= 0.9
 
     def render(self) -> np.ndarray | None:
+        """Draw the current frame as Gymnasium's original does: in ``"rgb_array"`` mode return it (400 × 600 × 3
+        uint8), in ``"human"`` mode show it in a window at ``render_fps`` and return None (None also, with a
+        warning, without a render mode)."""
         if self.render_mode is None:
             assert self.spec is not None
             gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
@@ -443,12 +457,14 @@ class LunarLander(gym.Env, EzPickle):
             pygame.draw.polygon(surf, (0, 0, 0), pts)
             gfxdraw.aapolygon(surf, pts, (0, 0, 0))
         for x, y, _, _, ttl, _ in p:
-            c = (int(max(0.2, 0.15 + ttl) * 255), int(max(0.2, 0.5 * ttl) * 255), int(max(0.2, 0.5 * ttl) * 255))
-            pygame.draw.circle(surf, c, (x * SCALE, y * SCALE), 2.0)
+            colour = (int(max(0.2, 0.15 + ttl) * 255), int(max(0.2, 0.5 * ttl) * 255),
+                      int(max(0.2, 0.5 * ttl) * 255))
+            pygame.draw.circle(surf, colour, (x * SCALE, y * SCALE), 2.0)
         fill, edge = (128, 102, 230), (77, 77, 128)
         hull = [(x / SCALE, y / SCALE) for x, y in LANDER_POLY]
         leg = [(-LEG_W / SCALE, -LEG_H / SCALE), (LEG_W / SCALE, -LEG_H / SCALE), (LEG_W / SCALE, LEG_H / SCALE),
                (-LEG_W / SCALE, LEG_H / SCALE)]
+        assert self.lander is not None
         for body, verts in ((self.lander, hull), (self.legs[0], leg), (self.legs[1], leg)):
             (bx, by), a = body.position, body.angle
             c, s = math.cos(a), math.sin(a)
@@ -467,6 +483,7 @@ class LunarLander(gym.Env, EzPickle):
         surf = pygame.transform.flip(surf, False, True)
         self.surf = surf
         if self.render_mode == "human":
+            assert self.screen is not None
             self.screen.blit(surf, (0, 0))
             pygame.event.pump()
             self.clock.tick(self.metadata["render_fps"])
@@ -475,6 +492,7 @@ class LunarLander(gym.Env, EzPickle):
         return np.transpose(np.array(pygame.surfarray.pixels3d(surf)), axes=(1, 0, 2))
 
     def close(self) -> None:
+        """Close the window and quit pygame (``"human"`` mode, once a frame was shown); otherwise nothing."""
         if self.screen is not None:
             import pygame
             pygame.display.quit()

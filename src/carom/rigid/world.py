@@ -784,7 +784,8 @@ class World:
     #: everything that moves, adds or removes a shape; not pickled
     _query_boxes = None
 
-    def __init__(self, gravity=(0.0, -10.0), substeps=4, friction_mixing="sqrt", restitution_mixing="max"):
+    def __init__(self, gravity: "Vec2" = (0.0, -10.0), substeps: int = 4, friction_mixing: str = "sqrt",
+                 restitution_mixing: str = "max") -> None:
         announce_compile()
         self.gravity = gravity
         self.substeps = substeps
@@ -825,11 +826,11 @@ class World:
                              "_asleep", "_sleep_time", "_island", "_can_sleep", "_fixed_rotation",
                              "_mass_override", "_sleep_threshold", "_locks")
         #: Body.data and ShapeHandle.data by row: Python objects, kept by pickle and copy, not by snapshots
-        self._body_data = {}
-        self._shape_data = {}
+        self._body_data: dict = {}
+        self._shape_data: dict = {}
         self._n_bodies = 0
-        self._free_bodies = []
-        self._body_shapes = [[] for _ in range(cap)]
+        self._free_bodies: list = []
+        self._body_shapes: list = [[] for _ in range(cap)]
         scap = 16
         self._s_body = np.zeros(scap, np.int64)
         self._s_alive = np.zeros(scap, np.bool_)
@@ -852,13 +853,13 @@ class World:
         # vertices (the previous segment's first vertex, the next segment's second vertex; body frame)
         self._s_chain = np.zeros(scap, np.int64)
         self._s_ghost = np.zeros((scap, 4))
-        self._shape_arrays = ("_s_body", "_s_alive", "_s_gen", "_s_offset", "_s_count", "_s_radius",
+        self._shape_arrays: "Tuple[str, ...]" = ("_s_body", "_s_alive", "_s_gen", "_s_offset", "_s_count", "_s_radius",
                               "_s_friction", "_s_restitution", "_s_density", "_s_reach", "_s_sensor",
                               "_s_category", "_s_mask", "_s_group", "_s_tangent_speed", "_s_rolling",
                               "_s_one_way", "_s_chain", "_s_ghost")
         self._n_shapes = 0
-        self._free_shapes = []
-        self._s_geometry = []
+        self._free_shapes: list = []
+        self._s_geometry: list = []
         self._verts = np.zeros((64, 2))
         self._normals = np.zeros((64, 2))
         self._n_verts = 0
@@ -881,12 +882,12 @@ class World:
         self.hit_event_threshold = HIT_EVENT_THRESHOLD
         #: time each stage of the step (``profile_times``, ms); costs nothing measurable
         self.profile = False
-        self.profile_times = {}
+        self.profile_times: dict = {}
         self._events = self._empty_events()
         #: the last step's raw events until someone asks for them (``_settle_events``)
-        self._raw_events = None
-        self._pending_end = []
-        self._handlers = []
+        self._raw_events: "Optional[tuple]" = None
+        self._pending_end: list = []
+        self._handlers: list = []
         #: the pre-solve hook (``pre_solve``: the numba cfunc, kept alive here, and its address for the step)
         self._pre_solve = None
         self._pre_solve_address = 0
@@ -895,7 +896,7 @@ class World:
         self._approach = None
         #: the world bounds (xmin, ymin, xmax, ymax), or None; the bodies (rows, generations) that left them in
         #: the last step; whether those are removed (``bounds``)
-        self._bounds = None
+        self._bounds: "Optional[np.ndarray]" = None
         self._left = np.zeros(0, np.int64)
         self._left_gen = np.zeros(0, np.int64)
         self._remove_outside = False
@@ -918,13 +919,13 @@ class World:
         self._joint_arrays = ("_j_kind", "_j_alive", "_j_gen", "_j_enabled", "_j_body", "_j_local", "_j_param",
                               "_j_impulse", "_j_reaction", "_j_collide", "_j_threshold", "_j_report")
         self._n_joints = 0
-        self._free_joints = []
+        self._free_joints: list = []
         #: Joint.data by row (like _body_data)
-        self._joint_data = {}
+        self._joint_data: dict = {}
         #: the body pairs joints keep from colliding, sorted (``_joined_keys``), or None when to be rebuilt
         self._joined = None
         #: the last step's joint events (JointEvent), delivered to "joint" handlers
-        self._joint_events = []
+        self._joint_events: list = []
         self._static_body = self.add_body(kind="static")
         global _step_helper_asked
         if not _step_helper_asked:
@@ -1027,7 +1028,7 @@ class World:
         return (float(b[0]), float(b[1])), (float(b[2]), float(b[3]))
 
     @bounds.setter
-    def bounds(self, value):
+    def bounds(self, value: "Optional[Tuple[Vec2, Vec2]]") -> None:
         self._check_unlocked()
         if value is None:
             self._bounds = None
@@ -2081,7 +2082,7 @@ class World:
                   self._s_one_way[:ns], self._s_ghost[:ns], self._s_chain[:ns])
         return bodies, shapes, self._s_proxy[:ns]
 
-    def step(self, dt):
+    def step(self, dt: float) -> None:
         """Advance the world by ``dt`` seconds in one compiled call, then deliver events to the handlers.
 
         With ``world.profile = True`` the last step's time in each stage (ms, read from the processor's cycle
