@@ -1,7 +1,7 @@
 """The rigid benchmark scenes with kernels compiled for each processor level (``carom._cpu_level``), in one
-run: ``x86-64-v3`` (what a wheel ships and an AVX2 machine loads), ``x86-64`` (the shipped baseline) and
-``host`` (compiled for this very processor, what carom did before it shipped kernels: on an AVX-512 machine,
-16 solver lanes instead of 8). Each (scene, level) runs in its own process with one thread, levels
+run: ``x86-64-v4`` (AVX-512, 16 solver lanes) and ``x86-64-v3`` (AVX2, 8 lanes), what a wheel ships and such
+machines load, ``x86-64`` (the shipped baseline) and ``host`` (compiled for this very processor, what carom did
+before it shipped kernels). Each (scene, level) runs in its own process with one thread, levels
 interleaved, and reports the best of the runs' minimum step times (ms, from ``world.profile_times``).
 
     python benchmarks/cpu_levels.py [--rounds 3] [--steps 200]
@@ -16,30 +16,17 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SCENES = ("large_pyramid", "many_pyramids", "circle_pile", "tumbler", "smash", "joint_grid")
-LEVELS = ("x86-64-v3", "host", "x86-64")
+LEVELS = ("x86-64-v4", "x86-64-v3", "host", "x86-64")
 
-CODE = """
-import json, sys
-import carom
-from carom.bench import scene_spec, build_carom
-carom.set_num_threads(1)
-spec = scene_spec(sys.argv[1])
-w = build_carom(spec)
-w.profile = True
-best = float("inf")
-for i in range(int(sys.argv[2])):
-    w.step(spec["dt"] if "dt" in spec else 1 / 60)
-    if i >= 5:
-        best = min(best, sum(w.profile_times.values()))
-print(json.dumps({"level": carom.cpu_level(), "best_ms": best}))
-"""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_trees import CODE  # noqa: E402  (one scene's best step time, in a fresh process)
 
 
 def run(scene, level, steps):
     env = dict(os.environ, CAROM_CPU_LEVEL=level, PYTHONPATH=os.path.join(ROOT, "src"))
     out = subprocess.run([sys.executable, "-c", CODE, scene, str(steps)], env=env, capture_output=True,
                          text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])["best_ms"]
+    return json.loads(out.strip().splitlines()[-1])["best_ms"]     # (the level: CAROM_CPU_LEVEL)
 
 
 def main(argv=None):
@@ -57,14 +44,14 @@ def main(argv=None):
             for lv in LEVELS:
                 best[s, lv] = min(best[s, lv], run(s, lv, a.steps))
         print(f"round {r + 1} done", file=sys.stderr, flush=True)
-    print("| scene | x86-64-v3 (shipped) | host (local compile) | x86-64 (baseline) | v3 ÷ host | baseline ÷ host |")
-    print("|---|---|---|---|---|---|")
-    for s in scenes:
-        v3, host, base = best[s, "x86-64-v3"], best[s, "host"], best[s, "x86-64"]
-        print(f"| {s} | {v3:.3f} ms | {host:.3f} ms | {base:.3f} ms | {v3 / host:.3f} | {base / host:.3f} |")
-    tot = {lv: sum(best[s, lv] for s in scenes) for lv in LEVELS}
-    print(f"| sum | {tot['x86-64-v3']:.3f} | {tot['host']:.3f} | {tot['x86-64']:.3f} | "
-          f"{tot['x86-64-v3'] / tot['host']:.3f} | {tot['x86-64'] / tot['host']:.3f} |")
+    others = [lv for lv in LEVELS if lv != "host"]
+    print("| scene | host (local compile) | " + " | ".join(others) + " | "
+          + " | ".join(f"{lv} ÷ host" for lv in others) + " |")
+    print("|---" * (1 + 2 * len(others) + 1) + "|")
+    for s in scenes + ["sum"]:
+        row = {lv: (best[s, lv] if s != "sum" else sum(best[x, lv] for x in scenes)) for lv in LEVELS}
+        print(f"| {s} | {row['host']:.3f} ms | " + " | ".join(f"{row[lv]:.3f} ms" for lv in others) + " | "
+              + " | ".join(f"{row[lv] / row['host']:.3f}" for lv in others) + " |")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from gymnasium.utils.env_checker import check_env
 import carom
 import carom.envs  # noqa: F401  (registers the environments)
 
+from env_rollout import random_rollout
+
 WALK_SEEDS = range(2000, 2005)
 
 
@@ -115,15 +117,7 @@ def test_heuristic_walks_compared_with_the_original(hardcore):
 
 
 def rollout(hardcore, seed=7, steps=250):
-    env = gym.make("carom/BipedalWalker-v3", hardcore=hardcore)
-    env.action_space.seed(seed)
-    observations = [env.reset(seed=seed)[0]]
-    for _ in range(steps):
-        obs, r, terminated, truncated, _ = env.step(env.action_space.sample())
-        observations.append(obs)
-        if terminated or truncated:
-            observations.append(env.reset()[0])
-    return np.array(observations)
+    return random_rollout(gym.make("carom/BipedalWalker-v3", hardcore=hardcore), seed, steps)
 
 
 def test_same_seed_same_episode_on_any_thread_count():

@@ -12,6 +12,8 @@ from gymnasium.utils.env_checker import check_env
 import carom
 import carom.envs  # noqa: F401  (registers carom/LunarLander-v3)
 
+from env_rollout import random_rollout
+
 SEEDS = range(50)
 
 
@@ -69,15 +71,7 @@ def test_heuristic_scores_as_on_the_original(continuous):
 
 
 def rollout(continuous, seed=3, steps=300, wind=False):
-    env = gym.make("carom/LunarLander-v3", continuous=continuous, enable_wind=wind)
-    env.action_space.seed(seed)
-    observations = [env.reset(seed=seed)[0]]
-    for _ in range(steps):
-        obs, r, terminated, truncated, _ = env.step(env.action_space.sample())
-        observations.append(obs)
-        if terminated or truncated:
-            observations.append(env.reset()[0])
-    return np.array(observations)
+    return random_rollout(gym.make("carom/LunarLander-v3", continuous=continuous, enable_wind=wind), seed, steps)
 
 
 @pytest.mark.parametrize("continuous", [False, True])

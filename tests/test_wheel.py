@@ -47,9 +47,13 @@ def readme_first_rigid_example():
     return block.group(1)
 
 
-def _x86_v3_host():
+def _host_levels():
     from carom import _cpu_level
-    return "x86-64-v3" in _cpu_level.supported(_cpu_level._host_features())
+    return _cpu_level.supported(_cpu_level._host_features())
+
+
+def _x86_v3_host():
+    return "x86-64-v3" in _host_levels()
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +63,7 @@ def installed():
     import kernel_wheel
     folder = tempfile.mkdtemp(prefix="carom-wheel-", dir="/tmp")
     os.chmod(folder, 0o755)
-    wheel = kernel_wheel.build(os.path.join(folder, "dist"), ["x86-64-v3", "x86-64"], in_tree=True)
+    wheel = kernel_wheel.build(os.path.join(folder, "dist"), list(kernel_wheel.LEVELS), in_tree=True)
     venv = os.path.join(folder, "venv")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     py = os.path.join(venv, "bin", "python")
@@ -88,9 +92,16 @@ def run_example(py, folder, env=None, user=None):
 def test_the_installed_wheel_runs_the_readme_example_without_compiling(installed):
     folder, py = installed
     level, count, proc = run_example(py, folder)
-    assert level == "x86-64-v3"
+    assert level == _host_levels()[0]          # the best level this processor supports
     assert count == 0, proc.stdout
     assert "compiling" not in proc.stderr
+
+
+@pytest.mark.skipif(not _x86_v3_host(), reason="the shipped levels are x86-64's; this processor compiles")
+def test_the_avx2_level_runs_the_example_without_compiling(installed):
+    folder, py = installed
+    level, count, proc = run_example(py, folder, env={"CAROM_CPU_LEVEL": "x86-64-v3"})
+    assert level == "x86-64-v3" and count == 0, proc.stdout
 
 
 @pytest.mark.skipif(not _x86_v3_host(), reason="the shipped levels are x86-64's; this processor compiles")
@@ -131,7 +142,7 @@ def test_a_read_only_install_still_finds_its_kernels(installed):
                 p = os.path.join(dirpath, name)
                 os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
         os.chmod(site, os.stat(site).st_mode | stat.S_IWUSR)
-    assert level == "x86-64-v3"
+    assert level == _host_levels()[0]
     assert count == 0, proc.stdout
     copied = [f for _, _, fs in os.walk(os.path.join(home, "c", "carom")) for f in fs if f.endswith(".nbi")]
     assert copied, "the shipped kernels were not found through the user's cache folder"
@@ -146,5 +157,5 @@ def test_the_wheel_pins_numba_and_carries_the_levels(installed):
                          capture_output=True, text=True, check=True, env={"CAROM_CPU_LEVEL": "host"}).stdout
     import numba
     assert f"numba=={numba.__version__}" in out
-    assert "'levels': ['x86-64-v3', 'x86-64']" in out
+    assert "'levels': ['x86-64-v4', 'x86-64-v3', 'x86-64']" in out
     assert "typed True" in out

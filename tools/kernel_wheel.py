@@ -4,13 +4,13 @@ nothing (``carom._cpu_level`` has the why and how).
 1. The package is copied (without any cache) into a build folder, unless ``--in-tree`` builds from the source
    tree's own caches (faster where they are fresh, e.g. in a clean clone that has just run its tests;
    never after editing a kernel: Numba's cache does not notice a changed callee in another module).
-2. For each level (``x86-64-v3`` and the ``x86-64`` baseline), a process with ``CAROM_CPU_LEVEL`` set to it
+2. For each level (``x86-64-v4``, ``x86-64-v3`` and the ``x86-64`` baseline), a process with ``CAROM_CPU_LEVEL`` set to it
    compiles every kernel a user can reach (``carom._warmup.every_kernel``) into the package's ``__pycache__``.
 3. ``_kernels.json`` records the levels and the Numba, llvmlite and Python versions, and the wheel is built
    with ``CAROM_KERNEL_WHEEL=1``: ``setup.py`` then pins Numba and llvmlite exactly (a cache is only valid for
    the versions that wrote it) and tags the wheel for this Python and platform (the cache files are).
 
-    python tools/kernel_wheel.py [--out dist] [--levels x86-64-v3,x86-64] [--in-tree]
+    python tools/kernel_wheel.py [--out dist] [--levels x86-64-v4,x86-64-v3,x86-64] [--in-tree]
 """
 import argparse
 import glob
@@ -23,6 +23,8 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 WARM = "from carom._warmup import every_kernel; every_kernel()"
+#: the levels a wheel ships (``carom._cpu_level.LEVELS``)
+LEVELS = ("x86-64-v4", "x86-64-v3", "x86-64")
 
 
 def copy_tree(build):
@@ -84,7 +86,7 @@ def build(out, levels, in_tree=False, log=sys.stderr):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "dist"))
-    ap.add_argument("--levels", default="x86-64-v3,x86-64")
+    ap.add_argument("--levels", default=",".join(LEVELS))
     ap.add_argument("--in-tree", action="store_true", help="use the source tree's own caches")
     a = ap.parse_args(argv)
     build(a.out, [x for x in a.levels.split(",") if x], a.in_tree)

@@ -9,6 +9,8 @@ named level, the same on every machine of that level, and a wheel ships the cach
 =============  =========================  ===========================================================
 level          LLVM CPU (features)        runs on
 =============  =========================  ===========================================================
+``x86-64-v4``  ``x86-64-v4`` (implied)    x86-64-v3 with AVX-512 F, BW, CD, DQ, VL (Zen 4, Xeon since
+                                          Skylake-SP): the solver's vectors hold 16 contacts
 ``x86-64-v3``  ``x86-64-v3`` (implied)    x86-64 with AVX2, FMA, BMI1/2, F16C, MOVBE, LZCNT (2013 on)
 ``x86-64``     ``x86-64`` (implied)       every x86-64 (SSE2): the baseline
 =============  =========================  ===========================================================
@@ -19,13 +21,13 @@ architecture) Numba keeps the host's CPU, and the first run compiles, as it says
 (:func:`carom._jit.announce_compile`).
 
 This setting is process-wide: other Numba code compiled in the same process after ``import carom`` is
-compiled for the same level (portable code; on a processor with AVX-512 it does not use AVX-512), and its
-cache entries are keyed by it. Choose with the environment variable ``CAROM_CPU_LEVEL``:
+compiled for the same level (portable code for the level, without the host's own extensions beyond it), and
+its cache entries are keyed by it. Choose with the environment variable ``CAROM_CPU_LEVEL``:
 
 - ``auto`` (the default): the best shipped level this processor supports;
-- ``x86-64-v3`` or ``x86-64``: that level (refused, with a message, if the processor lacks it);
-- ``host``: Numba's default, the host's own CPU and features (what carom did before shipping kernels; a
-  few per cent faster on some machines, and every first run on a new machine compiles).
+- ``x86-64-v4``, ``x86-64-v3`` or ``x86-64``: that level (refused, with a message, if the processor lacks it);
+- ``host``: Numba's default, the host's own CPU and features (what carom did before shipping kernels; every
+  first run on a new machine compiles).
 
 Setting ``NUMBA_CPU_NAME`` yourself also leaves Numba's setting alone. So does importing carom after Numba has
 already compiled something in the process (its code generator is then set up and keeps the host's CPU: a
@@ -47,10 +49,14 @@ import numba.core.caching as _caching
 from .errors import CaromError
 
 #: the shipped levels, best first: (level, LLVM CPU name, host features the level requires)
+_V3 = ("avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe", "lzcnt")
 LEVELS = (
-    ("x86-64-v3", "x86-64-v3", ("avx", "avx2", "fma", "bmi", "bmi2", "f16c", "movbe", "lzcnt")),
+    ("x86-64-v4", "x86-64-v4", _V3 + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")),
+    ("x86-64-v3", "x86-64-v3", _V3),
     ("x86-64", "x86-64", ("sse2",)),
 )
+#: the levels with 512-bit vectors (the contact solver then works on 16 contacts at once: ``carom._simd``)
+WIDE_LEVELS = ("x86-64-v4",)
 LEVEL_NAMES = tuple(level for level, _, _ in LEVELS)
 #: the environment variable that chooses the level
 ENV = "CAROM_CPU_LEVEL"

@@ -44,9 +44,12 @@ from ._jit import njit
 
 
 def _double_lanes_for_host():
-    """Doubles per vector register: 8 where the processor has 512-bit vectors (AVX-512), else 4 (a 256-bit
-    AVX register). Numba caches compiled code per processor, so each machine keeps the width it compiled
-    with."""
+    """Doubles per vector register: 8 where the code is compiled for 512-bit vectors (AVX-512: the level
+    ``x86-64-v4``, or the host's own features when they have it), else 4 (a 256-bit AVX register). Numba keys
+    its cache by the CPU name, so each level keeps the width it compiled with."""
+    from . import _cpu_level
+    if _cpu_level.level != "host":         # a shipped level: its vectors, whatever the host has
+        return 8 if _cpu_level.level in _cpu_level.WIDE_LEVELS else 4
     if numba.config.CPU_NAME or numba.config.CPU_FEATURES:
         return 4
     try:

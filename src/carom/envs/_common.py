@@ -1,7 +1,11 @@
-"""What the environments share: stepping a small world on one thread."""
+"""What the environments share: stepping a small world on one thread, and their pygame window."""
 from __future__ import annotations
 
+from typing import Any
+
 import numba
+import gymnasium as gym
+from gymnasium.error import DependencyNotInstalled
 
 import carom
 
@@ -21,3 +25,47 @@ def step_one_thread(world: carom.World, dt: float) -> None:
         world.step(dt)
     finally:
         numba.set_num_threads(threads)
+
+
+def warn_no_render_mode(env: gym.Env) -> None:
+    """Gymnasium's warning for ``render()`` on an environment made without a render mode."""
+    assert env.spec is not None
+    gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
+                    f'render_mode at initialization, e.g. gym.make("{env.spec.id}", render_mode="rgb_array")')
+
+
+def pygame_modules() -> tuple[Any, Any]:
+    """``(pygame, pygame.gfxdraw)``, or Gymnasium's ``DependencyNotInstalled`` naming the extra to install."""
+    try:
+        import pygame
+        from pygame import gfxdraw
+    except ImportError as e:
+        raise DependencyNotInstalled('pygame is not installed, run `pip install "carom[viz]"`') from e
+    return pygame, gfxdraw
+
+
+class PygameWindow:
+    """The window and clock of an environment's ``"human"`` mode, opened on the first frame shown."""
+
+    screen: Any = None
+    clock: Any = None
+    isopen: bool = True
+
+    def _open_window(self, mode: str, size: tuple[int, int]) -> None:
+        """Open the window (``"human"`` mode) and the frame clock, once."""
+        import pygame
+        if self.screen is None and mode == "human":
+            pygame.init()
+            pygame.display.init()
+            self.screen = pygame.display.set_mode(size)
+        if self.clock is None:
+            self.clock = pygame.time.Clock()
+
+    def close(self) -> None:
+        """Close the window and quit pygame (``"human"`` mode, once a frame was shown); otherwise nothing."""
+        if self.screen is not None:
+            import pygame
+            pygame.display.quit()
+            pygame.quit()
+            self.screen = None
+            self.isopen = False

@@ -56,7 +56,7 @@ import numpy as np
 
 import gymnasium as gym
 from gymnasium import spaces
-from gymnasium.error import DependencyNotInstalled, ResetNeeded
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import EzPickle
 
 import carom
@@ -64,7 +64,7 @@ from carom import joints
 from carom.geometry import Polygon, box
 from carom.geometry.raycast import raycast_world_kernel
 
-from ._common import step_one_thread
+from ._common import PygameWindow, pygame_modules, step_one_thread, warn_no_render_mode
 
 if TYPE_CHECKING:
     import pygame
@@ -142,7 +142,7 @@ def _lidar_fractions(vertices, normals, offsets, counts, radii, xs, ys, cs, ss, 
         out[i] = best
 
 
-class BipedalWalker(gym.Env, EzPickle):
+class BipedalWalker(PygameWindow, gym.Env, EzPickle):
     """Walk to the end of the course (Gymnasium's ``BipedalWalker-v3`` on carom; ``hardcore=True`` adds stumps,
     pits and stairs; the module docstring says what differs from the Box2D original).
 
@@ -459,23 +459,12 @@ class BipedalWalker(gym.Env, EzPickle):
         uint8), in ``"human"`` mode show it in a window at ``render_fps`` and return None (None also, with a
         warning, without a render mode)."""
         if self.render_mode is None:
-            assert self.spec is not None
-            gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
-                            f'render_mode at initialization, e.g. gym.make("{self.spec.id}", render_mode="rgb_array")')
+            warn_no_render_mode(self)
             return None
-        try:
-            import pygame
-            from pygame import gfxdraw
-        except ImportError as e:
-            raise DependencyNotInstalled('pygame is not installed, run `pip install "carom[viz]"`') from e
+        pygame, gfxdraw = pygame_modules()
         if self.world is None:
             raise ResetNeeded("Cannot call env.render() before calling env.reset()")
-        if self.screen is None and self.render_mode == "human":
-            pygame.init()
-            pygame.display.init()
-            self.screen = pygame.display.set_mode((VIEWPORT_W, VIEWPORT_H))
-        if self.clock is None:
-            self.clock = pygame.time.Clock()
+        self._open_window(self.render_mode, (VIEWPORT_W, VIEWPORT_H))
         scroll = self.scroll
         surf = pygame.Surface((VIEWPORT_W + max(0.0, scroll) * SCALE, VIEWPORT_H))
         pygame.draw.polygon(surf, (215, 215, 255), [(scroll * SCALE, 0), (scroll * SCALE + VIEWPORT_W, 0),
@@ -542,7 +531,7 @@ class BipedalWalker(gym.Env, EzPickle):
         surf = pygame.transform.flip(surf, False, True)
         self.surf = surf
         if self.render_mode == "human":
-            assert self.screen is not None
+            assert self.screen is not None and self.clock is not None
             self.screen.blit(surf, (-scroll * SCALE, 0))
             pygame.event.pump()
             self.clock.tick(self.metadata["render_fps"])
@@ -555,12 +544,3 @@ class BipedalWalker(gym.Env, EzPickle):
         (bx, by), a = body.position, body.angle
         c, s = math.cos(a), math.sin(a)
         return [((bx + c * x - s * y) * SCALE, (by + s * x + c * y) * SCALE) for x, y in verts]
-
-    def close(self) -> None:
-        """Close the window and quit pygame (``"human"`` mode, once a frame was shown); otherwise nothing."""
-        if self.screen is not None:
-            import pygame
-            pygame.display.quit()
-            pygame.quit()
-            self.screen = None
-            self.isopen = False

@@ -33,13 +33,13 @@ import numpy as np
 
 import gymnasium as gym
 from gymnasium import spaces
-from gymnasium.error import DependencyNotInstalled, InvalidAction, ResetNeeded
+from gymnasium.error import InvalidAction, ResetNeeded
 from gymnasium.utils import EzPickle
 
 import carom
 from carom.geometry import Polygon
 
-from ._common import step_one_thread
+from ._common import PygameWindow, pygame_modules, step_one_thread, warn_no_render_mode
 from .car_dynamics import (Car, FRICTION_LIMIT, HULL_COLOR, HULL_POLYS, SIZE, WHEEL_COLOR, WHEEL_POLY, WHEEL_R,
                            WHEEL_W, WHEEL_WHITE)
 
@@ -69,7 +69,7 @@ STATE_DRAW_SCALE = 0.3
 VIDEO_DRAW_SCALE = 0.6
 
 
-class CarRacing(gym.Env, EzPickle):
+class CarRacing(PygameWindow, gym.Env, EzPickle):
     """Drive a lap from pixels (Gymnasium's ``CarRacing-v3`` on carom; the module docstring says what differs
     from the Box2D original).
 
@@ -407,9 +407,7 @@ class CarRacing(gym.Env, EzPickle):
         at ``render_fps`` and return None (None also before a reset, and, with a warning, without a render
         mode)."""
         if self.render_mode is None:
-            assert self.spec is not None
-            gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
-                            f'render_mode at initialization, e.g. gym.make("{self.spec.id}", render_mode="rgb_array")')
+            warn_no_render_mode(self)
             return None
         return self._render(self.render_mode)
 
@@ -421,19 +419,10 @@ class CarRacing(gym.Env, EzPickle):
         return self._fonts[size]
 
     def _render(self, mode: str) -> np.ndarray | None:
-        try:
-            import pygame
-            from pygame import gfxdraw
-        except ImportError as e:
-            raise DependencyNotInstalled('pygame is not installed, run `pip install "carom[viz]"`') from e
+        pygame, gfxdraw = pygame_modules()
         if self.car is None:
             return None
-        if self.screen is None and mode == "human":
-            pygame.init()
-            pygame.display.init()
-            self.screen = pygame.display.set_mode((WINDOW_W, WINDOW_H))
-        if self.clock is None:
-            self.clock = pygame.time.Clock()
+        self._open_window(mode, (WINDOW_W, WINDOW_H))
         k = {"state_pixels": STATE_DRAW_SCALE, "rgb_array": VIDEO_DRAW_SCALE}.get(mode, 1.0)
         width, height = int(round(WINDOW_W * k)), int(round(WINDOW_H * k))
         surf = pygame.Surface((width, height))
@@ -485,7 +474,7 @@ class CarRacing(gym.Env, EzPickle):
         surf.blit(text, rect)
         self.surf = surf
         if mode == "human":
-            assert self.screen is not None
+            assert self.screen is not None and self.clock is not None
             pygame.event.pump()
             self.clock.tick(self.metadata["render_fps"])
             self.screen.fill(0)
@@ -560,14 +549,6 @@ class CarRacing(gym.Env, EzPickle):
             if abs(value) > 1e-4:
                 pygame.draw.polygon(surf, colour, points)
 
-    def close(self) -> None:
-        """Close the window and quit pygame (``"human"`` mode, once a frame was shown); otherwise nothing."""
-        if self.screen is not None:
-            import pygame
-            pygame.display.quit()
-            pygame.quit()
-            self.screen = None
-            self.isopen = False
 
 
 #: carom substeps per 1/50 s step (the car touches nothing: the substeps only hold the wheels on their joints)

@@ -56,14 +56,14 @@ import numpy as np
 
 import gymnasium as gym
 from gymnasium import spaces
-from gymnasium.error import DependencyNotInstalled, ResetNeeded
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import EzPickle
 
 import carom
 from carom import joints
 from carom.geometry import Polygon, Segment, box
 
-from ._common import step_one_thread
+from ._common import PygameWindow, pygame_modules, step_one_thread, warn_no_render_mode
 
 if TYPE_CHECKING:
     import pygame
@@ -105,7 +105,7 @@ SUBSTEPS = 4
 SLEEP_THRESHOLD = 0.05
 
 
-class LunarLander(gym.Env, EzPickle):
+class LunarLander(PygameWindow, gym.Env, EzPickle):
     """Land on the pad between the flags (Gymnasium's ``LunarLander-v3`` on carom; the module docstring says
     what differs from the Box2D original).
 
@@ -427,23 +427,12 @@ class LunarLander(gym.Env, EzPickle):
         uint8), in ``"human"`` mode show it in a window at ``render_fps`` and return None (None also, with a
         warning, without a render mode)."""
         if self.render_mode is None:
-            assert self.spec is not None
-            gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
-                            f'render_mode at initialization, e.g. gym.make("{self.spec.id}", render_mode="rgb_array")')
+            warn_no_render_mode(self)
             return None
-        try:
-            import pygame
-            from pygame import gfxdraw
-        except ImportError as e:
-            raise DependencyNotInstalled('pygame is not installed, run `pip install "carom[viz]"`') from e
+        pygame, gfxdraw = pygame_modules()
         if self.world is None:
             raise ResetNeeded("Cannot call env.render() before calling env.reset()")
-        if self.screen is None and self.render_mode == "human":
-            pygame.init()
-            pygame.display.init()
-            self.screen = pygame.display.set_mode((VIEWPORT_W, VIEWPORT_H))
-        if self.clock is None:
-            self.clock = pygame.time.Clock()
+        self._open_window(self.render_mode, (VIEWPORT_W, VIEWPORT_H))
         surf = pygame.Surface((VIEWPORT_W, VIEWPORT_H))
         surf.fill((255, 255, 255))          # the ground is white; the sky above the terrain is painted black
 
@@ -483,19 +472,10 @@ class LunarLander(gym.Env, EzPickle):
         surf = pygame.transform.flip(surf, False, True)
         self.surf = surf
         if self.render_mode == "human":
-            assert self.screen is not None
+            assert self.screen is not None and self.clock is not None
             self.screen.blit(surf, (0, 0))
             pygame.event.pump()
             self.clock.tick(self.metadata["render_fps"])
             pygame.display.flip()
             return None
         return np.transpose(np.array(pygame.surfarray.pixels3d(surf)), axes=(1, 0, 2))
-
-    def close(self) -> None:
-        """Close the window and quit pygame (``"human"`` mode, once a frame was shown); otherwise nothing."""
-        if self.screen is not None:
-            import pygame
-            pygame.display.quit()
-            pygame.quit()
-            self.screen = None
-            self.isopen = False
