@@ -42,7 +42,7 @@ def main(argv=None):
     wheel = a.wheel
     if wheel is None:
         import kernel_wheel
-        wheel = kernel_wheel.build(os.path.join(ROOT, "dist"), ["x86-64-v3", "x86-64"])
+        wheel = kernel_wheel.build(os.path.join(ROOT, "dist"), list(kernel_wheel.LEVELS))
     folder = tempfile.mkdtemp(prefix="carom-first-run-")
     try:
         venv = os.path.join(folder, "venv")
@@ -51,7 +51,7 @@ def main(argv=None):
         subprocess.run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel], check=True)
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "CAROM_", "PYTHON"))}
         rows = []
-        for level in ("x86-64-v3", "x86-64"):
+        for level in ("x86-64-v4", "x86-64-v3", "x86-64"):
             runs = [timed(py, dict(clean, CAROM_CPU_LEVEL=level), folder) for _ in range(a.rounds)]
             rows.append((f"installed wheel, {level}", runs))
         src_env = dict(clean, PYTHONPATH=os.path.join(ROOT, "src"))
