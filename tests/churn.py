@@ -135,9 +135,7 @@ class Churn:
         b = self._pick(self._bodies())
         solid = [s for s in b.shapes if not isinstance(s.geometry, Segment)] if b is not None else []
         if b is not None and len(b.shapes) > 1 and (b.kind != "dynamic" or len(solid) > 1):
-            s = self._pick(list(b.shapes))    # a dynamic body keeps a shape with mass
-            if b.kind == "dynamic" and s in solid and len(solid) == 1:
-                return
+            s = self._pick(list(b.shapes))    # (a dynamic body keeps a shape with mass: it has two)
             self._note(f"remove shape {s.index} of body {b.index}")
             self.world.remove(s)
 

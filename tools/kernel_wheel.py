@@ -69,7 +69,6 @@ def build(out, levels, in_tree=False, log=sys.stderr):
         compile_level(src, level, log)
     manifest = write_manifest(src, levels)
     os.makedirs(out, exist_ok=True)
-    before = set(glob.glob(os.path.join(out, "carom-*.whl")))
     env = dict(os.environ, CAROM_KERNEL_WHEEL="1")
     try:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
@@ -77,10 +76,9 @@ def build(out, levels, in_tree=False, log=sys.stderr):
     finally:
         if in_tree:     # a source checkout ships nothing: only a wheel's package lists its levels
             os.remove(os.path.join(src, "carom", "_kernels.json"))
-    made = sorted(set(glob.glob(os.path.join(out, "carom-*.whl"))) - before) or sorted(
-        glob.glob(os.path.join(out, "carom-*.whl")), key=os.path.getmtime)[-1:]
-    print(f"kernel_wheel: {made[-1]} ({os.path.getsize(made[-1]) / 1e6:.1f} MB; {manifest})", file=log)
-    return made[-1]
+    wheel = max(glob.glob(os.path.join(out, "carom-*.whl")), key=os.path.getmtime)     # (the one just written)
+    print(f"kernel_wheel: {wheel} ({os.path.getsize(wheel) / 1e6:.1f} MB; {manifest})", file=log)
+    return wheel
 
 
 def main(argv=None):

@@ -5,7 +5,7 @@ from typing import Any
 
 import numba
 import gymnasium as gym
-from gymnasium.error import DependencyNotInstalled
+from gymnasium.error import DependencyNotInstalled, ResetNeeded
 
 import carom
 
@@ -27,7 +27,7 @@ def step_one_thread(world: carom.World, dt: float) -> None:
         numba.set_num_threads(threads)
 
 
-def warn_no_render_mode(env: gym.Env) -> None:
+def warn_no_render_mode(env: Any) -> None:
     """Gymnasium's warning for ``render()`` on an environment made without a render mode."""
     assert env.spec is not None
     gym.logger.warn("You are calling render method without specifying any render mode. You can specify the "
@@ -50,6 +50,20 @@ class PygameWindow:
     screen: Any = None
     clock: Any = None
     isopen: bool = True
+
+    def _begin_frame(self, size: tuple[int, int], ready: bool) -> tuple[Any, Any] | None:
+        """The start of ``render()``: None without a render mode (after Gymnasium's warning), Gymnasium's
+        ``ResetNeeded`` when not ``ready`` (no world yet), else ``(pygame, gfxdraw)`` with the window open
+        (``"human"`` mode)."""
+        mode = getattr(self, "render_mode", None)
+        if mode is None:
+            warn_no_render_mode(self)
+            return None
+        modules = pygame_modules()
+        if not ready:
+            raise ResetNeeded("Cannot call env.render() before calling env.reset()")
+        self._open_window(mode, size)
+        return modules
 
     def _open_window(self, mode: str, size: tuple[int, int]) -> None:
         """Open the window (``"human"`` mode) and the frame clock, once."""

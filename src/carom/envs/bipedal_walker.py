@@ -64,7 +64,7 @@ from carom import joints
 from carom.geometry import Polygon, box
 from carom.geometry.raycast import raycast_world_kernel
 
-from ._common import PygameWindow, pygame_modules, step_one_thread, warn_no_render_mode
+from ._common import PygameWindow, step_one_thread
 
 if TYPE_CHECKING:
     import pygame
@@ -458,13 +458,10 @@ class BipedalWalker(PygameWindow, gym.Env, EzPickle):
         """Draw the current frame as Gymnasium's original does: in ``"rgb_array"`` mode return it (400 × 600 × 3
         uint8), in ``"human"`` mode show it in a window at ``render_fps`` and return None (None also, with a
         warning, without a render mode)."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        frame = self._begin_frame((VIEWPORT_W, VIEWPORT_H), ready=self.world is not None)
+        if frame is None:
             return None
-        pygame, gfxdraw = pygame_modules()
-        if self.world is None:
-            raise ResetNeeded("Cannot call env.render() before calling env.reset()")
-        self._open_window(self.render_mode, (VIEWPORT_W, VIEWPORT_H))
+        pygame, gfxdraw = frame
         scroll = self.scroll
         surf = pygame.Surface((VIEWPORT_W + max(0.0, scroll) * SCALE, VIEWPORT_H))
         pygame.draw.polygon(surf, (215, 215, 255), [(scroll * SCALE, 0), (scroll * SCALE + VIEWPORT_W, 0),

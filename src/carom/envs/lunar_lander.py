@@ -63,7 +63,7 @@ import carom
 from carom import joints
 from carom.geometry import Polygon, Segment, box
 
-from ._common import PygameWindow, pygame_modules, step_one_thread, warn_no_render_mode
+from ._common import PygameWindow, step_one_thread
 
 if TYPE_CHECKING:
     import pygame
@@ -426,13 +426,10 @@ class LunarLander(PygameWindow, gym.Env, EzPickle):
         """Draw the current frame as Gymnasium's original does: in ``"rgb_array"`` mode return it (400 × 600 × 3
         uint8), in ``"human"`` mode show it in a window at ``render_fps`` and return None (None also, with a
         warning, without a render mode)."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        frame = self._begin_frame((VIEWPORT_W, VIEWPORT_H), ready=self.world is not None)
+        if frame is None:
             return None
-        pygame, gfxdraw = pygame_modules()
-        if self.world is None:
-            raise ResetNeeded("Cannot call env.render() before calling env.reset()")
-        self._open_window(self.render_mode, (VIEWPORT_W, VIEWPORT_H))
+        pygame, gfxdraw = frame
         surf = pygame.Surface((VIEWPORT_W, VIEWPORT_H))
         surf.fill((255, 255, 255))          # the ground is white; the sky above the terrain is painted black
 

@@ -1516,17 +1516,10 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
         if which == 0:
             first, hits = tree_query_boxes(tree[1], tree[2], tree[3], boxes, np.int64(n))
         else:
-            for it in range(n):
-                boxes[it, 0] -= widen
-                boxes[it, 1] -= widen
-                boxes[it, 2] += widen
-                boxes[it, 3] += widen
-            first, hits = tree_query_boxes(tree[0], tree[2], tree[3], boxes, np.int64(n))
-            for it in range(n):
-                boxes[it, 0] += widen
-                boxes[it, 1] += widen
-                boxes[it, 2] -= widen
-                boxes[it, 3] -= widen
+            wide = boxes[:n].copy()       # (the swept boxes themselves are kept for _swept_boxes_meet)
+            wide[:, :2] -= widen
+            wide[:, 2:] += widen
+            first, hits = tree_query_boxes(tree[0], tree[2], tree[3], wide, np.int64(n))
         for it in range(n):
             i = item_fast[it]
             b = fast[i]
