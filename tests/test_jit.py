@@ -540,3 +540,26 @@ def test_background_compile_ends_with_the_program(tmp_path):
                          env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert not list((tmp_path / "cache").rglob("*.nbi"))
+
+
+def test_compile_flags_compare_and_hash_as_numba_defines_them():
+    """carom's cheap flags lookups (``_jit._cheap_flags_lookups``) give what Numba's own definitions give: the
+    hash of the sorted option names, and equality of the full option values (defaults included)."""
+    import itertools
+    from numba.core.compiler import Flags
+    import carom._jit  # noqa: F401  (installs the cheap lookups)
+
+    def made(**values):
+        f = Flags()
+        for k, v in values.items():
+            setattr(f, k, v)
+        return f
+
+    sets = [made(), made(nrt=True), made(nrt=False), made(nrt=True, boundscheck=True), made(no_cpython_wrapper=True),
+            made(nrt=True, no_cpython_wrapper=True), made(boundscheck=False)]
+    for f in sets:
+        assert hash(f) == hash(tuple(sorted(f.values())))
+    for f, g in itertools.product(sets, repeat=2):
+        assert (f == g) == (f.values() == g.values())
+        if f == g:
+            assert hash(f) == hash(g)
