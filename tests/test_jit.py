@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from carom._jit import KernelDispatcher, borrowed, borrowed_rows, entry_njit, inline_njit, llvm_inline_njit, njit, sin_cos
+from carom.rigid.joints import bookkeeping as joint_rows
 
 
 @njit
@@ -394,7 +395,7 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
     world.step(1 / 60)
     bodies, shapes, tree, proxy, proxy_shape = world._kernel_args()
     args = (1 / 60, world.substeps, 0.0, -10.0, 0, 0, True, bodies, shapes, tree, proxy, proxy_shape,
-            world._contacts, world._joint_table(), world._joined_keys(), numba.get_num_threads(), 0,
+            world.tables.contacts, joint_rows.table(world.tables), joint_rows.joined_keys(world), numba.get_num_threads(), 0,
             np.zeros(len(_step.STAGES) + 1, np.int64))
     types = tuple(_step.step_kernel.typeof_pyval(a) for a in args)
     assert types in _step.step_kernel.overloads

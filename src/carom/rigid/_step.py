@@ -360,7 +360,7 @@ def _sorted_has(keys, key):
 # when there is none: rows with points, sensors), with which a pair that stays apart skips the test. Pairs of
 # two circles are always tested afresh, so their rows are neither read nor written: they hold whatever the
 # memory held (writing them was a fifth of the narrow phase of the 5,000-circle pile, 0.15 ms a step), and a
-# snapshot or pickle saves them as zeros (``World._contacts_to_save``). Nor is the manifold of a pair moving
+# snapshot or pickle saves them as zeros (``events.contacts_to_save``). Nor is the manifold of a pair moving
 # too fast to be recycled next step (UNCACHED_MOTION): its row's (cos, sin) is set to (0, 0), which no rotation
 # has and ``_recycle`` always refuses, and the rest is left as it was (``_mark_uncached``;
 # writing the 15 values was 60 µs a step, a fourteenth of the narrow phase, in a smash).
