@@ -38,6 +38,7 @@ RIGID_LAYERS = (
     ("queries", ("rigid.queries",)),
     ("shapes", ("rigid.shape",)),
     ("bodies", ("rigid.body",)),
+    ("many bodies at once", ("rigid.bulk",)),
     ("joints", ("rigid.joints", "rigid.joints.bookkeeping")),
     ("snapshots", ("rigid.snapshot",)),
     ("world", ("rigid.world",)),

@@ -26,6 +26,7 @@ from . import _step, _solver, queries
 from . import events as _events
 from . import mass as _mass
 from . import shape as _shape
+from . import bulk as _bulk
 from . import snapshot as _snapshot
 from . import presolve as _presolve
 from .body import Body, unlocked as _unlocked
@@ -423,50 +424,6 @@ class World:
         return self.tables.angvel[self._body_rows()].copy()
 
     # --- bulk writes (validated as a whole first: a refused call changes nothing) ---------------------------
-    def _rows_of(self, bodies, unique=False):
-        """Body rows from ``bodies``: a list or tuple of :class:`Body` handles of this world or body indices
-        (ints, not bools), or a 1-d integer array of indices; each a live body (a handle of the same
-        generation), and with ``unique`` none twice."""
-        if isinstance(bodies, np.ndarray):
-            if bodies.ndim != 1 or (bodies.size and bodies.dtype.kind not in "iu"):
-                raise SimulationError(f"bodies must be Body handles or a 1-d array of body indices, got {bodies!r}")
-            rows = bodies.astype(np.int64)
-            gens = None
-        elif isinstance(bodies, (list, tuple)):
-            rows = np.empty(len(bodies), np.int64)
-            gens = np.full(len(bodies), -1, np.int64)
-            for k, b in enumerate(bodies):
-                if isinstance(b, Body):
-                    if b.world is not self:
-                        raise CaromError(f"bodies[{k}] is a body of another world")
-                    rows[k] = b.index
-                    gens[k] = b.generation
-                else:
-                    rows[k] = _validate.integer(b, f"bodies[{k}]", -2 ** 63, 2 ** 63 - 1)
-        else:
-            raise SimulationError(f"bodies must be a list of Body handles or an array of body indices, got "
-                                  f"{bodies!r}")
-        bad = (rows < 0) | (rows >= self.tables.n_bodies)
-        bad[~bad] = ~self.tables.alive[rows[~bad]]
-        if gens is not None:
-            bad[~bad] = (gens[~bad] >= 0) & (self.tables.gen[rows[~bad]] != gens[~bad])
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise StaleHandleError(f"bodies[{k}] (body {int(rows[k])}) is not a live body of this world (removed "
-                                   "or never created)")
-        if unique and rows.size:
-            order = np.sort(rows)
-            twice = order[1:][order[1:] == order[:-1]]
-            if twice.size:
-                raise SimulationError(f"bodies names body {int(twice[0])} more than once")
-        return rows
-
-    @staticmethod
-    def _per_body(arr, name, m):
-        """``arr`` (already checked) must have one row per body written."""
-        if arr.shape[0] != m:
-            raise SimulationError(f"{name} has {arr.shape[0]} rows for {m} bodies")
-        return arr
 
 
     def set_state(self, bodies: "Any", positions: "Optional[ArrayLike]" = None, angles: "Optional[ArrayLike]" = None,
@@ -478,35 +435,8 @@ class World:
         properties (bitwise, with the same bodies woken), without a Python loop over the bodies. Every value
         is checked first (finite, within the limits of those properties, one row per body, live bodies of this
         world); a refused call changes nothing."""
-        self.tables.check_unlocked()
-        rows = self._rows_of(bodies, unique=True)
-        m = rows.shape[0]
-        p = None if positions is None else self._per_body(
-            _validate.points(positions, "positions", WORLD_LIMIT), "positions", m)
-        a = None if angles is None else self._per_body(
-            _validate.values(angles, "angles", magnitude=ANGLE_LIMIT), "angles", m)
-        v = None if velocities is None else self._per_body(
-            _validate.points(velocities, "velocities", FLOAT32_LIMIT), "velocities", m)
-        w = None if angular_velocities is None else self._per_body(
-            _validate.values(angular_velocities, "angular_velocities", magnitude=FLOAT32_LIMIT),
-            "angular_velocities", m)
-        moved = p is not None or a is not None
-        if moved:
-            lc = self.tables.local_center[rows]
-            if p is None:         # (angles alone: the origins stay, as Body.angle keeps Body.position)
-                c, s = np.cos(self.tables.angle[rows]), np.sin(self.tables.angle[rows])
-                p = self.tables.com[rows] - np.stack([c * lc[:, 0] - s * lc[:, 1], s * lc[:, 0] + c * lc[:, 1]], axis=1)
-            if a is not None:
-                self.tables.angle[rows] = a
-            c, s = np.cos(self.tables.angle[rows]), np.sin(self.tables.angle[rows])
-            self.tables.com[rows] = p + np.stack([c * lc[:, 0] - s * lc[:, 1], s * lc[:, 0] + c * lc[:, 1]], axis=1)
-            self.tables.query_boxes = None
-        if v is not None:
-            self.tables.vel[rows] = v
-            self.tables.vel[rows] *= _unlocked(self.tables.locks[rows])
-        if w is not None:
-            self.tables.angvel[rows] = np.where(self.tables.fixed_rotation[rows], 0.0, w)
-        self.tables.wake_rows(rows, partners=moved)
+        return _bulk.set_state(self, bodies=bodies, positions=positions, angles=angles, velocities=velocities,
+                               angular_velocities=angular_velocities)
 
     def apply_impulses(self, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
         """:meth:`Body.apply_impulse` for many bodies at once: ``impulses`` (n, 2) N·s, at ``points`` (n, 2,
@@ -514,61 +444,14 @@ class World:
         one call after another would). Static and kinematic bodies are left as they are. Everything is checked
         first, including the velocities the impulses give (within the solver's limit); a refused call
         changes nothing."""
-        self.tables.check_unlocked()
-        rows = self._rows_of(bodies)
-        m = rows.shape[0]
-        j = self._per_body(_validate.points(impulses, "impulses"), "impulses", m)
-        p = None if points is None else self._per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
-        dynamic = np.flatnonzero(self.tables.kind[rows] == _step.DYNAMIC)
-        r, jd = rows[dynamic], j[dynamic]
-        n = self.tables.n_bodies
-        vel = self.tables.vel[:n].copy()
-        angvel = self.tables.angvel[:n].copy()
-        np.add.at(vel, r, self.tables.inv_mass[r][:, None] * jd)
-        if p is not None:
-            arm = p[dynamic] - self.tables.com[r]
-            np.add.at(angvel, r, self.tables.inv_inertia[r] * (arm[:, 0] * jd[:, 1] - arm[:, 1] * jd[:, 0]))
-        bad = ~((np.abs(vel[r]) <= FLOAT32_LIMIT).all(axis=1) & (np.abs(angvel[r]) <= FLOAT32_LIMIT))
-        if bad.any():
-            k = int(dynamic[np.argmax(bad)])
-            b = int(rows[k])
-            raise SimulationError(f"impulses[{k}] = {tuple(j[k].tolist())} would give body {b} the velocity "
-                                  f"{tuple(vel[b].tolist())} and angular velocity {float(angvel[b])}, beyond the "
-                                  f"solver's limit {FLOAT32_LIMIT:g}")
-        self.tables.vel[:n] = vel
-        self.tables.angvel[:n] = angvel
-        self.tables.wake_rows(r)
+        return _bulk.apply_impulses(self, bodies=bodies, impulses=impulses, points=points)
 
     def apply_forces(self, bodies: "Any", forces: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
         """:meth:`Body.apply_force` for many bodies at once: ``forces`` (n, 2) N for the next step, at ``points``
         (n, 2, world) or at the centres of mass. A body may appear more than once (its forces add up in
         order). Everything is checked first, including each body's total force and torque and the
         accelerations they give (within the solver's limit); a refused call changes nothing."""
-        self.tables.check_unlocked()
-        rows = self._rows_of(bodies)
-        m = rows.shape[0]
-        f = self._per_body(_validate.points(forces, "forces"), "forces", m)
-        p = None if points is None else self._per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
-        n = self.tables.n_bodies
-        force = self.tables.force[:n].copy()
-        torque = self.tables.torque[:n].copy()
-        if p is not None:
-            arm = p - self.tables.com[rows]
-            np.add.at(torque, rows, arm[:, 0] * f[:, 1] - arm[:, 1] * f[:, 0])
-        np.add.at(force, rows, f)
-        big = np.abs(force[rows]).max(axis=1) if m else np.zeros(0)
-        turn = np.abs(torque[rows])
-        bad = ~((big <= FLOAT32_LIMIT) & (turn <= FLOAT32_LIMIT) & (self.tables.inv_mass[rows] * big <= FLOAT32_LIMIT)
-                & (self.tables.inv_inertia[rows] * turn <= FLOAT32_LIMIT))
-        if bad.any():
-            k = int(np.argmax(bad))
-            b = int(rows[k])
-            raise SimulationError(f"forces[{k}] = {tuple(f[k].tolist())} would give body {b} the force "
-                                  f"{tuple(force[b].tolist())} and torque {float(torque[b])}, beyond the solver's "
-                                  f"limit {FLOAT32_LIMIT:g} (or its accelerations would be)")
-        self.tables.force[:n] = force
-        self.tables.torque[:n] = torque
-        self.tables.wake_rows(rows)
+        return _bulk.apply_forces(self, bodies=bodies, forces=forces, points=points)
 
     def add_bodies(self, positions: "ArrayLike", angles: "Optional[ArrayLike]" = None,
                    velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None, *,
@@ -589,141 +472,13 @@ class World:
         ``sensor``, ``category``, ``mask``, ``group``, ``tangent_speed``, ``rolling_resistance``, ``one_way``), body
         settings as in :meth:`add_body` (``bullet``, ``linear_damping``, ``angular_damping``, ``gravity_scale``).
         """
-        self.tables.check_unlocked()
-        p = _validate.points(positions, "positions", WORLD_LIMIT)
-        k = p.shape[0]
-        a = np.zeros(k) if angles is None else self._per_body(
-            _validate.values(angles, "angles", magnitude=ANGLE_LIMIT), "angles", k)
-        v = np.zeros((k, 2)) if velocities is None else self._per_body(
-            _validate.points(velocities, "velocities", FLOAT32_LIMIT), "velocities", k)
-        w = np.zeros(k) if angular_velocities is None else self._per_body(
-            _validate.values(angular_velocities, "angular_velocities", magnitude=FLOAT32_LIMIT),
-            "angular_velocities", k)
-        fast = _flag(bullet, "bullet")
-        ld = _number(linear_damping, "linear_damping", 0.0)
-        ad = _number(angular_damping, "angular_damping", 0.0)
-        gs = _number(gravity_scale, "gravity_scale", magnitude=FLOAT32_LIMIT)
-        d, f, e, is_sensor, cat, msk, grp, ts, rr, ow = _shape.shape_settings(
-            shape, density, friction, restitution, sensor, category, mask, group, tangent_speed, rolling_resistance,
-            one_way)
-        mass = _mass.parts_mass(((shape, d),))
-        _mass.check_shape_mass(mass, d, "each body")
-        if k == 0:
-            return []
-        # each placed shape within the world limit (as ``add_shape`` checks it)
-        cs, sn = np.cos(a)[:, None], np.sin(a)[:, None]
-        vx, vy = shape.vertices[:, 0], shape.vertices[:, 1]
-        reach = np.maximum(np.abs(p[:, :1] + cs * vx - sn * vy).max(axis=1),
-                           np.abs(p[:, 1:] + sn * vx + cs * vy).max(axis=1)) + shape.radius
-        if (reach > WORLD_LIMIT).any():
-            i = int(np.flatnonzero(reach > WORLD_LIMIT)[0])
-            raise GeometryError(f"{shape!r} at positions[{i}] = ({p[i, 0]:g}, {p[i, 1]:g}) reaches beyond the "
-                                f"world limit {WORLD_LIMIT:g} m")
-        _events.settle(self.tables)     # (shape slots may be reused)
-        # body rows: from the free list (last freed first), then new ones, the arrays doubling as add_body does
-        free = self.tables.free_bodies
-        reused = [free.pop() for _ in range(min(k, len(free)))]
-        first = self.tables.n_bodies
-        cap = self.tables.com.shape[0]
-        while first + k - len(reused) > cap:
-            for name in self.tables.body_arrays:
-                setattr(self.tables, name, _grow(getattr(self.tables, name), 2 * cap))
-            self.tables.gravity_scale[cap:] = 1.0
-            self.tables.body_shapes.extend([] for _ in range(cap))
-            cap *= 2
-        rows = np.array(reused + list(range(first, first + k - len(reused))), np.int64)
-        self.tables.n_bodies = first + k - len(reused)
-        # shape rows likewise
-        sfree = self.tables.free_shapes
-        sreused = [sfree.pop() for _ in range(min(k, len(sfree)))]
-        sfirst = self.tables.n_shapes
-        scap = self.tables.s_body.shape[0]
-        while sfirst + k - len(sreused) > scap:
-            for name in self.tables.shape_arrays:
-                setattr(self.tables, name, _grow(getattr(self.tables, name), 2 * scap))
-            scap *= 2
-        srows = np.array(sreused + list(range(sfirst, sfirst + k - len(sreused))), np.int64)
-        self.tables.n_shapes = sfirst + k - len(sreused)
-        self.tables.s_geometry.extend([None] * (k - len(sreused)))
-        nv = shape.vertices.shape[0]
-        o = _shape.vertex_rows(self.tables, nv * k)
-        # the bodies as add_body leaves them
-        self.tables.com[rows] = p
-        self.tables.angle[rows] = a
-        self.tables.vel[rows] = v
-        self.tables.angvel[rows] = w
-        self.tables.kind[rows] = _step.DYNAMIC
-        self.tables.bullet[rows] = fast
-        self.tables.alive[rows] = True
-        self.tables.force[rows] = 0.0
-        self.tables.torque[rows] = 0.0
-        self.tables.lin_damping[rows] = ld
-        self.tables.ang_damping[rows] = ad
-        self.tables.gravity_scale[rows] = gs
-        self.tables.can_sleep[rows] = True
-        self.tables.fixed_rotation[rows] = False
-        self.tables.sleep_threshold[rows] = SLEEP_LINEAR_TOLERANCE
-        self.tables.locks[rows] = 0
-        self.tables.mass_override[rows] = 0
-        # the shapes as _add_shape writes them
-        self.tables.verts[o:o + nv * k] = np.tile(shape.vertices, (k, 1))
-        self.tables.normals[o:o + nv * k] = np.tile(shape.normals, (k, 1))
-        self.tables.s_body[srows] = rows
-        self.tables.s_alive[srows] = True
-        self.tables.s_offset[srows] = o + nv * np.arange(k)
-        self.tables.s_count[srows] = nv
-        self.tables.s_radius[srows] = shape.radius
-        self.tables.s_friction[srows] = f
-        self.tables.s_restitution[srows] = e
-        self.tables.s_density[srows] = d
-        self.tables.s_sensor[srows] = is_sensor
-        self.tables.s_category[srows] = cat
-        self.tables.s_mask[srows] = msk
-        self.tables.s_group[srows] = grp
-        self.tables.s_tangent_speed[srows] = ts
-        self.tables.s_rolling[srows] = rr
-        self.tables.s_one_way[srows] = ow
-        self.tables.s_chain[srows] = 0
-        self.tables.s_ghost[srows] = 0.0
-        # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet)
-        # and its proxy: one compiled call each
-        c, s = np.cos(a), np.sin(a)
-        x = p[:, 0] - (c * 0.0 - s * 0.0)
-        y = p[:, 1] - (s * 0.0 + c * 0.0)
-        boxes = np.empty((k, 4))
-        pids = np.empty(k, np.int64)
-        verts, radius = shape._kernel_vertices, shape.radius
-        xs, ys, cs, ss, slots = x.tolist(), y.tolist(), c.tolist(), s.tolist(), srows.tolist()
-        for j in range(k):
-            lx, ly, ux, uy = core_aabb(verts, radius, xs[j], ys[j], cs[j], ss[j])
-            boxes[j] = (lx, ly, ux, uy)
-            pid = self.tables.bp.insert((lx, ly), (ux, uy), static=False)
-            if pid >= self.tables.proxy_shape.shape[0]:
-                self.tables.proxy_shape = _grow(self.tables.proxy_shape, 2 * pid + 2)
-            self.tables.proxy_shape[pid] = slots[j]
-            pids[j] = pid
-        self.tables.s_proxy[srows] = pids
-        gen = self.tables.s_gen
-        for b, sl in zip(rows.tolist(), slots):
-            self.tables.s_geometry[sl] = shape
-            self.tables.body_shapes[b] = [ShapeHandle(self, sl, int(gen[sl]), shape)]
-        # the mass as _update_mass sets it, the same for every body
-        area_m, cx, cy, inertia, min_extent = mass
-        self.tables.mass[rows] = area_m
-        self.tables.inertia[rows] = inertia
-        self.tables.inv_mass[rows] = 1.0 / area_m if area_m > 0.0 else 0.0
-        self.tables.inv_inertia[rows] = 1.0 / inertia if area_m > 0.0 and inertia > 0.0 else 0.0
-        self.tables.local_center[rows] = (cx, cy)
-        self.tables.com[rows, 0] = x + (c * cx - s * cy)
-        self.tables.com[rows, 1] = y + (s * cx + c * cy)
-        self.tables.min_extent[rows] = min_extent if math.isfinite(min_extent) else 0.0
-        self.tables.s_reach[srows] = float(np.max(np.hypot(*(shape.vertices - (cx, cy)).T))) + shape.radius
-        self.tables.query_boxes = None
-        self.tables.sleep_time[rows] = 0.0
-        if self.tables.asleep[:self.tables.n_bodies].any():
-            for lx, ly, ux, uy in boxes.tolist():
-                _shape.wake_touching(self, lx, ly, ux, uy)
-        return [Body(self, b, int(self.tables.gen[b])) for b in rows.tolist()]
+        return _bulk.add_bodies(self, positions=positions, angles=angles, velocities=velocities,
+                                angular_velocities=angular_velocities, shape=shape, density=density,
+                                friction=friction, restitution=restitution, sensor=sensor, category=category,
+                                mask=mask, group=group, tangent_speed=tangent_speed,
+                                rolling_resistance=rolling_resistance, one_way=one_way, bullet=bullet,
+                                linear_damping=linear_damping, angular_damping=angular_damping,
+                                gravity_scale=gravity_scale)
 
     # --- shapes ----------------------------------------------------------------------------------------
 
