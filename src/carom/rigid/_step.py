@@ -22,8 +22,9 @@ from ..geometry.aabb import core_box
 from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold, _to_frame,
                                  _incident_edge, _clip, _point_result)
 from ..geometry.toi import conservative_advancement
-from ..geometry._broadphase_kernels import (tree_update, tree_pairs_cached, tree_query_boxes, _sorted_keys,
-                                            tree_insert_pending)
+from ..geometry._tree import tree_update, tree_insert_pending
+from ..geometry._tree_pairs import tree_pairs_cached, _sorted_keys
+from ..geometry._tree_query import tree_query_boxes
 from .joints._common import FILTER
 from ._solver import (prepare_stage, solve_stage, chunk_count, colouring_of, same_pairs, COLOURING, capped_velocity,
                       max_angular_speed, mix)

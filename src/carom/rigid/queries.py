@@ -74,9 +74,9 @@ from ..geometry.toi import conservative_advancement
 from ..geometry.raycast import raycast_world_kernel
 from ..geometry.shapes import Shape, Transform
 from ..geometry._math import relative_transform, closest_on_segment, normalize
-from ..geometry._broadphase_kernels import (tree_update, tree_query, tree_raycast, ray_box_fraction,
-                                              order_by_key_then_id)
-# the module, not its names: world.py may import this module while it is itself being imported
+from ..geometry._pairs import ray_box_fraction, order_by_key_then_id
+from ..geometry._tree import tree_update
+from ..geometry._tree_query import tree_query, tree_raycast
 
 #: Every category bit: the default query mask (every shape is considered).
 ALL = (1 << 64) - 1

@@ -53,7 +53,8 @@ import numpy as np
 
 from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, MAX_SUBSTEPS, MAX_TIME_STEP, WELDING_TOLERANCE, MAX_TRANSLATION_SPEED
 from ..errors import CaromError, SnapshotError
-from ..geometry import _broadphase_kernels as K
+from ..geometry import _pairs as K
+from ..geometry._tree import tree_new, tree_rebuild
 from ..geometry.broadphase import DynamicTree
 from ..geometry.shapes import Circle, Capsule, Segment, Polygon, Shape
 from . import _step, _solver
@@ -1028,7 +1029,7 @@ def _tree_of(proxies, fat_lo, fat_hi, leaf_of):
     them and the rest on the free list, then ``tree_rebuild`` links them (median splits; which pairs and hits
     the tree gives does not depend on its shape)."""
     n = proxies.size
-    t = K.tree_new(max(16, 2 * n + 2))
+    t = tree_new(max(16, 2 * n + 2))
     if n:
         t.lo[:n] = fat_lo[proxies]
         t.hi[:n] = fat_hi[proxies]
@@ -1039,5 +1040,5 @@ def _tree_of(proxies, fat_lo, fat_hi, leaf_of):
         leaf_of[proxies] = np.arange(n)
         t.meta[:] = (0, 2 * n - 1, n, 0, 0)
         if n >= 2:
-            K.tree_rebuild(t)
+            tree_rebuild(t)
     return t
