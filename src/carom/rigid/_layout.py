@@ -1,4 +1,6 @@
-"""The solver's per-body rows, shared by the contact solver (``_solver``) and the joints (``joints``).
+"""Layouts shared by the step's stages: the body kinds (``STATIC``, ``KINEMATIC``, ``DYNAMIC``: the ``kind`` column of
+the body table), the pair keys (a contact's shapes, or a joined pair's bodies, as ``a << KEY_SHIFT | b`` with
+``a < b``), and the solver's per-body rows, shared by the contact solver (``_solver``) and the joints (``joints``).
 
 Each body has a row of ``state`` (double precision, the integrators') and of ``fstate`` (single precision, what
 the sweeps gather and scatter): velocity (VX, VY, W), position change so far in the step (DPX, DPY) and the
@@ -6,6 +8,10 @@ rotation so far as (cos, sin) (DC, DS), and MOVED: 1 once a restitution impulse 
 body's velocity (``_solver._restitute``; 0 from the start of the step). ``flags[b]`` holds the MOVE_* bits of
 the step."""
 from .._simd import ROW
+
+STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
+KEY_SHIFT = 32
+KEY_MASK = 0xFFFFFFFF
 
 VX, VY, W, DPX, DPY, DC, DS, MOVED = 0, 1, 2, 3, 4, 5, 6, 7
 STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``carom._simd.gather_rows``)
