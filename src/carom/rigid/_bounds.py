@@ -75,10 +75,11 @@ def bounds_stage(dt, gx, gy, bodies, shapes, threads):
     shapes, in parallel chunks (each item is independent of the others).
     """
     com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale, body_min_extent, asleep = (
-        bodies[0], bodies[1], bodies[2], bodies[3], bodies[6], bodies[7], bodies[9], bodies[14], bodies[15],
-        bodies[16])
+        bodies.com, bodies.angle, bodies.vel, bodies.angvel, bodies.local_center, bodies.kind, bodies.alive,
+        bodies.gravity_scale, bodies.min_extent,
+        bodies.asleep)
     shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_reach, verts = (
-        shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[7], shapes[12])
+        shapes.body, shapes.alive, shapes.offset, shapes.vert_count, shapes.radius, shapes.reach, shapes.verts)
     NB = com.shape[0]
     S = shape_body.shape[0]
     reach = np.zeros(NB)

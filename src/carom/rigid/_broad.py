@@ -65,9 +65,9 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     Pairs of one body, pairs without a dynamic body and sensor–sensor pairs are dropped, and so are pairs of two
     bodies a joint joins without ``collide_connected`` (``joined``: their body keys, sorted).
     """
-    kind = bodies[7]
-    shape_body, shape_alive = shapes[0], shapes[1]
-    shape_sensor, shape_category, shape_mask, shape_group = shapes[8], shapes[9], shapes[10], shapes[11]
+    kind = bodies.kind
+    shape_body, shape_alive = shapes.body, shapes.alive
+    shape_sensor, shape_category, shape_mask, shape_group = shapes.sensor, shapes.category, shapes.mask, shapes.group
     (bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, bp_moved, bp_moved_flag, bp_moved_meta,
      bp_cand, bp_margin, bp_multiplier) = tree
     # the leaves of shapes added since the last step (the tree's deferred insertion)

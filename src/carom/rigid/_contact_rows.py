@@ -1,5 +1,6 @@
-"""The contact solver's shared layout: the mixing rules of friction and restitution, the columns of a bundle's packed rows (``MA`` … ``COUNT``, per point ``RNA`` … ``STEPT``), the soft constraint's
-parameters and how work is cut into chunks. See :mod:`carom.rigid._solver` for the method.
+"""The contact solver's shared layout: the mixing rules of friction and restitution, the columns of a bundle's
+packed rows (``MA`` … ``COUNT``, per point ``RNA`` … ``STEPT``), the soft constraint's parameters and how work is
+cut into chunks. See :mod:`carom.rigid._solver` for the method.
 """
 import math
 

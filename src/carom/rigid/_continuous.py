@@ -25,9 +25,10 @@ def sensor_stage(bodies, shapes, awake, contacts):
     step, an overlap was reported one step late. The broad phase's boxes cover the whole motion of the step,
     so every pair that overlaps at the end is among the candidates. Scenes without sensors skip the pass
     after one look at the shapes."""
-    com, angle, local_center = bodies[0], bodies[1], bodies[6]
+    com, angle, local_center = bodies.com, bodies.angle, bodies.local_center
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_sensor, verts,
-     normals) = (shapes[0], shapes[1], shapes[2], shapes[3], shapes[4], shapes[8], shapes[12], shapes[13])
+     normals) = (shapes.body, shapes.alive, shapes.offset, shapes.vert_count, shapes.radius, shapes.sensor,
+                 shapes.verts, shapes.normals)
     keys, c_count, c_normal, c_point, c_sep, c_touch, c_sensor = (contacts[0], contacts[1], contacts[5],
                                                                  contacts[6], contacts[7], contacts[8], contacts[9])
     any_sensor = False
@@ -84,9 +85,9 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
     its length kept), which stops the body before that core reaches the other shape (after Box2D's fallback
     to a small circle at the centroid): it can then slide along the wall but not pass through it.
     """
-    com, angle, kind, bullet, body_min_extent = bodies[0], bodies[1], bodies[7], bodies[8], bodies[15]
-    shape_body, shape_alive = shapes[0], shapes[1]
-    if tree[1].meta[2] == 0 and tree[0].meta[2] == 0:
+    com, angle, kind, bullet, body_min_extent = bodies.com, bodies.angle, bodies.kind, bodies.bullet, bodies.min_extent
+    shape_body, shape_alive = shapes.body, shapes.alive
+    if tree.static.meta[2] == 0 and tree.moving.meta[2] == 0:
         return
     NB = com.shape[0]
     S = shape_body.shape[0]
@@ -116,7 +117,7 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
             first_shape[shape_body[s]] = s
     lists = (first_shape, next_shape)
     # non-bullets first, against static shapes; then bullets, which also meet the others at their final poses
-    if tree[1].meta[2] > 0:
+    if tree.static.meta[2] > 0:
         _continuous_pass(np.bool_(False), fast, n_fast, lists, bodies, shapes, reach, com0, angle0, tree,
                          proxy_shape)
     if any_bullet:
@@ -149,11 +150,12 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
     travelled (``_moving_reach``), and each candidate's own swept box is checked before its time of impact.
     A bullet stopped by a moving body is then carried with it for the rest of the step (``_carry``): it ends
     where it touched, in that body's frame, instead of where the body has since moved through."""
-    com, angle, local_center, kind, bullet = bodies[0], bodies[1], bodies[6], bodies[7], bodies[8]
+    com, angle, local_center, kind, bullet = bodies.com, bodies.angle, bodies.local_center, bodies.kind, bodies.bullet
     (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, shape_category, shape_mask,
-     shape_group, verts, normals) = (shapes[0], shapes[2], shapes[3], shapes[4], shapes[7], shapes[8], shapes[9],
-                                     shapes[10], shapes[11], shapes[12], shapes[13])
-    one_way = shapes[16]
+     shape_group, verts, normals) = (shapes.body, shapes.offset, shapes.vert_count, shapes.radius, shapes.reach,
+                                     shapes.sensor, shapes.category,
+                                     shapes.mask, shapes.group, shapes.verts, shapes.normals)
+    one_way = shapes.one_way
     first_shape, next_shape = lists
     S = shape_body.shape[0]
     # the swept box of each shape of a fast body (which fast body, which shape), all queried at once
@@ -191,12 +193,12 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
         # (two calls, not one on a conditional expression of the two trees: with that, queries of other worlds
         # went wrong after a step, as if the chosen tree's arrays had lost a reference and been freed)
         if which == 0:
-            first, hits = tree_query_boxes(tree[1], tree[2], tree[3], boxes, np.int64(n))
+            first, hits = tree_query_boxes(tree.static, tree.lower, tree.upper, boxes, np.int64(n))
         else:
             wide = boxes[:n].copy()       # (the swept boxes themselves are kept for _swept_boxes_meet)
             wide[:, :2] -= widen
             wide[:, 2:] += widen
-            first, hits = tree_query_boxes(tree[0], tree[2], tree[3], wide, np.int64(n))
+            first, hits = tree_query_boxes(tree.moving, tree.lower, tree.upper, wide, np.int64(n))
         for it in range(n):
             i = item_fast[it]
             b = fast[i]
@@ -251,7 +253,7 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
 def _moving_reach(bodies, reach, com0, angle0):
     """The farthest any point of a moving body that is not a bullet travelled in the step: a bound of
     |Δc| + |Δθ|·reach over them (0 when nothing moved)."""
-    com, angle, kind, bullet = bodies[0], bodies[1], bodies[7], bodies[8]
+    com, angle, kind, bullet = bodies.com, bodies.angle, bodies.kind, bodies.bullet
     widest = 0.0
     for b in range(com.shape[0]):
         if kind[b] == STATIC or (kind[b] == DYNAMIC and bullet[b]):

@@ -625,9 +625,13 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     too, with exactly the result the test would give. (World._skip_apart = False turns this off from Python,
     by clearing the bounds of last step's table; for tests.)
     """
-    kind, body_alive, asleep, sleep_time, island = bodies[7], bodies[9], bodies[16], bodies[17], bodies[18]
+    kind, body_alive, asleep, sleep_time, island = (
+        bodies.kind, bodies.alive, bodies.asleep, bodies.sleep_time, bodies.island)
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,
-     shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = shapes[:14]
+     shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals) = (
+        shapes.body, shapes.alive, shapes.offset, shapes.vert_count, shapes.radius, shapes.friction,
+        shapes.restitution, shapes.reach, shapes.sensor, shapes.category, shapes.mask, shapes.group, shapes.verts,
+        shapes.normals)
     NB = kind.shape[0]
     S = shape_body.shape[0]
     K = keys.shape[0]
@@ -651,7 +655,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # one-way shapes are looked for per pair only when there are any (``one_way_passes``)
     any_one_way = False
     for s in range(S):
-        any_one_way = any_one_way or (shape_alive[s] and _is_one_way(shapes[16], s))
+        any_one_way = any_one_way or (shape_alive[s] and _is_one_way(shapes.one_way, s))
     maxc = np.int64(1)   # not a literal: a literal argument would compile the block kernel twice
     for s in range(S):
         if shape_count[s] > maxc:
@@ -660,9 +664,9 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # only the arrays the blocks use: every array a parallel loop receives costs compile time
     # (no one-way shape: an empty table of directions, which the blocks take as "none")
     shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals,
-                  shapes[16] if any_one_way else shapes[16][:0], shapes[17], shapes[18])
+                  shapes.one_way if any_one_way else shapes.one_way[:0], shapes.ghost, shapes.chain)
     old_data = old[:9] + (old[CACHE],)
-    _narrow_blocks(maxc, shape_data, bodies[6], awake, motion, xf, keys, old_data, table, in_place, threads)
+    _narrow_blocks(maxc, shape_data, bodies.local_center, awake, motion, xf, keys, old_data, table, in_place, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
     # body asleep (sleeping off, or a busy scene) there is nothing to wake and the pass over the pairs is
     # skipped (a serial 0.05-0.1 ms for 15,000 pairs)

@@ -22,8 +22,9 @@ def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contac
     tested afresh next step). With no hook (``hook`` 0) an empty table, and nothing else is done."""
     if hook == 0:
         return np.empty((0, 3))
-    (shape_body, shape_count, shape_friction, shape_restitution, shape_tangent) = (shapes[0], shapes[3], shapes[5],
-                                                                                  shapes[6], shapes[14])
+    (shape_body, shape_count, shape_friction, shape_restitution, shape_tangent) = (shapes.body, shapes.vert_count,
+     shapes.friction,
+                                                                                  shapes.restitution, shapes.tangent_speed)
     keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache = contacts[:11]
     K = keys.shape[0]
     material = np.empty((K, 3))

@@ -34,12 +34,12 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     without a hook.
     """
     keys, c_count = contacts[0], contacts[1]
-    NB = bodies[7].shape[0]
-    flags = body_flags(bodies[7], bodies[16])
+    NB = bodies.kind.shape[0]
+    flags = body_flags(bodies.kind, bodies.asleep)
     if same_colouring(pairs_same, c_count, contacts[9], flags, old):
         perm, pair, start, solved = old[C_PERM], old[C_PAIR], old[C_START], old[C_SOLVED]
     else:
-        perm, pair, start, solved = colour_contacts(keys, c_count, contacts[9], shapes[0], bodies[7], bodies[16])
+        perm, pair, start, solved = colour_contacts(keys, c_count, contacts[9], shapes.body, bodies.kind, bodies.asleep)
     bstart = np.zeros(OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         m = start[c + 1] - start[c]
@@ -59,8 +59,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
                 bcount[j] = min(LANES, start[c + 1] - bfirst[j])
     # the bodies' data the rows need, one cache line per body (gathered whole by ``gather_rows``), and the
     # dummy body of empty lanes (row NB: all zeros)
-    com, vel, angvel, inv_mass, inv_inertia = bodies[0], bodies[2], bodies[3], bodies[4], bodies[5]
-    kind, gravity_scale = bodies[7], bodies[14]
+    com, vel, angvel, inv_mass, inv_inertia = bodies.com, bodies.vel, bodies.angvel, bodies.inv_mass, bodies.inv_inertia
+    kind, gravity_scale = bodies.kind, bodies.gravity_scale
     # (not zeroed: every column of every row is written here, which spares a memset of the whole table)
     table = np.empty((NB + 1, ROW))
     for b in range(NB):
@@ -83,10 +83,10 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     # (no shape with a tangent speed or rolling resistance, the usual case: empty tables, which the rows take
     # as zeros without looking up each contact's two shapes)
     materials = False
-    for s in range(shapes[14].shape[0]):
-        materials = materials or shapes[14][s] != 0.0 or shapes[15][s] != 0.0
-    shape_data = (shapes[4], shapes[5], shapes[6], shapes[14] if materials else shapes[14][:0],
-                  shapes[15] if materials else shapes[15][:0])
+    for s in range(shapes.tangent_speed.shape[0]):
+        materials = materials or shapes.tangent_speed[s] != 0.0 or shapes.rolling[s] != 0.0
+    shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
+                  shapes.rolling if materials else shapes.rolling[:0])
     contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7], material)
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)

@@ -29,9 +29,9 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
     been slow for SLEEP_TIME falls asleep as a whole: velocities zeroed, labelled by its smallest body index.
     A body touching a moving kinematic body never sleeps, nor does one whose ``Body.sleep_enabled`` is off
     (``can_sleep``: its time stays 0, which keeps its whole island awake)."""
-    vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies[2], bodies[3], bodies[7], bodies[9],
-                                                                 bodies[16], bodies[17], bodies[18])
-    can_sleep, sleep_threshold = bodies[19], bodies[20]
+    vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies.vel, bodies.angvel, bodies.kind, bodies.alive,
+                                                                 bodies.asleep, bodies.sleep_time, bodies.island)
+    can_sleep, sleep_threshold = bodies.can_sleep, bodies.sleep_threshold
     NB = vel.shape[0]
     if not sleep_enabled:
         for b in range(NB):
@@ -91,8 +91,8 @@ def wake_jointed(bodies, joints):
     """Wake the sleeping islands a joint ties to a moving body (an awake dynamic body, or a kinematic body with a
     velocity), before anything else: a joint's bodies sleep and wake together. Repeated until nothing changes
     (an island woken here may be tied to another)."""
-    vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies[2], bodies[3], bodies[7], bodies[9],
-                                                                 bodies[16], bodies[17], bodies[18])
+    vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies.vel, bodies.angvel, bodies.kind, bodies.alive,
+                                                                 bodies.asleep, bodies.sleep_time, bodies.island)
     jkind, jactive, jbody = joints.kind, joints.active, joints.body
     NB = kind.shape[0]
     changed = True

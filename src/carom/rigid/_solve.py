@@ -280,7 +280,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     approach speed (for hit events and ``World.contact_data``; 0 for contacts not solved)."""
     perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
                                                               solver[7], solver[8], solver[9])
-    com, angle, vel, angvel, force, torque = bodies[0], bodies[1], bodies[2], bodies[3], bodies[10], bodies[11]
+    com, angle, vel, angvel, force, torque = (
+        bodies.com, bodies.angle, bodies.vel, bodies.angvel, bodies.force, bodies.torque)
     c_count, c_nimp, c_timp, c_step = contacts[1], contacts[3], contacts[4], contacts[11]
     NB = com.shape[0]
     inv_dt = 1.0 / dt
@@ -308,8 +309,9 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     tasks = np.arange(4)
     passes = np.arange(3)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
-    motion = (bodies[4], bodies[5], bodies[7], bodies[9], force, torque, bodies[12], bodies[13],
-              bodies[14], bodies[16], vel, angvel, bodies[21])
+    motion = (bodies.inv_mass, bodies.inv_inertia, bodies.kind, bodies.alive, force, torque, bodies.lin_damping,
+              bodies.ang_damping,
+              bodies.gravity_scale, bodies.asleep, vel, angvel, bodies.locks)
     # impulses back to the table, and each solved point's approach speed (``_write_back``, in the restitution
     # pass)
     # (zeros: a contact not solved did not approach; its step impulses are 0, so it makes no hit)
@@ -322,12 +324,13 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
     # (each given only the body arrays it reads: the whole tuple of 22 in each signature cost compile time)
-    jlist, jstart, pcount = joints_to_solve(joints, bodies[7], bodies[16])
+    jlist, jstart, pcount = joints_to_solve(joints, bodies.kind, bodies.asleep)
     # (the plain point joints in bundles of LANES: ``joints._bundles``)
     jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
-                                                                           bodies[4], bodies[5], bodies[6],
-                                                                           bodies[7], h)
-    solved = joint_solved(solved, jlist, joints, bodies[7])
+                                                                           bodies.inv_mass, bodies.inv_inertia,
+                                                                           bodies.local_center,
+                                                                           bodies.kind, h)
+    solved = joint_solved(solved, jlist, joints, bodies.kind)
     jsoft = np.empty(3)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
     # (a flat tuple of arrays: a parallel loop takes no named or nested tuples)

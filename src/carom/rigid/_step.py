@@ -47,8 +47,8 @@ def first_bad_body(bodies):
     mass, then a live body with a non-finite velocity, angular velocity, force or torque (each the lowest
     such body). One compiled pass before anything moves, so a refused step leaves the world as it was; as
     NumPy passes in Python these checks cost about 0.1 ms a step."""
-    vel, angvel, inv_mass, kind, body_alive, force, torque = (bodies[2], bodies[3], bodies[4], bodies[7],
-                                                              bodies[9], bodies[10], bodies[11])
+    vel, angvel, inv_mass, kind, body_alive, force, torque = (bodies.vel, bodies.angvel, bodies.inv_mass, bodies.kind,
+                                                              bodies.alive, bodies.force, bodies.torque)
     NB = kind.shape[0]
     first = np.full(6, NB, np.int64)
     for b in range(NB - 1, -1, -1):
@@ -87,7 +87,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     if bad[0] != BODY_OK:
         for i in range(1, clock.shape[0]):
             clock[i] = clock[0]
-        return old, tree[9], no_hits(), bad
+        return old, tree.cand, no_hits(), bad
     if joints.kind.shape[0] > 0:
         wake_jointed(bodies, joints)
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes, threads)
@@ -95,7 +95,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     if not awake.any():
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
             clock[i] = clock[1]
-        return old, tree[9], no_hits(), bad
+        return old, tree.cand, no_hits(), bad
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads, joined)
     clock[2] = cycle_counter()
     # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and

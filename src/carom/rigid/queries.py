@@ -8,7 +8,7 @@ Each query is one compiled call, after one more for the first query of a world s
    from the current body transforms and handed to ``tree_update``, which re-inserts only the proxies that
    left their fat box (the rest cost a containment test). Moved proxies go on the tree's move buffer, so
    the next step finds their new candidate pairs as usual; the step rewrites every box anyway, so a query
-   never changes what a step computes. The tight boxes are kept (``World._query_boxes``) until the world
+   never changes what a step computes. The tight boxes are kept (``WorldTables.query_boxes``) until the world
    changes again, so the queries that follow skip this: it is O(shapes), about 0.15 ms for 2,000 shapes,
    where a query alone costs microseconds;
 2. collects candidates from the tree (``tree_raycast`` or ``tree_query``);
@@ -66,6 +66,7 @@ import numpy as np
 from .. import _validate
 from .._jit import njit, entry_njit
 from ._step import body_origin, DYNAMIC
+from ._layout import TreeTable
 from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, ANGLE_LIMIT, TOI_TARGET, TOI_MAX_ITERATIONS
 from ..errors import SimulationError, WorldLockedError
 from ..geometry.aabb import core_aabb
@@ -622,21 +623,24 @@ def _transform(value):
 
 def _prepare(world):
     """The body and shape counts and the broad phase's (trees, real boxes), brought up to date with the
-    shapes (:func:`_refresh`) unless they are already (``World._query_boxes``). Refuses to run while the
+    shapes (:func:`_refresh`) unless they are already (``WorldTables.query_boxes``). Refuses to run while the
     world is stepping (the refresh rewrites the tree the step is using)."""
     if world.tables.locked:
         raise WorldLockedError("the world is stepping: query it between steps")
     w = world
-    nb = w.tables.n_bodies
-    ns = w.tables.n_shapes
-    bp = w.tables.bp
-    if w.tables.query_boxes is None:
+    t = w.tables
+    nb = t.n_bodies
+    ns = t.n_shapes
+    bp = t.bp
+    if t.query_boxes is None:
         bp.flush()
-        w.tables.query_boxes = _refresh(w.tables.com[:nb], w.tables.angle[:nb], w.tables.local_center[:nb], w.tables.s_body[:ns],
-                                  w.tables.s_alive[:ns], w.tables.s_offset[:ns], w.tables.s_count[:ns], w.tables.s_radius[:ns], w.tables.verts,
-                                  w.tables.s_proxy[:ns], bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags,
-                                  bp._leaf, bp.margin, bp.multiplier, bp._moved, bp._moved_flag, bp._moved_meta)
-    return nb, ns, (bp._trees[0], bp._trees[1], bp._lower, bp._upper)
+        tree = TreeTable(*bp.step_table())
+        t.query_boxes = _refresh(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                                 t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.s_proxy[:ns],
+                                 tree.moving, tree.static, tree.lower, tree.upper, tree.flags, tree.leaf, tree.margin,
+                                 tree.multiplier, tree.moved, tree.moved_flag, tree.moved_meta)
+    tree = TreeTable(*bp.step_table())
+    return nb, ns, (tree.moving, tree.static, tree.lower, tree.upper)
 
 
 def _shape_handles(world, indices):
@@ -654,9 +658,10 @@ def _ray(world, p1, p2, mask, category, first_only):
         return None
     nb, ns, broad = _prepare(world)
     w = world
-    return _raycast_kernel(w.tables.com[:nb], w.tables.angle[:nb], w.tables.local_center[:nb], w.tables.s_body[:ns], w.tables.s_alive[:ns],
-                           w.tables.s_offset[:ns], w.tables.s_count[:ns], w.tables.s_radius[:ns], w.tables.verts, w.tables.normals,
-                           w.tables.s_sensor[:ns], w.tables.s_category[:ns], w.tables.s_mask[:ns], w.tables.proxy_shape, *broad,
+    t = w.tables
+    return _raycast_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                           t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                           t.s_sensor[:ns], t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad,
                            ox, oy, dx, dy, m, cat, use_cat, first_only)
 
 
@@ -698,9 +703,10 @@ def query_point(world, point, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
-    idx = _point_kernel(w.tables.com[:nb], w.tables.angle[:nb], w.tables.local_center[:nb], w.tables.s_body[:ns], w.tables.s_alive[:ns],
-                        w.tables.s_offset[:ns], w.tables.s_count[:ns], w.tables.s_radius[:ns], w.tables.verts, w.tables.normals,
-                        w.tables.s_category[:ns], w.tables.s_mask[:ns], w.tables.proxy_shape, *broad, qx, qy, m, cat, use_cat)
+    t = w.tables
+    idx = _point_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                        t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                        t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad, qx, qy, m, cat, use_cat)
     return _shape_handles(world, idx)
 
 
@@ -714,8 +720,9 @@ def query_aabb(world, lower, upper, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
-    lower, upper = w.tables.query_boxes
-    idx = _aabb_kernel(lower, upper, w.tables.s_alive[:ns], w.tables.s_category[:ns], w.tables.s_mask[:ns], w.tables.proxy_shape, *broad,
+    t = w.tables
+    lower, upper = t.query_boxes
+    idx = _aabb_kernel(lower, upper, t.s_alive[:ns], t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad,
                        lx, ly, ux, uy, m, cat, use_cat)
     return _shape_handles(world, idx)
 
@@ -730,9 +737,10 @@ def query_shape(world, shape, transform, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
-    idx = _shape_kernel(w.tables.com[:nb], w.tables.angle[:nb], w.tables.local_center[:nb], w.tables.s_body[:ns], w.tables.s_alive[:ns],
-                        w.tables.s_offset[:ns], w.tables.s_count[:ns], w.tables.s_radius[:ns], w.tables.verts, w.tables.normals,
-                        w.tables.s_category[:ns], w.tables.s_mask[:ns], w.tables.proxy_shape, *broad, shape._kernel_vertices,
+    t = w.tables
+    idx = _shape_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                        t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                        t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad, shape._kernel_vertices,
                         shape._kernel_normals, float(shape.radius), qx, qy, qc, qs, m, cat, use_cat)
     return _shape_handles(world, idx)
 
@@ -751,9 +759,10 @@ its outward unit surface ``normal`` there and the ``fraction`` of the translatio
 def _near(world, qx, qy, max_distance, m, cat, use_cat):
     nb, ns, broad = _prepare(world)
     w = world
-    return _near_kernel(w.tables.com[:nb], w.tables.angle[:nb], w.tables.local_center[:nb], w.tables.s_body[:ns], w.tables.s_alive[:ns],
-                        w.tables.s_offset[:ns], w.tables.s_count[:ns], w.tables.s_radius[:ns], w.tables.verts, w.tables.normals,
-                        w.tables.s_category[:ns], w.tables.s_mask[:ns], w.tables.proxy_shape, *broad, qx, qy, max_distance,
+    t = w.tables
+    return _near_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                        t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                        t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad, qx, qy, max_distance,
                         m, cat, use_cat)
 
 
@@ -799,15 +808,16 @@ def cast_shape(world, shape, transform, translation, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
+    t = w.tables
     s, fraction, px, py, nx, ny = _cast_kernel(
-        w.tables.com[:nb], w.tables.angle[:nb], w.tables.local_center[:nb], w.tables.s_body[:ns], w.tables.s_alive[:ns], w.tables.s_offset[:ns],
-        w.tables.s_count[:ns], w.tables.s_radius[:ns], w.tables.verts, w.tables.s_sensor[:ns], w.tables.s_category[:ns], w.tables.s_mask[:ns],
-        w.tables.proxy_shape, *broad, shape._kernel_vertices, float(shape.radius), qx, qy, qc, qs, dx, dy, m, cat,
+        t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns], t.s_offset[:ns],
+        t.s_count[:ns], t.s_radius[:ns], t.verts, t.s_sensor[:ns], t.s_category[:ns], t.s_mask[:ns],
+        t.proxy_shape, *broad, shape._kernel_vertices, float(shape.radius), qx, qy, qc, qs, dx, dy, m, cat,
         use_cat)
     if s < 0:
         return None
     s = int(s)
-    b = int(w.tables.s_body[s])
+    b = int(t.s_body[s])
     return WorldCastHit(w.shape_handle(s),
                         w.body_handle(b), np.array((px, py)), np.array((nx, ny)), float(fraction))
 
@@ -839,9 +849,10 @@ def explode(world, center, radius, impulse_per_length, falloff=0.0, mask=ALL):
     ipl = _validate.number(impulse_per_length, "impulse_per_length", magnitude=FLOAT32_LIMIT)
     m = _bits(mask, "mask")
     w = world
+    t = w.tables
     shapes, dist, _, pushes = _near(world, cx, cy, r + f, m, np.uint64(0), False)
-    bodies = w.tables.s_body[shapes]
-    keep = (w.tables.kind[bodies] == DYNAMIC) & ~w.tables.s_sensor[shapes]
+    bodies = t.s_body[shapes]
+    keep = (t.kind[bodies] == DYNAMIC) & ~t.s_sensor[shapes]
     shapes, dist, pushes, bodies = shapes[keep], np.maximum(dist[keep], 0.0), pushes[keep], bodies[keep]
     scale = np.ones(shapes.shape[0])
     if f > 0.0:
@@ -849,22 +860,22 @@ def explode(world, center, radius, impulse_per_length, falloff=0.0, mask=ALL):
         scale[beyond] = np.clip((r + f - dist[beyond]) / f, 0.0, 1.0)
     magnitude = ipl * pushes[:, 4] * scale
     impulse = magnitude[:, None] * pushes[:, 2:4]
-    arm = pushes[:, 0:2] - w.tables.com[bodies]
-    n = w.tables.n_bodies
+    arm = pushes[:, 0:2] - t.com[bodies]
+    n = t.n_bodies
     linear = np.zeros((n, 2))
     angular = np.zeros(n)
     np.add.at(linear, bodies, impulse)
     np.add.at(angular, bodies, arm[:, 0] * impulse[:, 1] - arm[:, 1] * impulse[:, 0])
     pushed = np.unique(bodies)
-    vel = w.tables.vel[pushed] + w.tables.inv_mass[pushed, None] * linear[pushed]
-    angvel = w.tables.angvel[pushed] + w.tables.inv_inertia[pushed] * angular[pushed]
+    vel = t.vel[pushed] + t.inv_mass[pushed, None] * linear[pushed]
+    angvel = t.angvel[pushed] + t.inv_inertia[pushed] * angular[pushed]
     ok = (np.abs(vel) <= FLOAT32_LIMIT).all(axis=1) & (np.abs(angvel) <= FLOAT32_LIMIT)
     if not ok.all():
         i = int(pushed[np.argmin(ok)])
         raise SimulationError(f"impulse_per_length = {ipl!r} would give body {i} a velocity beyond the solver's "
                               f"limit {FLOAT32_LIMIT:g}")
-    w.tables.vel[pushed] = vel
-    w.tables.angvel[pushed] = angvel
+    t.vel[pushed] = vel
+    t.angvel[pushed] = angvel
     for b in pushed.tolist():
-        w.tables.wake(b)
+        t.wake(b)
     return [w.body_handle(b) for b in pushed.tolist()]

@@ -26,7 +26,7 @@ old handles go stale):
   ``joint_data``; ``joined`` (sorted body-pair keys joints keep apart, None when to be rebuilt).
 - the broad phase ``bp`` (a :class:`~carom.geometry.broadphase.DynamicTree`) and ``proxy_shape`` (proxy → shape);
   ``query_boxes`` (the boxes the queries last synced the tree with, None when stale).
-- the last step: ``contacts`` (the contact table, ``_step.ContactTable``), ``approach`` (approach speeds),
+- the last step: ``contacts`` (the contact table: members as ``snapshot.CONTACT_FIELDS``, then the colouring), ``approach`` (approach speeds),
   ``last_dt``; its events: ``events`` (built records), ``raw_events`` (what they are built from, until asked
   for), ``pending_end`` (end events of removed shapes).
 - ``locked``: True while the world steps (nothing may change then: :meth:`WorldTables.check_unlocked`).

@@ -37,6 +37,7 @@ from .joints import bookkeeping as _joint_rows
 from .mass import KINDS, KIND_NAMES, MASS_SET, INERTIA_SET, CENTER_SET
 from .shape import ShapeHandle
 from .snapshot import Snapshot
+from ._layout import BodyTable, ShapeTable, TreeTable
 from .tables import WorldTables, ALL_CATEGORIES, grow as _grow
 
 
@@ -516,23 +517,22 @@ class World:
             self._arg_views = (n, ns, self.tables.com, self.tables.s_body, self.tables.verts, bodies, shapes, proxy)
         bp = self.tables.bp
         bp.reserve()          # (room for the leaves the step gives shapes added since the last one)
-        tree = (bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags, bp._leaf, bp._moved,
-                bp._moved_flag, bp._moved_meta, bp._cand, bp.margin, bp.multiplier)
+        tree = TreeTable(*bp.step_table())
         return bodies, shapes, tree, proxy, self.tables.proxy_shape
 
     def _live_views(self, n, ns):
-        bodies = (self.tables.com[:n], self.tables.angle[:n], self.tables.vel[:n], self.tables.angvel[:n], self.tables.inv_mass[:n],
-                  self.tables.inv_inertia[:n], self.tables.local_center[:n], self.tables.kind[:n], self.tables.bullet[:n],
-                  self.tables.alive[:n], self.tables.force[:n], self.tables.torque[:n], self.tables.lin_damping[:n],
-                  self.tables.ang_damping[:n], self.tables.gravity_scale[:n], self.tables.min_extent[:n], self.tables.asleep[:n],
-                  self.tables.sleep_time[:n], self.tables.island[:n], self.tables.can_sleep[:n],
-                  self.tables.sleep_threshold[:n], self.tables.locks[:n])
-        shapes = (self.tables.s_body[:ns], self.tables.s_alive[:ns], self.tables.s_offset[:ns], self.tables.s_count[:ns],
-                  self.tables.s_radius[:ns], self.tables.s_friction[:ns], self.tables.s_restitution[:ns], self.tables.s_reach[:ns],
-                  self.tables.s_sensor[:ns], self.tables.s_category[:ns], self.tables.s_mask[:ns], self.tables.s_group[:ns],
-                  self.tables.verts, self.tables.normals, self.tables.s_tangent_speed[:ns], self.tables.s_rolling[:ns],
-                  self.tables.s_one_way[:ns], self.tables.s_ghost[:ns], self.tables.s_chain[:ns])
-        return bodies, shapes, self.tables.s_proxy[:ns]
+        t = self.tables
+        bodies = BodyTable(t.com[:n], t.angle[:n], t.vel[:n], t.angvel[:n], t.inv_mass[:n], t.inv_inertia[:n],
+                           t.local_center[:n], t.kind[:n], t.bullet[:n], t.alive[:n], t.force[:n], t.torque[:n],
+                           t.lin_damping[:n], t.ang_damping[:n], t.gravity_scale[:n], t.min_extent[:n],
+                           t.asleep[:n], t.sleep_time[:n], t.island[:n], t.can_sleep[:n], t.sleep_threshold[:n],
+                           t.locks[:n])
+        shapes = ShapeTable(t.s_body[:ns], t.s_alive[:ns], t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns],
+                            t.s_friction[:ns], t.s_restitution[:ns], t.s_reach[:ns], t.s_sensor[:ns],
+                            t.s_category[:ns], t.s_mask[:ns], t.s_group[:ns], t.verts, t.normals,
+                            t.s_tangent_speed[:ns], t.s_rolling[:ns], t.s_one_way[:ns], t.s_ghost[:ns],
+                            t.s_chain[:ns])
+        return bodies, shapes, t.s_proxy[:ns]
 
     def step(self, dt: float) -> None:
         """Advance the world by ``dt`` seconds in one compiled call, then deliver events to the handlers.
@@ -567,7 +567,7 @@ class World:
                 self._record_profile(clock)
             self.tables.contacts = contacts
             self.tables.approach = approach
-            self.tables.bp._cand = cand
+            self.tables.bp.set_candidates(cand)
             # events are computed and built when asked for (contact_events, handlers): finding them cost ~0.2
             # ms a step and the record arrays as much again. Of last step's table only the keys, touch and
             # sensor flags are kept (holding the whole table grew the heap by several tables)
