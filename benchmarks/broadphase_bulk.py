@@ -62,7 +62,7 @@ def measure(name, world, warm=30, steps=20):
     for _ in range(steps):
         bodies, shapes, tree, proxy, _proxy_shape = world._kernel_args()
         _r, _a, _m, _xf, lower, upper = _step.bounds_stage(1 / 60, gx, gy, bodies, shapes, 1)
-        world._bp._cand = timed_broad(shapes, tree, proxy, lower, upper, T)
+        world.tables.bp.set_candidates(timed_broad(shapes, tree, proxy, lower, upper, T))
         world.step(1 / 60)
     T /= steps
     update, pairs = T[0] / CLOCKS_PER_MS, T[1] / CLOCKS_PER_MS

@@ -76,7 +76,7 @@ def main():
     rows = []
     for (name, _), w, t, tp in zip(configs, worlds, times, prepare):
         q = quality(spec, desc, (w.positions, w.angles, w.velocities, w.angular_velocities), elapsed)
-        same = all(np.array_equal(getattr(w, a), getattr(worlds[0], a)) for a in ("_com", "_angle", "_vel"))
+        same = all(np.array_equal(getattr(w.tables, a), getattr(worlds[0].tables, a)) for a in ("com", "angle", "vel"))
         med = float(np.median(t))
         rows.append((name, f"{med:.3f}", f"{min(t):.3f}", f"{med / base:.3f}", f"{np.median(tp):.3f}",
                      f"{np.median(tp) - base_prepare:+.3f}", f"{q['overlap_mm']:.2f}",

@@ -2,12 +2,13 @@
 left unwritten, which hold whatever the memory held (carom.rigid._step, the contact cache): those of pairs of
 two circles, which it neither reads nor writes, and those it marked as holding no manifold (cos and sin 0)."""
 import numpy as np
+from carom.rigid.events import contacts_to_save
 
 
 def contact_state(w):
     """Copies of the members of w's contact table, with the unwritten cache rows zeroed (as a snapshot saves
-    them: ``World._contacts_to_save``, which test_world_services checks on its own)."""
-    return [np.array(a, copy=True) for a in w._contacts_to_save()]
+    them: ``carom.rigid.events.contacts_to_save``, which test_world_services checks on its own)."""
+    return [np.array(a, copy=True) for a in contacts_to_save(w.tables)]
 
 
 def assert_same_contacts(a, b):

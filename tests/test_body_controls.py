@@ -12,6 +12,7 @@ import carom
 from carom.constants import FLOAT32_LIMIT
 from carom.errors import CaromError, SnapshotError, StaleHandleError
 from carom.geometry import Circle, box
+from carom.rigid.mass import body_mass
 
 DT = 1.0 / 60.0
 
@@ -84,10 +85,10 @@ def test_fixed_rotation_impulse_torque_and_setters():
     assert b.inertia == inertia                                 # the body's own inertia still reads
     # a shape added to a fixed-rotation body keeps it fixed; turning it off gives the shapes' inertia back
     b.add_shape(Circle(0.3, (1.0, 0.0)))
-    assert b.fixed_rotation and w._inv_inertia[b.index] == 0.0
+    assert b.fixed_rotation and w.tables.inv_inertia[b.index] == 0.0
     b.fixed_rotation = False
-    expected = 1.0 / w._body_mass(b.index)[3]
-    assert w._inv_inertia[b.index] == expected
+    expected = 1.0 / body_mass(w.tables, b.index)[3]
+    assert w.tables.inv_inertia[b.index] == expected
     b.apply_impulse((0.0, 1.0), point=tuple(b.world_center + (1.0, 0.0)))
     assert b.angular_velocity == pytest.approx(expected, rel=1e-12)
     with pytest.raises(CaromError):
@@ -460,15 +461,15 @@ def test_restore_refuses_a_fixed_rotation_body_that_turns_and_stray_mass_bits():
     w = ground_world()
     a, b = row_of_boxes(w, 2)
     a.fixed_rotation = True
-    w._inv_inertia[a.index] = 1.0
+    w.tables.inv_inertia[a.index] = 1.0
     with pytest.raises(SnapshotError, match="fixed rotation"):
         carom.World.restore(w.snapshot())
-    w._inv_inertia[a.index] = 0.0
-    w._mass_override[b.index] = 9
+    w.tables.inv_inertia[a.index] = 0.0
+    w.tables.mass_override[b.index] = 9
     with pytest.raises(SnapshotError, match="mass_override"):
         carom.World.restore(w.snapshot())
-    w._mass_override[b.index] = 0
-    w._mass_override[w.static_body.index] = 1
+    w.tables.mass_override[b.index] = 0
+    w.tables.mass_override[w.static_body.index] = 1
     with pytest.raises(SnapshotError, match="mass data set"):
         carom.World.restore(w.snapshot())
 
@@ -550,11 +551,11 @@ def test_locks_and_sleep_threshold_survive_snapshot_pickle_copy_and_are_checked(
         w.step(DT)
         w1.step(DT)
     assert state(w1) == state(w)
-    w._locks[a.index] = 4
+    w.tables.locks[a.index] = 4
     with pytest.raises(SnapshotError, match="locks"):
         carom.World.restore(w.snapshot())
-    w._locks[a.index] = 1
-    w._sleep_threshold[b.index] = -1.0
+    w.tables.locks[a.index] = 1
+    w.tables.sleep_threshold[b.index] = -1.0
     with pytest.raises(SnapshotError, match="sleep_threshold"):
         carom.World.restore(w.snapshot())
 

@@ -284,8 +284,8 @@ def test_snapshot_and_pickle_keep_chains_and_continue_bitwise():
         w.step(DT)
     copies = [carom.World.restore(w.snapshot().data), pickle.loads(pickle.dumps(w))]
     for x in copies:
-        assert np.array_equal(x._s_chain[:x._n_shapes], w._s_chain[:w._n_shapes])
-        assert np.array_equal(x._s_ghost[:x._n_shapes], w._s_ghost[:w._n_shapes])
+        assert np.array_equal(x.tables.s_chain[:x.tables.n_shapes], w.tables.s_chain[:w.tables.n_shapes])
+        assert np.array_equal(x.tables.s_ghost[:x.tables.n_shapes], w.tables.s_ghost[:w.tables.n_shapes])
     for _ in range(60):
         w.step(DT)
         for x in copies:
@@ -297,7 +297,7 @@ def test_snapshot_and_pickle_keep_chains_and_continue_bitwise():
 def test_a_snapshot_with_bad_chain_bits_is_refused():
     w = _world()
     _floor(w, "chain", n=4)
-    w._s_chain[0] = 8
+    w.tables.s_chain[0] = 8
     with pytest.raises(CaromError, match="shape.chain"):
         carom.World.restore(w.snapshot().data)
 
@@ -306,7 +306,7 @@ def test_a_snapshot_with_a_ghost_vertex_on_its_joint_is_refused():
     w = _world()
     handles = _floor(w, "chain", n=4)
     s = handles[1].index
-    w._s_ghost[s, :2] = w._verts[w._s_offset[s]]
+    w.tables.s_ghost[s, :2] = w.tables.verts[w.tables.s_offset[s]]
     with pytest.raises(CaromError, match="shape.ghost"):
         carom.World.restore(w.snapshot().data)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from carom._jit import KernelDispatcher, borrowed, borrowed_rows, entry_njit, inline_njit, llvm_inline_njit, njit, sin_cos
+from carom.rigid.joints import bookkeeping as joint_rows
 
 
 @njit
@@ -394,7 +395,7 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
     world.step(1 / 60)
     bodies, shapes, tree, proxy, proxy_shape = world._kernel_args()
     args = (1 / 60, world.substeps, 0.0, -10.0, 0, 0, True, bodies, shapes, tree, proxy, proxy_shape,
-            world._contacts, world._joint_table(), world._joined_keys(), numba.get_num_threads(), 0,
+            world.tables.contacts, joint_rows.table(world.tables), joint_rows.joined_keys(world), numba.get_num_threads(), 0,
             np.zeros(len(_step.STAGES) + 1, np.int64))
     types = tuple(_step.step_kernel.typeof_pyval(a) for a in args)
     assert types in _step.step_kernel.overloads
@@ -500,7 +501,7 @@ several = {}
 for module in [m for name, m in list(sys.modules.items()) if name.startswith("carom")]:
     for name, f in vars(module).items():
         if isinstance(f, CPUDispatcher) and len(f.overloads) > 1:
-            several[module.__name__ + "." + name] = [[str(t) for t in sig] for sig in f.overloads]
+            several[f.py_func.__module__ + "." + name] = [[str(t) for t in sig] for sig in f.overloads]
 print(json.dumps(several))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
@@ -508,7 +509,7 @@ print(json.dumps(several))
     several = json.loads(out.stdout.strip().splitlines()[-1])
     # the partition step of the float median and of the integer key sort; the equality test of the arrays a
     # kept colouring depends on (int64, bool and int8)
-    assert set(several) <= {"carom.geometry._broadphase_kernels._partition", "carom.rigid._solver._same"}, several
+    assert set(several) <= {"carom.geometry._tree_pairs._partition", "carom.rigid._colouring._same"}, several
 
 
 def test_atomics_read_modify_and_write_an_int64_element():

@@ -8,6 +8,7 @@ import carom
 from carom import joints
 from carom.geometry import Circle
 from carom.rigid.joints._solve import joints_to_solve
+from carom.rigid.joints import bookkeeping as joint_rows
 
 BIG = 1e6   # a limit this far never acts, but makes the joint one of limit rows, solved one by one
 
@@ -38,7 +39,7 @@ def _net(n, limited=False, anchored=True):
 
 def _plain_count(w):
     bodies = w._kernel_args()[0]
-    _, _, pcount = joints_to_solve(w._joint_table(), bodies[7], bodies[16])
+    _, _, pcount = joints_to_solve(joint_rows.table(w.tables), bodies[7], bodies[16])
     return int(pcount.sum())
 
 

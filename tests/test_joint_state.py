@@ -52,7 +52,7 @@ def test_snapshot_pickle_and_copy_continue_bitwise_with_joints():
     for other in (restored, pickled, copied):
         assert np.array_equal(w.positions, other.positions)
         assert np.array_equal(w.velocities, other.velocities)
-        assert np.array_equal(w._j_impulse[:w._n_joints], other._j_impulse[:other._n_joints])
+        assert np.array_equal(w.tables.j_impulse[:w.tables.n_joints], other.tables.j_impulse[:other.tables.n_joints])
     assert pickled.joints[3].data == {"name": "link 3"}
     assert copied.joints[3].data == {"name": "link 3"}
     assert restored.joints[3].data is None          # a snapshot is data only
@@ -67,7 +67,7 @@ def test_one_and_two_threads_give_bitwise_the_same_world_with_joints():
             w = _jointed_world()
             for _ in range(90):
                 w.step(1 / 60)
-            results.append((w.positions, w.velocities, w._j_reaction[:w._n_joints].copy()))
+            results.append((w.positions, w.velocities, w.tables.j_reaction[:w.tables.n_joints].copy()))
         for a, b in zip(*results):
             assert np.array_equal(a, b)
     finally:

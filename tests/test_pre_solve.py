@@ -196,13 +196,13 @@ def test_a_hook_gives_bitwise_the_same_world_for_one_and_two_threads():
         finally:
             carom.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     a, b = results
-    for name in ("_com", "_angle", "_vel", "_angvel"):
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for name in ("com", "angle", "vel", "angvel"):
+        assert np.array_equal(getattr(a.tables, name), getattr(b.tables, name)), name
     # and the hook did something: without it the pyramid is elsewhere
     w = _scene()
     for _ in range(90):
         w.step(DT)
-    assert not np.array_equal(w._com, a._com)
+    assert not np.array_equal(w.tables.com, a.tables.com)
 
 
 def test_the_hook_sees_the_contact_as_the_contact_data_shows_it():
@@ -256,8 +256,8 @@ def test_the_hook_sees_the_contact_as_the_contact_data_shows_it():
     assert np.allclose(record[:n, 7], data.point[first, 0], atol=1e-3)
     assert np.allclose(record[:n, 9], math.sqrt(0.6 * 0.6))
     assert np.all(record[:n, 10:12] == 0.0)
-    for name in ("_com", "_angle", "_vel", "_angvel"):
-        assert np.array_equal(getattr(w, name), getattr(plain, name)), name
+    for name in ("com", "angle", "vel", "angvel"):
+        assert np.array_equal(getattr(w.tables, name), getattr(plain.tables, name)), name
 
 
 @numba.extending.intrinsic
@@ -373,8 +373,8 @@ def test_contact_data_is_the_dict_form_as_arrays():
     got = np.column_stack((data.shape_a, data.shape_b, data.point, data.normal, data.separation,
                            data.normal_impulse, data.tangent_impulse, data.touching)).astype(float)
     assert np.array_equal(got, rows)
-    assert np.array_equal(data.body_a, w._s_body[data.shape_a])
-    assert np.array_equal(data.body_b, w._s_body[data.shape_b])
+    assert np.array_equal(data.body_a, w.tables.s_body[data.shape_a])
+    assert np.array_equal(data.body_b, w.tables.s_body[data.shape_b])
 
 
 def test_approach_speed_is_the_impact_speed_of_a_falling_ball():

@@ -44,7 +44,7 @@ def _random_world(seed, target_shapes=300):
     # remove a few bodies and single shapes: their indices must never come back
     for k in rng.choice(len(bodies), 6, replace=False):
         w.remove(bodies[k])
-    bodies = [b for k, b in enumerate(bodies) if w._alive[b.index] and w._gen[b.index] == b.generation]
+    bodies = [b for k, b in enumerate(bodies) if w.tables.alive[b.index] and w.tables.gen[b.index] == b.generation]
     removed = 0
     for b in bodies:
         if len(b.shapes) > 1 and removed < 6:
@@ -318,7 +318,7 @@ def test_teleported_body_found_where_it_is_now():
 
 
 def test_each_change_between_two_queries_is_seen_by_the_second():
-    """The queries keep the boxes they brought the broad phase up to date with (``World._query_boxes``) until
+    """The queries keep the boxes they brought the broad phase up to date with (``WorldTables.query_boxes``) until
     the world changes: every change that moves, adds or removes a shape, made between two queries, must be
     seen by the second one (a query that kept stale boxes would miss the shape where it is now)."""
     w, ground, b, crate, sensor = _small_world()
@@ -379,8 +379,8 @@ def test_queries_between_steps_change_nothing_the_step_computes():
 # ----------------------------------------------------------------------------------------------------------
 
 def _snapshot(w):
-    bp = w._bp
-    arrays = [w._com, w._angle, w._vel, bp._lower, bp._upper, bp._leaf, bp._moved_meta] + list(bp._trees[0])
+    bp = w.tables.bp
+    arrays = [w.tables.com, w.tables.angle, w.tables.vel, bp._lower, bp._upper, bp._leaf, bp._moved_meta] + list(bp._trees[0])
     return [a.copy() for a in arrays]
 
 
@@ -423,16 +423,16 @@ def test_queries_find_shapes_added_since_the_last_step():
     ground.add_shape(box(10.0, 0.5, center=(0.0, -0.5)))
     w.add_body(position=(0.0, 0.5)).add_shape(box(0.5, 0.5), density=1.0)
     w.step(1 / 60)
-    assert w._bp._moved_meta[2] == 0
+    assert w.tables.bp._moved_meta[2] == 0
     ball = w.add_body(position=(3.0, 0.2))
     shape = ball.add_shape(Circle(0.25), density=1.0)
-    assert w._bp._moved_meta[2] == 1                      # waiting for its leaf
+    assert w.tables.bp._moved_meta[2] == 1                      # waiting for its leaf
     assert [h.index for h in w.query_aabb((2.9, 0.1), (3.1, 0.3))] == [shape.index]
     assert [h.index for h in w.query_point((3.0, 0.2))] == [shape.index]
     hit = w.raycast_first((3.0, 5.0), (3.0, -5.0))
     assert hit is not None and hit.shape.index == shape.index
     later = w.add_body(position=(-3.0, 0.2)).add_shape(Circle(0.25), density=1.0)
     w.step(1 / 60)
-    assert w._bp._moved_meta[2] == 0
+    assert w.tables.bp._moved_meta[2] == 0
     touching = {(c["shape_a"], c["shape_b"]) for c in w.contacts() if c["touching"]}
     assert any(later.index in pair for pair in touching)

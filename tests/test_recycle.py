@@ -22,7 +22,7 @@ def fresh_and_recycled(w):
     step started from (the poses the narrow phase saw). Returns (rows, recycled flags)."""
     xf, motion = poses(w)
     w.step(1 / 60)
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
     out = []
     recycled = []
     scratch_v = np.empty((8, 2))
@@ -31,17 +31,17 @@ def fresh_and_recycled(w):
         if count[k] == 0 or sensor[k]:
             continue
         a, b = int(keys[k] >> 32), int(keys[k] & 0xFFFFFFFF)
-        ba, bb = w._s_body[a], w._s_body[b]
+        ba, bb = w.tables.s_body[a], w.tables.s_body[b]
         t = relative_transform(*xf[ba], *xf[bb])
-        oa, ob = w._s_offset[a], w._s_offset[b]
-        na, nb = w._s_count[a], w._s_count[b]
+        oa, ob = w.tables.s_offset[a], w.tables.s_offset[b]
+        na, nb = w.tables.s_count[a], w.tables.s_count[b]
         # a contact is recycled when its cache holds an older pose than the one the step saw (two circles
         # are always tested afresh and keep no cache, and a row marked as holding no manifold was just
         # computed afresh too)
         marked = cache[k, _step.CTC] == 0.0 and cache[k, _step.CTS] == 0.0
         recycled.append((na, nb) != (1, 1) and not marked and not np.allclose(cache[k, :4], t, rtol=0, atol=1e-15))
-        m = collide_sat(w._verts[oa:oa + na], w._normals[oa:oa + na], w._s_radius[a],
-                        w._verts[ob:ob + nb], w._normals[ob:ob + nb], w._s_radius[b], *t,
+        m = collide_sat(w.tables.verts[oa:oa + na], w.tables.normals[oa:oa + na], w.tables.s_radius[a],
+                        w.tables.verts[ob:ob + nb], w.tables.normals[ob:ob + nb], w.tables.s_radius[b], *t,
                         SPECULATIVE_DISTANCE + _step.pair_motion(motion, ba, bb), scratch_v, scratch_n)
         out.append((k, ba, m, xf[ba]))
     return out, np.array(recycled)
@@ -54,7 +54,7 @@ def test_resting_pyramid_recycles_most_contacts_and_they_match_a_fresh_test():
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
     assert recycled.mean() > 0.5, recycled.mean()
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
     for (k, ba, m, xa), r in zip(rows, recycled):
         ox, oy, c, s = xa
         assert m[0] == count[k], (k, r)
@@ -72,7 +72,7 @@ def test_moving_pile_recomputes_what_moved():
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
     assert (~recycled).any()
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
     for (k, ba, m, xa), r in zip(rows, recycled):
         if not r:
             assert m[0] == count[k]
@@ -111,11 +111,11 @@ def test_recomputed_circle_pairs_match_collide_sat_bitwise():
     for _ in range(40):
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
     checked = 0
     for (k, ba, m, xa), r in zip(rows, recycled):
         a, b = int(keys[k] >> 32), int(keys[k] & 0xFFFFFFFF)
-        if r or w._s_count[a] != 1 or w._s_count[b] != 1:
+        if r or w.tables.s_count[a] != 1 or w.tables.s_count[b] != 1:
             continue
         ox, oy, c, s = xa
         assert m[0] == count[k] == 1
@@ -139,14 +139,14 @@ def test_a_fast_pair_keeps_no_cache_and_is_tested_afresh_when_it_slows():
     b.add_shape(box(0.5, 0.5), friction=0.0)
     w.step(1 / 60)
     assert 3.0 / 60 > UNCACHED_MOTION
-    cache = w._contacts[_step.CACHE]
-    assert w._contacts[1][0] > 0
+    cache = w.tables.contacts[_step.CACHE]
+    assert w.tables.contacts[1][0] > 0
     assert cache[0, _step.CTC] == 0.0 and cache[0, _step.CTS] == 0.0
     b.velocity = (0.0, 0.0)
     rows, recycled = fresh_and_recycled(w)
     assert list(recycled) == [False]
     (k, ba, m, xa), = rows
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w._contacts[:11]
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
     assert count[k] == m[0] and list(sep[k, :m[0]]) == [m[5], m[9]][:m[0]]
     assert cache[k, _step.CTC] != 0.0
     rows, recycled = fresh_and_recycled(w)

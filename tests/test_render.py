@@ -163,7 +163,7 @@ def test_tree_boxes_cover_their_children():
     world, _, _ = catalog.build("pile")
     for _ in range(3):
         world.step(1 / 60)
-    nodes = world._bp.nodes(static=False)
+    nodes = world.tables.bp.nodes(static=False)
     boxes = tree_boxes(nodes)
     leaves = [b for b in boxes if b[3]]
     assert len(boxes) == 2 * len(leaves) - 1 and len(leaves) == nodes["leaves"]
@@ -187,7 +187,7 @@ def test_matplotlib_debug_draw():
     fig = Figure(figsize=(4, 3), dpi=60)
     ax = fig.add_subplot()
     draw_matplotlib(world, ax, aabbs=True, lower=lower, upper=upper)
-    n_shapes = int(world._s_alive[:world._n_shapes].sum())
+    n_shapes = int(world.tables.s_alive[:world.tables.n_shapes].sum())
     assert len(ax.patches) == n_shapes
     canvas = FigureCanvasAgg(fig)
     canvas.draw()

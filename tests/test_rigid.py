@@ -10,6 +10,7 @@ from carom.errors import SimulationError, StaleHandleError, GeometryError, World
 from carom.geometry import Circle, Segment, box
 from carom.scenes.rigid_scenes import pyramid
 from tables import assert_same_contacts, contact_state
+from carom.rigid.events import no_colouring
 
 
 def _two_circles(m1, v1, m2, v2, n, e, r=0.5):
@@ -263,7 +264,7 @@ def test_bulk_arrays_match_handles():
 
 
 def _snapshot(w):
-    return [getattr(w, name).copy() for name in w._body_arrays]
+    return [getattr(w.tables, name).copy() for name in w.tables.body_arrays]
 
 
 @pytest.mark.parametrize("call, error", [
@@ -290,12 +291,12 @@ def test_bad_input_raises_and_leaves_world_unchanged(call, error):
     b.add_shape(Circle(0.5))
     w.step(1 / 60)
     before = _snapshot(w)
-    n_shapes = w._n_shapes
+    n_shapes = w.tables.n_shapes
     with pytest.raises(error):
         call(w, b)
     for x, y in zip(before, _snapshot(w)):
         assert np.array_equal(x, y)
-    assert w._n_shapes == n_shapes
+    assert w.tables.n_shapes == n_shapes
     w.step(1 / 60)
 
 
@@ -310,8 +311,8 @@ def test_dynamic_body_without_mass_is_rejected_at_step():
 
 
 @pytest.mark.parametrize("array, row, name", [
-    ("_vel", (1,), "velocity"), ("_angvel", (), "angular_velocity"), ("_force", (0,), "force"),
-    ("_torque", (), "torque")])
+    ("vel", (1,), "velocity"), ("angvel", (), "angular_velocity"), ("force", (0,), "force"),
+    ("torque", (), "torque")])
 def test_step_refuses_non_finite_state_and_changes_nothing(array, row, name):
     """The compiled step finds a non-finite velocity, force or torque (here written into the world's own
     arrays, as a blown-up simulation would leave them) before it moves anything, and names the body."""
@@ -323,8 +324,8 @@ def test_step_refuses_non_finite_state_and_changes_nothing(array, row, name):
     for _ in range(3):
         w.step(1 / 60)
     i = bodies[1].index
-    getattr(w, array)[(i,) + row] = np.nan
-    getattr(w, array)[(bodies[2].index,) + row] = np.inf
+    getattr(w.tables, array)[(i,) + row] = np.nan
+    getattr(w.tables, array)[(bodies[2].index,) + row] = np.inf
     before = _snapshot(w)
     contacts = contact_state(w)
     steps = w.step_count
@@ -362,7 +363,7 @@ def test_world_refuses_changes_while_stepping():
     w = carom.World()
     b = w.add_body()
     b.add_shape(Circle(1))
-    w._locked = True          # what step() does around its compiled call
+    w.tables.locked = True          # what step() does around its compiled call
     try:
         with pytest.raises(WorldLockedError):
             w.add_body()
@@ -373,7 +374,7 @@ def test_world_refuses_changes_while_stepping():
         with pytest.raises(WorldLockedError):
             w.step(1 / 60)
     finally:
-        w._locked = False
+        w.tables.locked = False
 
 
 MIXED = {"sqrt": lambda a, b: math.sqrt(a * b), "min": min, "max": max, "mean": lambda a, b: 0.5 * (a + b),
@@ -428,17 +429,17 @@ def test_kept_colouring_gives_the_world_a_fresh_colouring_gives():
             if i == 50:
                 w.remove(w.bodies[7])
             if fresh:
-                w._contacts = w._contacts[:_solver.COLOURING] + w._no_colouring()
-            perm = w._contacts[_solver.C_PERM]
+                w.tables.contacts = w.tables.contacts[:_solver.COLOURING] + no_colouring()
+            perm = w.tables.contacts[_solver.C_PERM]
             w.step(1 / 60)
-            kept += w._contacts[_solver.C_PERM] is perm
+            kept += w.tables.contacts[_solver.C_PERM] is perm
         return w, kept
 
     a, kept = run(False)
     b, none_kept = run(True)
     assert kept == 77 and none_kept == 0
-    for name in ("_com", "_angle", "_vel", "_angvel", "_asleep"):
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for name in ("com", "angle", "vel", "angvel", "asleep"):
+        assert np.array_equal(getattr(a.tables, name), getattr(b.tables, name)), name
     assert_same_contacts(a, b)
 
 
@@ -455,9 +456,9 @@ def test_colouring_keeps_each_colour_in_key_order_block_by_block():
     w.sleep_enabled = False
     for _ in range(12):
         w.step(1 / 60)
-    keys, count, sensor = w._contacts[0], w._contacts[1], w._contacts[9]
-    shape_body = w._s_body[:w._n_shapes]
-    kind, asleep = w._kind[:w._n_bodies], w._asleep[:w._n_bodies]
+    keys, count, sensor = w.tables.contacts[0], w.tables.contacts[1], w.tables.contacts[9]
+    shape_body = w.tables.s_body[:w.tables.n_shapes]
+    kind, asleep = w.tables.kind[:w.tables.n_bodies], w.tables.asleep[:w.tables.n_bodies]
     perm, pair, start, _ = _solver.colour_contacts(keys, count, sensor, shape_body, kind, asleep)
     solvable = np.flatnonzero((count > 0) & ~sensor)
     assert sorted(perm) == sorted(solvable)

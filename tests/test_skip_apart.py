@@ -29,7 +29,7 @@ def _sat(a, b, t, spec):
 
 def _body(rng, shape):
     """A centre of mass for the shape's body (anywhere near it, as for a body of several shapes) and the
-    shape's reach from it, as World._update_mass computes shape_reach."""
+    shape's reach from it, as carom.rigid.mass.update_mass computes shape_reach."""
     lc = shape.vertices.mean(axis=0) + rng.normal(0.0, 0.5, 2)
     return lc, float(np.max(np.hypot(*(shape.vertices - lc).T))) + shape.radius
 
@@ -140,10 +140,10 @@ def _skipped_share(w, steps):
         bodies, shapes = w._kernel_args()[:2]
         xf = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes, 1)[3]
         w.step(1 / 60)
-        keys, count, cache = w._contacts[0], w._contacts[1], w._contacts[10]
-        circles = (w._s_count[keys >> 32] == 1) & (w._s_count[keys & 0xFFFFFFFF] == 1)
+        keys, count, cache = w.tables.contacts[0], w.tables.contacts[1], w.tables.contacts[10]
+        circles = (w.tables.s_count[keys >> 32] == 1) & (w.tables.s_count[keys & 0xFFFFFFFF] == 1)
         for k in np.flatnonzero((count == 0) & ~circles):      # (two circles keep no cache)
-            ba, bb = w._s_body[keys[k] >> 32], w._s_body[keys[k] & 0xFFFFFFFF]
+            ba, bb = w.tables.s_body[keys[k] >> 32], w.tables.s_body[keys[k] & 0xFFFFFFFF]
             zero += 1
             skipped += not np.array_equal(cache[k, :4], relative_transform(*xf[ba], *xf[bb]))
     return skipped / max(zero, 1), zero
@@ -158,7 +158,7 @@ def test_skipping_changes_nothing_in_a_moving_scene(build, settle, least):
     tumbler's boxes once they have landed and tumble; the pile's mixed shapes and multi-shape bodies while
     they fall and settle)."""
     worlds = [build(), build()]
-    worlds[1]._skip_apart = False
+    worlds[1].tables.skip_apart = False
     for w in worlds:
         for _ in range(settle):
             w.step(1 / 60)
@@ -166,9 +166,9 @@ def test_skipping_changes_nothing_in_a_moving_scene(build, settle, least):
     _skipped_share(worlds[1], 20)
     assert zero > 100 and share > least, (share, zero)
     a, b = worlds
-    n = a._n_bodies
-    for name in ("_com", "_angle", "_vel", "_angvel", "_asleep"):
-        np.testing.assert_array_equal(getattr(a, name)[:n], getattr(b, name)[:n], err_msg=name)
+    n = a.tables.n_bodies
+    for name in ("com", "angle", "vel", "angvel", "asleep"):
+        np.testing.assert_array_equal(getattr(a.tables, name)[:n], getattr(b.tables, name)[:n], err_msg=name)
     for i, (x, y) in enumerate(zip(contact_state(a)[:_step.CACHE], contact_state(b)[:_step.CACHE])):
         np.testing.assert_array_equal(x, y, err_msg=f"contact table member {i}")
     # with the skip off nothing was skipped

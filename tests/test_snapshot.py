@@ -94,12 +94,12 @@ def reencode(d):
 
 def test_the_busy_world_has_what_it_should():
     w = busy_world()
-    assert w._asleep[:w._n_bodies].sum() >= 4, "the stack (at least) should be asleep"
+    assert w.tables.asleep[:w.tables.n_bodies].sum() >= 4, "the stack (at least) should be asleep"
     assert w.awake_count >= 2
-    assert len(w._free_shapes) >= 1                      # the removed shape just before the snapshot
-    assert w._pending_end, "the removed touching shape leaves pending end events"
-    assert w._contacts[0].size > 20 and w._contacts[8].sum() > 10
-    assert (w._s_group[:w._n_shapes] < 0).any() and w._s_sensor[:w._n_shapes].any()
+    assert len(w.tables.free_shapes) >= 1                      # the removed shape just before the snapshot
+    assert w.tables.pending_end, "the removed touching shape leaves pending end events"
+    assert w.tables.contacts[0].size > 20 and w.tables.contacts[8].sum() > 10
+    assert (w.tables.s_group[:w.tables.n_shapes] < 0).any() and w.tables.s_sensor[:w.tables.n_shapes].any()
 
 
 @pytest.mark.parametrize("how", ["restore", "restore_bytes", "pickle", "copy", "deepcopy"])
@@ -115,7 +115,7 @@ def test_restore_continues_bitwise(how):
         w2 = copy.copy(w)
     else:
         w2 = copy.deepcopy([w])[0]
-    assert w2 is not w and w2._com is not w._com and w2._bp is not w._bp
+    assert w2 is not w and w2.tables.com is not w.tables.com and w2.tables.bp is not w.tables.bp
     assert all(b.world is w2 for b in w2.bodies) and all(h.world is w2 for b in w2.bodies for h in b.shapes)
     assert w2.snapshot().data == w.snapshot().data
     # what the user sees is the same: handles, geometry, events of the last step
@@ -129,7 +129,7 @@ def test_restore_continues_bitwise(how):
         if step % 20 == 0 or step < 3:
             same_state(w, w2)
         else:
-            assert np.array_equal(w._com, w2._com) and np.array_equal(w._vel, w2._vel), step
+            assert np.array_equal(w.tables.com, w2.tables.com) and np.array_equal(w.tables.vel, w2.tables.vel), step
     same_state(w, w2)
     assert w.awake_count == w2.awake_count
 
@@ -173,10 +173,12 @@ def test_every_world_attribute_has_a_place_in_the_format():
     """An attribute added to World (or its broad phase) must be saved or declared transient in
     carom.rigid.snapshot.WORLD_ATTRIBUTES, or a restored world would silently lose it."""
     w = busy_world(steps=10)
-    assert set(vars(w)) <= set(S.WORLD_ATTRIBUTES), sorted(set(vars(w)) - set(S.WORLD_ATTRIBUTES))
-    assert set(vars(w._bp)) <= set(S.BROAD_PHASE_ATTRIBUTES), sorted(set(vars(w._bp)) - set(S.BROAD_PHASE_ATTRIBUTES))
+    def attributes(world):      # the world's own and its tables' (``WorldTables``: "tables.<name>")
+        return set(vars(world)) | {"tables." + name for name in vars(world.tables)}
+    assert attributes(w) <= set(S.WORLD_ATTRIBUTES), sorted(attributes(w) - set(S.WORLD_ATTRIBUTES))
+    assert set(vars(w.tables.bp)) <= set(S.BROAD_PHASE_ATTRIBUTES), sorted(set(vars(w.tables.bp)) - set(S.BROAD_PHASE_ATTRIBUTES))
     w2 = carom.World.restore(w.snapshot())
-    assert set(vars(w2)) == set(vars(w)) and set(vars(w2._bp)) == set(vars(w._bp))
+    assert attributes(w2) == attributes(w) and set(vars(w2.tables.bp)) == set(vars(w.tables.bp))
 
 
 def test_handlers_are_not_saved():
@@ -441,9 +443,9 @@ def fuzz(seed, trials):
             out["failures"].append(f"trial {trial}: step raised {exc!r}")
             continue
         out["stepped"] += 1
-        n = w._n_bodies
-        alive = w._alive[:n]
-        state = (w._com[:n][alive], w._vel[:n][alive], w._angle[:n][alive], w._angvel[:n][alive])
+        n = w.tables.n_bodies
+        alive = w.tables.alive[:n]
+        state = (w.tables.com[:n][alive], w.tables.vel[:n][alive], w.tables.angle[:n][alive], w.tables.angvel[:n][alive])
         if not all(np.isfinite(a).all() for a in state):
             out["failures"].append(f"trial {trial}: the world is not finite after 5 steps")
     out["errors"] = dict(sorted(errors.items(), key=lambda kv: -kv[1])[:12])
@@ -513,9 +515,9 @@ def fuzz_entries(seed, trials):
         try:
             for _ in range(5):
                 w.step(DT)
-            n = w._n_bodies
-            alive = w._alive[:n]
-            if not all(np.isfinite(a[:n][alive]).all() for a in (w._com, w._vel, w._angle, w._angvel)):
+            n = w.tables.n_bodies
+            alive = w.tables.alive[:n]
+            if not all(np.isfinite(a[:n][alive]).all() for a in (w.tables.com, w.tables.vel, w.tables.angle, w.tables.angvel)):
                 out["failures"].append(f"entries trial {trial}: the world is not finite after 5 steps")
             w.contact_events()
             w.query_aabb((-20, -1), (20, 20))

@@ -14,7 +14,7 @@ from carom.scenes.rigid_scenes import pile, pyramid, smash
 from tables import assert_same_contacts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STATE = ("_com", "_angle", "_vel", "_angvel")
+STATE = ("com", "angle", "vel", "angvel")
 
 
 def run(builder, steps, threads):
@@ -53,7 +53,7 @@ def test_one_and_many_threads_are_bitwise_equal(builder):
     a = run(builder, 120, 1)
     b = run(builder, 120, many)
     for name in STATE:
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert np.array_equal(getattr(a.tables, name), getattr(b.tables, name)), name
     assert_same_contacts(a, b)
 
 
@@ -74,7 +74,7 @@ from carom.scenes.rigid_scenes import pile
 w = pile(count=30)
 for _ in range(40):
     w.step(1 / 60)
-np.save({out!r}, np.concatenate([w._com.ravel(), w._angle, w._vel.ravel(), w._angvel]))
+np.save({out!r}, np.concatenate([w.tables.com.ravel(), w.tables.angle, w.tables.vel.ravel(), w.tables.angvel]))
 """
 
 
@@ -204,4 +204,4 @@ def test_a_world_whose_steps_switch_thread_count_is_bitwise_the_one_of_a_single_
     a = run(alternating, 60, min(4, numba.config.NUMBA_NUM_THREADS))
     b = run(lambda: pyramid(base=30), 60, 1)
     for name in STATE:
-        assert np.array_equal(getattr(a, name), getattr(b, name))
+        assert np.array_equal(getattr(a.tables, name), getattr(b.tables, name))

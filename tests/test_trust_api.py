@@ -13,6 +13,7 @@ import carom
 from carom.constants import FLOAT32_LIMIT, MAX_SUBSTEPS
 from carom.errors import CaromError, GeometryError, SimulationError, StaleHandleError
 from carom.geometry import Capsule, Circle, Polygon, Segment, Transform, box
+from carom.rigid.shape import compact_vertex_rows
 
 DT = 1 / 60
 NAN, INF = float("nan"), float("inf")
@@ -26,7 +27,7 @@ def _arrays(prefix, obj, out):
             out[prefix + name] = (value.dtype.str, value.shape, value.tobytes())
         elif isinstance(value, (bool, int, float, str, np.generic)) or value is None:
             out[prefix + name] = repr(value)
-        elif isinstance(value, list) and name.startswith("_free"):
+        elif isinstance(value, list) and name.lstrip("_").startswith("free"):
             out[prefix + name] = repr(value)
 
 
@@ -35,10 +36,11 @@ def world_state(w):
     and counts: two states are equal only if nothing the step reads changed."""
     out = {}
     _arrays("", w, out)
-    _arrays("bp.", w._bp, out)
-    for k, a in enumerate(w._contacts):
+    _arrays("tables.", w.tables, out)
+    _arrays("bp.", w.tables.bp, out)
+    for k, a in enumerate(w.tables.contacts):
         out[f"contacts[{k}]"] = (a.dtype.str, a.shape, a.tobytes())
-    out["body_shapes"] = repr([[h.index for h in hs] for hs in w._body_shapes])
+    out["body_shapes"] = repr([[h.index for h in hs] for hs in w.tables.body_shapes])
     return out
 
 
@@ -377,12 +379,12 @@ def test_random_junk_is_refused_cleanly_or_stepped_safely(target, value):
     except CaromError:
         assert_unchanged(before, w)
         return
-    n = w._n_bodies
-    for name in ("_vel", "_angvel", "_force", "_torque", "_inv_mass", "_inv_inertia", "_gravity"):
-        arr = getattr(w, name)[:n] if name != "_gravity" else w._gravity
+    n = w.tables.n_bodies
+    for name in ("vel", "angvel", "force", "torque", "inv_mass", "inv_inertia", "_gravity"):
+        arr = getattr(w.tables, name)[:n] if name != "_gravity" else w._gravity
         assert np.isfinite(arr).all() and (np.abs(arr) <= FLOAT32_LIMIT).all(), (name, arr)
     w.step(DT)
-    assert np.isfinite(w._com[:n]).all() and np.isfinite(w._vel[:n]).all()
+    assert np.isfinite(w.tables.com[:n]).all() and np.isfinite(w.tables.vel[:n]).all()
 
 
 def test_shape_constructors_refuse_random_junk_cleanly():
@@ -403,11 +405,11 @@ def test_shape_constructors_refuse_random_junk_cleanly():
 # --- vertex rows are reused --------------------------------------------------------------------------------
 
 def assert_vertex_rows_match(w):
-    for s in np.flatnonzero(w._s_alive[:w._n_shapes]):
-        o, k = w._s_offset[s], w._s_count[s]
-        assert o + k <= w._n_verts
-        np.testing.assert_array_equal(w._verts[o:o + k], w._s_geometry[s].vertices)
-        np.testing.assert_array_equal(w._normals[o:o + k], w._s_geometry[s].normals)
+    for s in np.flatnonzero(w.tables.s_alive[:w.tables.n_shapes]):
+        o, k = w.tables.s_offset[s], w.tables.s_count[s]
+        assert o + k <= w.tables.n_verts
+        np.testing.assert_array_equal(w.tables.verts[o:o + k], w.tables.s_geometry[s].vertices)
+        np.testing.assert_array_equal(w.tables.normals[o:o + k], w.tables.s_geometry[s].normals)
 
 
 def test_adding_and_removing_100000_boxes_keeps_the_vertex_table_bounded():
@@ -420,8 +422,8 @@ def test_adding_and_removing_100000_boxes_keeps_the_vertex_table_bounded():
     largest = 0
     for k in range(100_000):
         w.remove(bodies[k % 10].add_shape(small))
-        largest = max(largest, w._verts.shape[0])
-    live = int(w._s_count[:w._n_shapes][w._s_alive[:w._n_shapes]].sum())
+        largest = max(largest, w.tables.verts.shape[0])
+    live = int(w.tables.s_count[:w.tables.n_shapes][w.tables.s_alive[:w.tables.n_shapes]].sum())
     assert live == 4 * 10 + 2 and largest <= 4 * live + 64
     assert_vertex_rows_match(w)
 
@@ -446,8 +448,8 @@ def test_churn_of_mixed_shapes_reuses_rows_and_steps():
         extra.append(b.add_shape(shapes[int(rng.integers(len(shapes)))]))
         if len(extra) > int(rng.integers(1, 60)):
             w.remove(extra.popleft())
-        peak = max(peak, int(w._s_count[:w._n_shapes][w._s_alive[:w._n_shapes]].sum()))
-        assert w._verts.shape[0] <= 4 * (peak + 7) + 64
+        peak = max(peak, int(w.tables.s_count[:w.tables.n_shapes][w.tables.s_alive[:w.tables.n_shapes]].sum()))
+        assert w.tables.verts.shape[0] <= 4 * (peak + 7) + 64
         if k % 2_000 == 0:
             assert_vertex_rows_match(w)
     assert_vertex_rows_match(w)
@@ -460,9 +462,9 @@ def churned_pile(extra_rows=0):
     """Boxes on a floor, built with far-away shapes added and removed in between (dead vertex rows)."""
     w = carom.World()
     if extra_rows:                        # room enough that this twin never has to compact
-        for name in ("_verts", "_normals"):
-            table = getattr(w, name)
-            setattr(w, name, np.zeros((table.shape[0] + extra_rows, 2)))
+        for name in ("verts", "normals"):
+            table = getattr(w.tables, name)
+            setattr(w.tables, name, np.zeros((table.shape[0] + extra_rows, 2)))
     w.static_body.add_shape(Segment((-20, 0), (20, 0)))
     junk = []
     for k in range(40):
@@ -480,16 +482,16 @@ def test_compaction_moves_rows_in_place_and_the_step_is_unchanged():
     """Two twins, the same shapes in the same slots: one has compacted its vertex table when it filled up, the
     other had room. They step bitwise alike (the kept kernel views see the moved rows)."""
     a, b = churned_pile(), churned_pile(extra_rows=4096)
-    assert a._n_verts < b._n_verts
+    assert a.tables.n_verts < b.tables.n_verts
     assert_vertex_rows_match(a)
     for w in (a, b):
         w.step(DT)
     # compact again while the step's views are kept: the arrays are the same objects, their rows moved
-    verts = a._verts
+    verts = a.tables.verts
     a.remove(a.bodies[5])
     b.remove(b.bodies[5])
-    a._compact_vertex_rows(np.flatnonzero(a._s_alive[:a._n_shapes]))
-    assert a._verts is verts and a._arg_views is not None
+    compact_vertex_rows(a.tables, np.flatnonzero(a.tables.s_alive[:a.tables.n_shapes]))
+    assert a.tables.verts is verts and a._arg_views is not None
     assert_vertex_rows_match(a)
     for _ in range(90):
         a.step(DT)

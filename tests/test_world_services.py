@@ -18,38 +18,38 @@ DT = 1 / 60
 
 def check_world(w):
     """Consistency of the internal arrays after a step."""
-    n, ns = w._n_bodies, w._n_shapes
-    alive = w._alive[:n]
-    assert np.isfinite(w._com[:n][alive]).all() and np.isfinite(w._vel[:n][alive]).all()
+    n, ns = w.tables.n_bodies, w.tables.n_shapes
+    alive = w.tables.alive[:n]
+    assert np.isfinite(w.tables.com[:n][alive]).all() and np.isfinite(w.tables.vel[:n][alive]).all()
     # sleeping bodies are live dynamic bodies at rest
-    asleep = w._asleep[:n]
+    asleep = w.tables.asleep[:n]
     assert not (asleep & ~alive).any()
-    assert (w._kind[:n][asleep] == _step.DYNAMIC).all()
-    assert (w._vel[:n][asleep] == 0).all() and (w._angvel[:n][asleep] == 0).all()
+    assert (w.tables.kind[:n][asleep] == _step.DYNAMIC).all()
+    assert (w.tables.vel[:n][asleep] == 0).all() and (w.tables.angvel[:n][asleep] == 0).all()
     # shapes belong to live bodies, and the body lists agree with the shape table
-    s_alive = w._s_alive[:ns]
-    assert alive[w._s_body[:ns][s_alive]].all()
-    listed = sorted(h.index for b in np.flatnonzero(alive) for h in w._body_shapes[b])
+    s_alive = w.tables.s_alive[:ns]
+    assert alive[w.tables.s_body[:ns][s_alive]].all()
+    listed = sorted(h.index for b in np.flatnonzero(alive) for h in w.tables.body_shapes[b])
     assert listed == sorted(np.flatnonzero(s_alive).tolist())
     for b in np.flatnonzero(alive):
-        for h in w._body_shapes[b]:
-            assert w._s_body[h.index] == b
+        for h in w.tables.body_shapes[b]:
+            assert w.tables.s_body[h.index] == b
     # every live shape has a proxy in the broad phase that maps back to it
     for s in np.flatnonzero(s_alive):
-        p = w._s_proxy[s]
-        assert w._proxy_shape[p] == s and w._bp._flags[p] != 0
-    assert len(w._bp) == int(s_alive.sum())
+        p = w.tables.s_proxy[s]
+        assert w.tables.proxy_shape[p] == s and w.tables.bp._flags[p] != 0
+    assert len(w.tables.bp) == int(s_alive.sum())
     # the contact table is sorted, unique, between live shapes of different bodies
-    keys, count = w._contacts[0], w._contacts[1]
+    keys, count = w.tables.contacts[0], w.tables.contacts[1]
     assert (np.diff(keys) > 0).all()
     sa, sb = keys >> 32, keys & 0xFFFFFFFF
     assert (sa < sb).all() and s_alive[sa].all() and s_alive[sb].all()
-    assert (w._s_body[sa] != w._s_body[sb]).all()
+    assert (w.tables.s_body[sa] != w.tables.s_body[sb]).all()
     assert ((count >= 0) & (count <= 2)).all()
     # a touching contact between two dynamic bodies never joins a sleeping and an awake body
-    ba, bb = w._s_body[sa], w._s_body[sb]
-    dyn = (w._kind[ba] == _step.DYNAMIC) & (w._kind[bb] == _step.DYNAMIC) & (count > 0) & ~w._contacts[9]
-    assert (w._asleep[ba][dyn] == w._asleep[bb][dyn]).all()
+    ba, bb = w.tables.s_body[sa], w.tables.s_body[sb]
+    dyn = (w.tables.kind[ba] == _step.DYNAMIC) & (w.tables.kind[bb] == _step.DYNAMIC) & (count > 0) & ~w.tables.contacts[9]
+    assert (w.tables.asleep[ba][dyn] == w.tables.asleep[bb][dyn]).all()
 
 
 # --- sensors and events ------------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ def test_handlers_see_events_after_the_step_and_can_add_bodies():
     hits = []
 
     def on_hit(event):
-        assert not w._locked
+        assert not w.tables.locked
         hits.append(event)
         b = w.add_body(position=(5, 5))          # adding during delivery is allowed
         b.add_shape(Circle(0.2))
@@ -264,12 +264,12 @@ def test_removing_a_support_wakes_what_rests_on_it():
 
 # --- snapshots -----------------------------------------------------------------------------------------------
 
-STATE = ("_com", "_angle", "_vel", "_angvel", "_asleep", "_sleep_time")
+STATE = ("com", "angle", "vel", "angvel", "asleep", "sleep_time")
 
 
 def assert_same(a, b):
     for name in STATE:
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert np.array_equal(getattr(a.tables, name), getattr(b.tables, name)), name
     assert_same_contacts(a, b)
 
 
@@ -285,7 +285,7 @@ def test_snapshot_continues_bitwise(how):
         w2 = pickle.loads(pickle.dumps(w))
     else:
         w2 = copy.copy(w)
-    assert w2 is not w and w2._com is not w._com
+    assert w2 is not w and w2.tables.com is not w.tables.com
     for _ in range(500):
         w.step(DT)
         w2.step(DT)
@@ -302,8 +302,8 @@ def test_kept_kernel_views_follow_slot_reuse_and_grown_arrays():
     kernel: the world must step exactly like a twin whose views are built afresh before every step."""
     def build():
         w = pile(count=30)
-        while w._verts.shape[0] - w._n_verts >= 8:     # fill the vertex array with far-away static boxes
-            w.static_body.add_shape(box(0.5, 0.5, center=(100.0 + 2 * w._n_verts, 0.0)))
+        while w.tables.verts.shape[0] - w.tables.n_verts >= 8:     # fill the vertex array with far-away static boxes
+            w.static_body.add_shape(box(0.5, 0.5, center=(100.0 + 2 * w.tables.n_verts, 0.0)))
         for _ in range(20):
             w.step(DT)
         return w
@@ -311,13 +311,13 @@ def test_kept_kernel_views_follow_slot_reuse_and_grown_arrays():
     worlds = [build(), build()]
     for w in worlds:
         w.remove(w.bodies[-1])
-        n, ns, verts = w._n_bodies, w._n_shapes, w._verts
+        n, ns, verts = w.tables.n_bodies, w.tables.n_shapes, w.tables.verts
         ring = np.linspace(0.0, 2 * np.pi, 9, endpoint=False)
         b = w.add_body(position=(0.3, 12.0))
         b.add_shape(Polygon(np.c_[np.cos(ring), np.sin(ring)]), density=1.0)
         # the new body and shape took freed slots, and the vertex array had to grow
-        assert (w._n_bodies, w._n_shapes) == (n, ns)
-        assert w._verts is not verts
+        assert (w.tables.n_bodies, w.tables.n_shapes) == (n, ns)
+        assert w.tables.verts is not verts
         w.step(DT)
     fresh = worlds[1]
     for _ in range(120):
@@ -377,8 +377,8 @@ def test_profile_times_each_stage_and_changes_nothing():
     for _ in range(30):
         plain.step(1 / 60)
         timed.step(1 / 60)
-    for name in ("_com", "_angle", "_vel", "_angvel"):
-        assert np.array_equal(getattr(plain, name), getattr(timed, name)), name
+    for name in ("com", "angle", "vel", "angvel"):
+        assert np.array_equal(getattr(plain.tables, name), getattr(timed.tables, name)), name
     assert plain.profile_times == {}
     t = timed.profile_times
     assert set(t) == set(_step.STAGES) | {"total"}
@@ -394,7 +394,7 @@ def test_events_read_after_the_shape_slot_is_reused_name_the_old_shape():
     holder = w.add_body(position=(20, 20), kind="static")
     for _ in range(120):
         w.step(DT)
-        raw = w._raw_events             # (not settled: events are found only when asked for)
+        raw = w.tables.raw_events             # (not settled: events are found only when asked for)
         if raw is not None and _step.event_rows(raw[0], raw[1], raw[3][0], raw[3][8], raw[3][1], raw[3][11],
                                                 raw[4], raw[5])[0].size:    # this step began a contact
             break
@@ -416,19 +416,19 @@ def test_a_snapshot_holds_no_unwritten_cache_rows():
     w = circle_pile(count=200)
     for _ in range(60):
         w.step(DT)
-    keys = w._contacts[0]
-    cache = w._contacts[_step.CACHE]
-    circles = (w._s_count[keys >> 32] == 1) & (w._s_count[keys & 0xFFFFFFFF] == 1)
+    keys = w.tables.contacts[0]
+    cache = w.tables.contacts[_step.CACHE]
+    circles = (w.tables.s_count[keys >> 32] == 1) & (w.tables.s_count[keys & 0xFFFFFFFF] == 1)
     marked = ~circles & (cache[:, _step.CTC] == 0.0) & (cache[:, _step.CTS] == 0.0)
     assert circles.sum() > 100 and marked.sum() > 0
     unwritten = circles | marked
     cache[unwritten] = np.nan                   # stand-in for whatever the memory held
     cache[marked, _step.CTC] = cache[marked, _step.CTS] = 0.0
-    live = [a.copy() for a in w._contacts]
+    live = [a.copy() for a in w.tables.contacts]
     w2 = carom.World.restore(w.snapshot())
-    assert np.all(w2._contacts[_step.CACHE][unwritten] == 0.0)
-    assert np.array_equal(w2._contacts[_step.CACHE][~unwritten], cache[~unwritten])
-    for x, y in zip(live, w._contacts):
+    assert np.all(w2.tables.contacts[_step.CACHE][unwritten] == 0.0)
+    assert np.array_equal(w2.tables.contacts[_step.CACHE][~unwritten], cache[~unwritten])
+    for x, y in zip(live, w.tables.contacts):
         assert np.array_equal(x, y, equal_nan=True)
     cache[circles] = 1.0                        # other stray bytes: the saved table is the same
     cache[marked, _step.CNX:] = 1.0

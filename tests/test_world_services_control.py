@@ -63,9 +63,9 @@ def _signed_distance(g, core, p):
 
 def _state(w):
     """Every array a call could change: bodies, shapes, broad phase."""
-    bp = w._bp
-    arrays = [w._com, w._angle, w._vel, w._angvel, w._asleep, w._sleep_time, w._island, w._force, w._torque,
-              w._s_alive, bp._lower, bp._upper, bp._leaf, bp._moved_meta] + list(bp._trees[0]) + list(bp._trees[1])
+    bp = w.tables.bp
+    arrays = [w.tables.com, w.tables.angle, w.tables.vel, w.tables.angvel, w.tables.asleep, w.tables.sleep_time, w.tables.island, w.tables.force, w.tables.torque,
+              w.tables.s_alive, bp._lower, bp._upper, bp._leaf, bp._moved_meta] + list(bp._trees[0]) + list(bp._trees[1])
     return [np.array(a, copy=True) for a in arrays]
 
 
@@ -463,7 +463,7 @@ def test_refused_explosion_applies_none_of_its_impulses():
 
 def test_queries_refused_while_stepping():
     w, _ = _small_world()
-    w._locked = True
+    w.tables.locked = True
     for call in (lambda: w.query_nearest((0.0, 0.0), 1.0), lambda: w.cast_shape(Circle(1.0), (0.0, 0.0), (1, 0)),
                  lambda: w.explode((0.0, 0.0), 1.0, 1.0)):
         with pytest.raises(carom.errors.WorldLockedError):

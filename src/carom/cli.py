@@ -8,29 +8,10 @@ import argparse
 import os
 import sys
 
+from ._args import positive_int as _positive_int, size as _size
 from .errors import CaromError
 
 HEADLESS_FRAMES = 180
-
-
-def _size(text):
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size must look like 480x360, got {text!r}") from None
-    if not (16 <= w <= 8192 and 16 <= h <= 8192):
-        raise argparse.ArgumentTypeError(f"size must be between 16x16 and 8192x8192, got {text!r}")
-    return w, h
-
-
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
-    return v
 
 
 def _demo(args):

@@ -379,6 +379,19 @@ class DynamicTree(BroadPhase):
             K.tree_insert_pending(self._trees[0], self._trees[1], self._lower, self._upper, self._flags,
                                   self._leaf, self._n, self.margin, self._moved, self._moved_flag, self._moved_meta)
 
+    def step_table(self) -> tuple:
+        """The tree's arrays as a compiled world step reads and writes them, in place: (moving tree, static tree,
+        lower, upper, flags, leaf, moved, moved_flag, moved_meta, cand, margin, multiplier); the trees are ``Tree``
+        node pools (``geometry/_tree.py``), ``cand`` the cached pairs (keys ``i << 32 | j``). A world names them
+        (``carom.rigid._layout.TreeTable``) and gives back the new pair cache with :meth:`set_candidates`."""
+        return (self._trees[0], self._trees[1], self._lower, self._upper, self._flags, self._leaf, self._moved,
+                self._moved_flag, self._moved_meta, self._cand, self.margin, self.multiplier)
+
+    def set_candidates(self, cand: "np.ndarray") -> None:
+        """Keep ``cand`` (sorted keys ``i << 32 | j`` of the pairs whose fat boxes overlap, as a step found them)
+        as the pair cache the next pair search starts from."""
+        self._cand = cand
+
     def _removing(self, p):
         if self._leaf[p] < 0:                      # (pending: no leaf yet)
             self._moved_meta[2] -= 1

@@ -157,7 +157,8 @@ def fit_bounds(world: "Any", pad: "float" = 0.05) -> "Tuple[tuple, tuple]":
 
 # ---------------------------------------------------------------------------------------------- rigid world
 def _is_rigid(world):
-    return hasattr(world, "_s_alive")
+    """A rigid world (``carom.World``) has tables (``WorldTables``); a Verlet world has none."""
+    return hasattr(world, "tables")
 
 
 def rounded_outline(core: "Any", radius: "float", step: "float" = math.pi / 8) -> np.ndarray:
@@ -185,26 +186,26 @@ def _rigid_shapes(world):
 
     Shapes are transformed in batches of equal vertex count (one array operation per batch, not per shape).
     """
-    ns = world._n_shapes
-    ids = np.flatnonzero(world._s_alive[:ns])
-    bodies = world._s_body[ids]
-    ang = world._angle[bodies]
+    ns = world.tables.n_shapes
+    ids = np.flatnonzero(world.tables.s_alive[:ns])
+    bodies = world.tables.s_body[ids]
+    ang = world.tables.angle[bodies]
     c, s = np.cos(ang), np.sin(ang)
-    lc = world._local_center[bodies]
-    ox = world._com[bodies, 0] - (c * lc[:, 0] - s * lc[:, 1])
-    oy = world._com[bodies, 1] - (s * lc[:, 0] + c * lc[:, 1])
-    counts = world._s_count[ids]
-    offsets = world._s_offset[ids]
+    lc = world.tables.local_center[bodies]
+    ox = world.tables.com[bodies, 0] - (c * lc[:, 0] - s * lc[:, 1])
+    oy = world.tables.com[bodies, 1] - (s * lc[:, 0] + c * lc[:, 1])
+    counts = world.tables.s_count[ids]
+    offsets = world.tables.s_offset[ids]
     verts = [None] * len(ids)
     for k in np.unique(counts):
         rows = np.flatnonzero(counts == k)
-        v = world._verts[offsets[rows, None] + np.arange(k)]             # (m, k, 2) body frame
+        v = world.tables.verts[offsets[rows, None] + np.arange(k)]             # (m, k, 2) body frame
         cr, sr = c[rows, None], s[rows, None]
         wv = np.stack([cr * v[..., 0] - sr * v[..., 1] + ox[rows, None],
                        sr * v[..., 0] + cr * v[..., 1] + oy[rows, None]], -1)
         for r, row in enumerate(rows):
             verts[row] = wv[r]
-    return ids, bodies, verts, world._s_radius[ids], ang
+    return ids, bodies, verts, world.tables.s_radius[ids], ang
 
 
 #: joint kinds that only relate the two bodies' angles (their anchors are just the bodies' origins): drawn as a
@@ -253,11 +254,11 @@ def describe_rigid(world, contacts=True, aabbs=False, tree=False, normal_length=
     normals, shape AABBs and the broad-phase tree."""
     out = []
     ids, bodies, verts, radii, angles = _rigid_shapes(world)
-    asleep = getattr(world, "_asleep", None)
-    sensor = getattr(world, "_s_sensor", None)
+    asleep = world.tables.asleep
+    sensor = world.tables.s_sensor
     for k, sid in enumerate(ids):
         b = int(bodies[k])
-        kind = int(world._kind[b])
+        kind = int(world.tables.kind[b])
         fill = STATIC_FILL if kind == 0 else KINEMATIC_FILL if kind == 1 else body_colour(b)
         if asleep is not None and kind == 2 and asleep[b]:
             fill = dimmed(fill)
@@ -279,8 +280,8 @@ def describe_rigid(world, contacts=True, aabbs=False, tree=False, normal_length=
         for v, r in zip(verts, radii):
             lo, hi = v.min(axis=0) - r, v.max(axis=0) + r
             out.append(Lines(_box_points(lo, hi), AABB, 1, closed=True))
-    if tree and hasattr(world, "_bp"):
-        out.extend(describe_tree(world._bp))
+    if tree:
+        out.extend(describe_tree(world.tables.bp))
     if contacts:
         for c in world.contacts():
             n = np.asarray(c["normal"], float)
@@ -366,7 +367,7 @@ def shape_centres(world):
     picture must not be blank. Verlet: body outline means and every particle of an edge-only group."""
     if _is_rigid(world):
         ids, _, verts, _, _ = _rigid_shapes(world)
-        sensor = getattr(world, "_s_sensor", None)
+        sensor = world.tables.s_sensor
         return np.array([v.mean(axis=0) for sid, v in zip(ids, verts)
                          if sensor is None or not sensor[sid]]).reshape(-1, 2)
     pos = world.positions

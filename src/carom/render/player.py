@@ -30,7 +30,7 @@ def example_arguments(argv: Optional[Sequence[str]] = None, name: str = "example
 
     ``argv`` is the argument list (None: ``sys.argv[1:]``); ``name`` is the program's name in the help text.
     """
-    from ..cli import _positive_int, _size
+    from .._args import positive_int as _positive_int, size as _size
     p = argparse.ArgumentParser(prog=name, description=f"carom example: {name}")
     p.add_argument("--frames", type=_positive_int, default=None,
                    help=f"frames to run (default {default_frames} headless, unlimited in a window)")

@@ -140,7 +140,7 @@ class DemoApp:
         """(Re)build scene ``name``; counters, step time and any grab start over."""
         self.world, lower, upper = catalog.build(name, self.table)
         self.scene = name
-        self.rigid = hasattr(self.world, "_s_alive")
+        self.rigid = hasattr(self.world, "tables")
         self.view = View(lower, upper, *self.size)
         self.steps = 0
         self.step_ms = 0.0
@@ -217,16 +217,16 @@ class DemoApp:
     def body_at(self, p: "Vec2") -> "Optional[int]":
         """Index of the dynamic rigid body with a shape containing world point ``p``, or None."""
         w = self.world
-        ns = w._n_shapes
-        for s in np.flatnonzero(w._s_alive[:ns])[::-1]:
-            b = int(w._s_body[s])
-            if w._kind[b] != 2:
+        ns = w.tables.n_shapes
+        for s in np.flatnonzero(w.tables.s_alive[:ns])[::-1]:
+            b = int(w.tables.s_body[s])
+            if w.tables.kind[b] != 2:
                 continue
-            x, y, c, sn = w._origin_transform(b)
-            o, n = int(w._s_offset[s]), int(w._s_count[s])
-            v = w._verts[o:o + n]
+            x, y, c, sn = w.tables.origin_transform(b)
+            o, n = int(w.tables.s_offset[s]), int(w.tables.s_count[s])
+            v = w.tables.verts[o:o + n]
             core = np.stack([c * v[:, 0] - sn * v[:, 1] + x, sn * v[:, 0] + c * v[:, 1] + y], 1)
-            if _core_distance(core, p) <= w._s_radius[s]:
+            if _core_distance(core, p) <= w.tables.s_radius[s]:
                 return b
         return None
 
@@ -379,8 +379,7 @@ class DemoApp:
 
 
 def _body_handle(world, index):
-    from ..rigid.world import Body
-    return Body(world, index, int(world._gen[index]))
+    return world.body_handle(index)
 
 
 def _core_distance(core, p):

@@ -1,11 +1,19 @@
-"""The solver's per-body rows, shared by the contact solver (``_solver``) and the joints (``joints``).
+"""Layouts shared by the step's stages: the body kinds (``STATIC``, ``KINEMATIC``, ``DYNAMIC``: the ``kind`` column of
+the body table), the pair keys (a contact's shapes, or a joined pair's bodies, as ``a << KEY_SHIFT | b`` with
+``a < b``), and the solver's per-body rows, shared by the contact solver (``_solver``) and the joints (``joints``).
 
 Each body has a row of ``state`` (double precision, the integrators') and of ``fstate`` (single precision, what
 the sweeps gather and scatter): velocity (VX, VY, W), position change so far in the step (DPX, DPY) and the
 rotation so far as (cos, sin) (DC, DS), and MOVED: 1 once a restitution impulse of the step has changed the
 body's velocity (``_solver._restitute``; 0 from the start of the step). ``flags[b]`` holds the MOVE_* bits of
 the step."""
+from collections import namedtuple
+
 from .._simd import ROW
+
+STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
+KEY_SHIFT = 32
+KEY_MASK = 0xFFFFFFFF
 
 VX, VY, W, DPX, DPY, DC, DS, MOVED = 0, 1, 2, 3, 4, 5, 6, 7
 STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``carom._simd.gather_rows``)
@@ -18,3 +26,21 @@ MOVE_VELOCITY, MOVE_POSITION, MOVE_SOLVED = 1, 2, 4
 LOCK_X, LOCK_Y = 1, 2
 #: the body's motion locks (``Body.lock_x``, ``Body.lock_y``: bits LOCK_X, LOCK_Y of ``World._locks``) as flags
 MOVE_LOCK_X, MOVE_LOCK_Y = 8, 16
+
+
+#: The step's body table (``World._live_views``: views of the live rows of ``WorldTables``' body arrays), in this
+#: field order (the positions are the ones the stages used before the fields had names).
+BodyTable = namedtuple("BodyTable", ["com", "angle", "vel", "angvel", "inv_mass", "inv_inertia", "local_center",
+                                     "kind", "bullet", "alive", "force", "torque", "lin_damping", "ang_damping",
+                                     "gravity_scale", "min_extent", "asleep", "sleep_time", "island", "can_sleep",
+                                     "sleep_threshold", "locks"])
+#: The step's shape table (``World._live_views``): a shape's ``vert_count`` rows of the shared ``verts`` and
+#: ``normals`` from ``offset``, its body, material, filter bits, chain flags and ghost vertices.
+ShapeTable = namedtuple("ShapeTable", ["body", "alive", "offset", "vert_count", "radius", "friction", "restitution",
+                                       "reach", "sensor", "category", "mask", "group", "verts", "normals",
+                                       "tangent_speed", "rolling", "one_way", "ghost", "chain"])
+#: The broad phase as the step sees it (``World._kernel_args``): the moving and static trees (``Tree`` of
+#: ``geometry/_tree.py``), the proxies' real boxes, flags and leaves, the move buffer, the pair cache and the
+#: fat-box margin and multiplier.
+TreeTable = namedtuple("TreeTable", ["moving", "static", "lower", "upper", "flags", "leaf", "moved", "moved_flag",
+                                     "moved_meta", "cand", "margin", "multiplier"])

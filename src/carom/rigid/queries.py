@@ -8,7 +8,7 @@ Each query is one compiled call, after one more for the first query of a world s
    from the current body transforms and handed to ``tree_update``, which re-inserts only the proxies that
    left their fat box (the rest cost a containment test). Moved proxies go on the tree's move buffer, so
    the next step finds their new candidate pairs as usual; the step rewrites every box anyway, so a query
-   never changes what a step computes. The tight boxes are kept (``World._query_boxes``) until the world
+   never changes what a step computes. The tight boxes are kept (``WorldTables.query_boxes``) until the world
    changes again, so the queries that follow skip this: it is O(shapes), about 0.15 ms for 2,000 shapes,
    where a query alone costs microseconds;
 2. collects candidates from the tree (``tree_raycast`` or ``tree_query``);
@@ -63,8 +63,10 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import _validate
 from .._jit import njit, entry_njit
 from ._step import body_origin, DYNAMIC
+from ._layout import TreeTable
 from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, ANGLE_LIMIT, TOI_TARGET, TOI_MAX_ITERATIONS
 from ..errors import SimulationError, WorldLockedError
 from ..geometry.aabb import core_aabb
@@ -73,10 +75,9 @@ from ..geometry.toi import conservative_advancement
 from ..geometry.raycast import raycast_world_kernel
 from ..geometry.shapes import Shape, Transform
 from ..geometry._math import relative_transform, closest_on_segment, normalize
-from ..geometry._broadphase_kernels import (tree_update, tree_query, tree_raycast, ray_box_fraction,
-                                              order_by_key_then_id)
-# the module, not its names: world.py may import this module while it is itself being imported
-from . import world as _world
+from ..geometry._pairs import ray_box_fraction, order_by_key_then_id
+from ..geometry._tree import tree_update
+from ..geometry._tree_query import tree_query, tree_raycast
 
 #: Every category bit: the default query mask (every shape is considered).
 ALL = (1 << 64) - 1
@@ -572,7 +573,7 @@ def _cast_kernel(com, angle, local_center, s_body, s_alive, s_offset, s_count, s
 
 def _point(value, name):
     """A finite point inside the world limit, as floats (the world's own vector check)."""
-    arr = _world._vector(value, name, WORLD_LIMIT)
+    arr = _validate.vector(value, name, WORLD_LIMIT)
     return float(arr[0]), float(arr[1])
 
 
@@ -616,33 +617,35 @@ def _transform(value):
         raise SimulationError(f"transform must be a Transform, (position, angle), (x, y) or (x, y, angle), "
                               f"got {value!r}")
     x, y = _point(position, "transform position")
-    a = _world._number(angle, "transform angle", magnitude=ANGLE_LIMIT)      # (refuses bools, NaN, inf)
+    a = _validate.number(angle, "transform angle", magnitude=ANGLE_LIMIT)      # (refuses bools, NaN, inf)
     return x, y, math.cos(a), math.sin(a)
 
 
 def _prepare(world):
     """The body and shape counts and the broad phase's (trees, real boxes), brought up to date with the
-    shapes (:func:`_refresh`) unless they are already (``World._query_boxes``). Refuses to run while the
+    shapes (:func:`_refresh`) unless they are already (``WorldTables.query_boxes``). Refuses to run while the
     world is stepping (the refresh rewrites the tree the step is using)."""
-    if world._locked:
+    if world.tables.locked:
         raise WorldLockedError("the world is stepping: query it between steps")
     w = world
-    nb = w._n_bodies
-    ns = w._n_shapes
-    bp = w._bp
-    if w._query_boxes is None:
+    t = w.tables
+    nb = t.n_bodies
+    ns = t.n_shapes
+    bp = t.bp
+    if t.query_boxes is None:
         bp.flush()
-        w._query_boxes = _refresh(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns],
-                                  w._s_alive[:ns], w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts,
-                                  w._s_proxy[:ns], bp._trees[0], bp._trees[1], bp._lower, bp._upper, bp._flags,
-                                  bp._leaf, bp.margin, bp.multiplier, bp._moved, bp._moved_flag, bp._moved_meta)
-    return nb, ns, (bp._trees[0], bp._trees[1], bp._lower, bp._upper)
+        tree = TreeTable(*bp.step_table())
+        t.query_boxes = _refresh(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                                 t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.s_proxy[:ns],
+                                 tree.moving, tree.static, tree.lower, tree.upper, tree.flags, tree.leaf, tree.margin,
+                                 tree.multiplier, tree.moved, tree.moved_flag, tree.moved_meta)
+    tree = TreeTable(*bp.step_table())
+    return nb, ns, (tree.moving, tree.static, tree.lower, tree.upper)
 
 
 def _shape_handles(world, indices):
-    gen = world._s_gen
-    geom = world._s_geometry
-    return [_world.ShapeHandle(world, s, int(gen[s]), geom[s]) for s in indices.tolist()]
+    # (handles through the world's public calls: this module sits below the handles' own, which use it)
+    return [world.shape_handle(s) for s in indices.tolist()]
 
 
 def _ray(world, p1, p2, mask, category, first_only):
@@ -655,9 +658,10 @@ def _ray(world, p1, p2, mask, category, first_only):
         return None
     nb, ns, broad = _prepare(world)
     w = world
-    return _raycast_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
-                           w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
-                           w._s_sensor[:ns], w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad,
+    t = w.tables
+    return _raycast_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                           t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                           t.s_sensor[:ns], t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad,
                            ox, oy, dx, dy, m, cat, use_cat, first_only)
 
 
@@ -665,9 +669,9 @@ def _hits(world, result):
     shapes, fractions, points, normals = result
     out = []
     for k, s in enumerate(shapes.tolist()):
-        b = int(world._s_body[s])
-        out.append(WorldRayHit(_world.ShapeHandle(world, s, int(world._s_gen[s]), world._s_geometry[s]),
-                               _world.Body(world, b, int(world._gen[b])), points[k].copy(), normals[k].copy(),
+        b = int(world.tables.s_body[s])
+        out.append(WorldRayHit(world.shape_handle(s),
+                               world.body_handle(b), points[k].copy(), normals[k].copy(),
                                float(fractions[k])))
     return out
 
@@ -699,9 +703,10 @@ def query_point(world, point, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
-    idx = _point_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
-                        w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
-                        w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad, qx, qy, m, cat, use_cat)
+    t = w.tables
+    idx = _point_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                        t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                        t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad, qx, qy, m, cat, use_cat)
     return _shape_handles(world, idx)
 
 
@@ -715,8 +720,9 @@ def query_aabb(world, lower, upper, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
-    lower, upper = w._query_boxes
-    idx = _aabb_kernel(lower, upper, w._s_alive[:ns], w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad,
+    t = w.tables
+    lower, upper = t.query_boxes
+    idx = _aabb_kernel(lower, upper, t.s_alive[:ns], t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad,
                        lx, ly, ux, uy, m, cat, use_cat)
     return _shape_handles(world, idx)
 
@@ -731,9 +737,10 @@ def query_shape(world, shape, transform, mask=ALL, category=None):
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
-    idx = _shape_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
-                        w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
-                        w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad, shape._kernel_vertices,
+    t = w.tables
+    idx = _shape_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                        t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                        t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad, shape._kernel_vertices,
                         shape._kernel_normals, float(shape.radius), qx, qy, qc, qs, m, cat, use_cat)
     return _shape_handles(world, idx)
 
@@ -752,9 +759,10 @@ its outward unit surface ``normal`` there and the ``fraction`` of the translatio
 def _near(world, qx, qy, max_distance, m, cat, use_cat):
     nb, ns, broad = _prepare(world)
     w = world
-    return _near_kernel(w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns],
-                        w._s_offset[:ns], w._s_count[:ns], w._s_radius[:ns], w._verts, w._normals,
-                        w._s_category[:ns], w._s_mask[:ns], w._proxy_shape, *broad, qx, qy, max_distance,
+    t = w.tables
+    return _near_kernel(t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns],
+                        t.s_offset[:ns], t.s_count[:ns], t.s_radius[:ns], t.verts, t.normals,
+                        t.s_category[:ns], t.s_mask[:ns], t.proxy_shape, *broad, qx, qy, max_distance,
                         m, cat, use_cat)
 
 
@@ -768,16 +776,16 @@ def query_nearest(world, point, max_distance, mask=ALL, category=None):
     in. The lowest shape index wins a tie.
     """
     qx, qy = _point(point, "point")
-    dmax = _world._number(max_distance, "max_distance", low=0.0)
+    dmax = _validate.number(max_distance, "max_distance", low=0.0)
     m, cat, use_cat = _filter(mask, category)
     shapes, dist, points, _ = _near(world, qx, qy, dmax, m, cat, use_cat)
     if shapes.shape[0] == 0:
         return None
     k = int(np.argmin(dist))                 # the first of equal distances: the lowest index
     s = int(shapes[k])
-    b = int(world._s_body[s])
-    return NearestShape(_world.ShapeHandle(world, s, int(world._s_gen[s]), world._s_geometry[s]),
-                        _world.Body(world, b, int(world._gen[b])), points[k].copy(), float(dist[k]))
+    b = int(world.tables.s_body[s])
+    return NearestShape(world.shape_handle(s),
+                        world.body_handle(b), points[k].copy(), float(dist[k]))
 
 
 def cast_shape(world, shape, transform, translation, mask=ALL, category=None):
@@ -793,24 +801,25 @@ def cast_shape(world, shape, transform, translation, mask=ALL, category=None):
     if not isinstance(shape, Shape):
         raise SimulationError(f"shape must be a carom shape (Circle, Capsule, Segment, Polygon), got {shape!r}")
     qx, qy, qc, qs = _transform(transform)
-    dx, dy = (float(v) for v in _world._vector(translation, "translation", 2.0 * WORLD_LIMIT))
+    dx, dy = (float(v) for v in _validate.vector(translation, "translation", 2.0 * WORLD_LIMIT))
     if not (abs(qx + dx) <= WORLD_LIMIT and abs(qy + dy) <= WORLD_LIMIT):
         raise SimulationError(f"translation = ({dx}, {dy}) takes the shape from ({qx}, {qy}) beyond the world "
                               f"limit {WORLD_LIMIT:g} m")
     m, cat, use_cat = _filter(mask, category)
     nb, ns, broad = _prepare(world)
     w = world
+    t = w.tables
     s, fraction, px, py, nx, ny = _cast_kernel(
-        w._com[:nb], w._angle[:nb], w._local_center[:nb], w._s_body[:ns], w._s_alive[:ns], w._s_offset[:ns],
-        w._s_count[:ns], w._s_radius[:ns], w._verts, w._s_sensor[:ns], w._s_category[:ns], w._s_mask[:ns],
-        w._proxy_shape, *broad, shape._kernel_vertices, float(shape.radius), qx, qy, qc, qs, dx, dy, m, cat,
+        t.com[:nb], t.angle[:nb], t.local_center[:nb], t.s_body[:ns], t.s_alive[:ns], t.s_offset[:ns],
+        t.s_count[:ns], t.s_radius[:ns], t.verts, t.s_sensor[:ns], t.s_category[:ns], t.s_mask[:ns],
+        t.proxy_shape, *broad, shape._kernel_vertices, float(shape.radius), qx, qy, qc, qs, dx, dy, m, cat,
         use_cat)
     if s < 0:
         return None
     s = int(s)
-    b = int(w._s_body[s])
-    return WorldCastHit(_world.ShapeHandle(w, s, int(w._s_gen[s]), w._s_geometry[s]),
-                        _world.Body(w, b, int(w._gen[b])), np.array((px, py)), np.array((nx, ny)), float(fraction))
+    b = int(t.s_body[s])
+    return WorldCastHit(w.shape_handle(s),
+                        w.body_handle(b), np.array((px, py)), np.array((nx, ny)), float(fraction))
 
 
 def explode(world, center, radius, impulse_per_length, falloff=0.0, mask=ALL):
@@ -835,14 +844,15 @@ def explode(world, center, radius, impulse_per_length, falloff=0.0, mask=ALL):
     broad phase up to date first (module docstring), which changes nothing a step computes.
     """
     cx, cy = _point(center, "center")
-    r = _world._number(radius, "radius", low=0.0, magnitude=WORLD_LIMIT)
-    f = _world._number(falloff, "falloff", low=0.0, magnitude=WORLD_LIMIT)
-    ipl = _world._number(impulse_per_length, "impulse_per_length", magnitude=FLOAT32_LIMIT)
+    r = _validate.number(radius, "radius", low=0.0, magnitude=WORLD_LIMIT)
+    f = _validate.number(falloff, "falloff", low=0.0, magnitude=WORLD_LIMIT)
+    ipl = _validate.number(impulse_per_length, "impulse_per_length", magnitude=FLOAT32_LIMIT)
     m = _bits(mask, "mask")
     w = world
+    t = w.tables
     shapes, dist, _, pushes = _near(world, cx, cy, r + f, m, np.uint64(0), False)
-    bodies = w._s_body[shapes]
-    keep = (w._kind[bodies] == DYNAMIC) & ~w._s_sensor[shapes]
+    bodies = t.s_body[shapes]
+    keep = (t.kind[bodies] == DYNAMIC) & ~t.s_sensor[shapes]
     shapes, dist, pushes, bodies = shapes[keep], np.maximum(dist[keep], 0.0), pushes[keep], bodies[keep]
     scale = np.ones(shapes.shape[0])
     if f > 0.0:
@@ -850,22 +860,22 @@ def explode(world, center, radius, impulse_per_length, falloff=0.0, mask=ALL):
         scale[beyond] = np.clip((r + f - dist[beyond]) / f, 0.0, 1.0)
     magnitude = ipl * pushes[:, 4] * scale
     impulse = magnitude[:, None] * pushes[:, 2:4]
-    arm = pushes[:, 0:2] - w._com[bodies]
-    n = w._n_bodies
+    arm = pushes[:, 0:2] - t.com[bodies]
+    n = t.n_bodies
     linear = np.zeros((n, 2))
     angular = np.zeros(n)
     np.add.at(linear, bodies, impulse)
     np.add.at(angular, bodies, arm[:, 0] * impulse[:, 1] - arm[:, 1] * impulse[:, 0])
     pushed = np.unique(bodies)
-    vel = w._vel[pushed] + w._inv_mass[pushed, None] * linear[pushed]
-    angvel = w._angvel[pushed] + w._inv_inertia[pushed] * angular[pushed]
+    vel = t.vel[pushed] + t.inv_mass[pushed, None] * linear[pushed]
+    angvel = t.angvel[pushed] + t.inv_inertia[pushed] * angular[pushed]
     ok = (np.abs(vel) <= FLOAT32_LIMIT).all(axis=1) & (np.abs(angvel) <= FLOAT32_LIMIT)
     if not ok.all():
         i = int(pushed[np.argmin(ok)])
         raise SimulationError(f"impulse_per_length = {ipl!r} would give body {i} a velocity beyond the solver's "
                               f"limit {FLOAT32_LIMIT:g}")
-    w._vel[pushed] = vel
-    w._angvel[pushed] = angvel
+    t.vel[pushed] = vel
+    t.angvel[pushed] = angvel
     for b in pushed.tolist():
-        w._wake(b)
-    return [_world.Body(w, b, int(w._gen[b])) for b in pushed.tolist()]
+        t.wake(b)
+    return [w.body_handle(b) for b in pushed.tolist()]

@@ -53,11 +53,17 @@ import numpy as np
 
 from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, MAX_SUBSTEPS, MAX_TIME_STEP, WELDING_TOLERANCE, MAX_TRANSLATION_SPEED
 from ..errors import CaromError, SnapshotError
-from ..geometry import _broadphase_kernels as K
+from ..geometry import _pairs as K
+from ..geometry._tree import tree_new, tree_rebuild
 from ..geometry.broadphase import DynamicTree
 from ..geometry.shapes import Circle, Capsule, Segment, Polygon, Shape
 from . import _step, _solver
 from . import joints as _joints
+from . import events as _events
+from .body import Body
+from .events import BEGIN_DTYPE, END_DTYPE, HIT_DTYPE, ContactEvents
+from .shape import ShapeHandle
+from .tables import grow
 
 __all__ = ["Snapshot", "FORMAT_VERSION", "encode", "decode", "SCHEMA"]
 
@@ -79,26 +85,26 @@ _MAX_STR = 256
 
 # --- what is saved -------------------------------------------------------------------------------------------
 
-#: the body arrays (``World._body_arrays``): attribute, dtype code, shape of a row
-BODY_FIELDS = (("_com", F8, (2,)), ("_angle", F8, ()), ("_vel", F8, (2,)), ("_angvel", F8, ()),
-               ("_inv_mass", F8, ()), ("_inv_inertia", F8, ()), ("_mass", F8, ()), ("_inertia", F8, ()),
-               ("_local_center", F8, (2,)), ("_kind", I8, ()), ("_bullet", B1, ()), ("_alive", B1, ()),
-               ("_gen", I8, ()), ("_force", F8, (2,)), ("_torque", F8, ()), ("_lin_damping", F8, ()),
-               ("_ang_damping", F8, ()), ("_gravity_scale", F8, ()), ("_min_extent", F8, ()),
-               ("_asleep", B1, ()), ("_sleep_time", F8, ()), ("_island", I8, ()), ("_can_sleep", B1, ()),
-               ("_fixed_rotation", B1, ()), ("_mass_override", I8, ()), ("_sleep_threshold", F8, ()),
-               ("_locks", I1, ()))
-#: the shape arrays (``World._shape_arrays``)
-SHAPE_FIELDS = (("_s_body", I8, ()), ("_s_alive", B1, ()), ("_s_gen", I8, ()), ("_s_offset", I8, ()),
-                ("_s_count", I8, ()), ("_s_radius", F8, ()), ("_s_friction", F8, ()), ("_s_restitution", F8, ()),
-                ("_s_density", F8, ()), ("_s_reach", F8, ()), ("_s_sensor", B1, ()), ("_s_category", U8, ()),
-                ("_s_mask", U8, ()), ("_s_group", I8, ()), ("_s_proxy", I8, ()), ("_s_tangent_speed", F8, ()),
-                ("_s_rolling", F8, ()), ("_s_one_way", F8, (2,)), ("_s_chain", I8, ()), ("_s_ghost", F8, (4,)))
-#: the joint arrays (``World._joint_arrays``)
-JOINT_FIELDS = (("_j_kind", I8, ()), ("_j_alive", B1, ()), ("_j_gen", I8, ()), ("_j_enabled", B1, ()),
-                ("_j_body", I8, (2,)), ("_j_local", F8, (_joints.LOCAL_WIDTH,)), ("_j_param", F8, (_joints.PARAM_WIDTH,)),
-                ("_j_impulse", F8, (_joints.IMPULSE_WIDTH,)), ("_j_reaction", F8, (3,)), ("_j_collide", B1, ()),
-                ("_j_threshold", F8, (2,)), ("_j_report", B1, ()))
+#: the body arrays (``WorldTables.body_arrays``): attribute, dtype code, shape of a row
+BODY_FIELDS = (("com", F8, (2,)), ("angle", F8, ()), ("vel", F8, (2,)), ("angvel", F8, ()),
+               ("inv_mass", F8, ()), ("inv_inertia", F8, ()), ("mass", F8, ()), ("inertia", F8, ()),
+               ("local_center", F8, (2,)), ("kind", I8, ()), ("bullet", B1, ()), ("alive", B1, ()),
+               ("gen", I8, ()), ("force", F8, (2,)), ("torque", F8, ()), ("lin_damping", F8, ()),
+               ("ang_damping", F8, ()), ("gravity_scale", F8, ()), ("min_extent", F8, ()),
+               ("asleep", B1, ()), ("sleep_time", F8, ()), ("island", I8, ()), ("can_sleep", B1, ()),
+               ("fixed_rotation", B1, ()), ("mass_override", I8, ()), ("sleep_threshold", F8, ()),
+               ("locks", I1, ()))
+#: the shape arrays (``WorldTables.shape_arrays``)
+SHAPE_FIELDS = (("s_body", I8, ()), ("s_alive", B1, ()), ("s_gen", I8, ()), ("s_offset", I8, ()),
+                ("s_count", I8, ()), ("s_radius", F8, ()), ("s_friction", F8, ()), ("s_restitution", F8, ()),
+                ("s_density", F8, ()), ("s_reach", F8, ()), ("s_sensor", B1, ()), ("s_category", U8, ()),
+                ("s_mask", U8, ()), ("s_group", I8, ()), ("s_proxy", I8, ()), ("s_tangent_speed", F8, ()),
+                ("s_rolling", F8, ()), ("s_one_way", F8, (2,)), ("s_chain", I8, ()), ("s_ghost", F8, (4,)))
+#: the joint arrays (``WorldTables.joint_arrays``)
+JOINT_FIELDS = (("j_kind", I8, ()), ("j_alive", B1, ()), ("j_gen", I8, ()), ("j_enabled", B1, ()),
+                ("j_body", I8, (2,)), ("j_local", F8, (_joints.LOCAL_WIDTH,)), ("j_param", F8, (_joints.PARAM_WIDTH,)),
+                ("j_impulse", F8, (_joints.IMPULSE_WIDTH,)), ("j_reaction", F8, (3,)), ("j_collide", B1, ()),
+                ("j_threshold", F8, (2,)), ("j_report", B1, ()))
 #: the contact table's members before the colouring (``World._empty_contacts``, ``_solver.COLOURING``)
 CONTACT_FIELDS = (("keys", I8, ()), ("count", I8, ()), ("ids", I8, (2,)), ("normal_impulse", F8, (2,)),
                   ("tangent_impulse", F8, (2,)), ("normal", F8, (2,)), ("points", F8, (2, 2)),
@@ -117,46 +123,48 @@ SYMBOLS = {"NB": "n_bodies", "NS": "n_shapes", "NV": "n_verts", "NP": "n_proxies
            "NJ": "n_joints"}
 
 
-#: every attribute of a World and what becomes of it in a snapshot. A test checks that a world has no other,
-#: so an attribute added to World.__init__ without a place here fails the tests instead of being silently lost
+#: every attribute of a World and of its tables (``tables.<name>``: ``WorldTables``) and what becomes of it in a
+#: snapshot. A test checks that a world has no other, so an attribute added to World.__init__ or WorldTables without
+#: a place here fails the tests instead of being silently lost
 WORLD_ATTRIBUTES = {
-    **{a: "body arrays (BODY_FIELDS), rows [:n_bodies]" for a, _, _ in BODY_FIELDS},
-    **{a: "shape arrays (SHAPE_FIELDS), rows [:n_shapes]" for a, _, _ in SHAPE_FIELDS},
-    **{a: "joint arrays (JOINT_FIELDS), rows [:n_joints]" for a, _, _ in JOINT_FIELDS},
-    "_joint_arrays": "the constructor's (checked against JOINT_FIELDS)", "_n_joints": "n_joints",
-    "_free_joints": "joint.free", "_joined": "not saved: rebuilt from the joint arrays by the next step",
+    "tables": "the world's tables: each of their attributes below",
+    **{"tables." + a: "body arrays (BODY_FIELDS), rows [:n_bodies]" for a, _, _ in BODY_FIELDS},
+    **{"tables." + a: "shape arrays (SHAPE_FIELDS), rows [:n_shapes]" for a, _, _ in SHAPE_FIELDS},
+    **{"tables." + a: "joint arrays (JOINT_FIELDS), rows [:n_joints]" for a, _, _ in JOINT_FIELDS},
+    "tables.joint_arrays": "the constructor's (checked against JOINT_FIELDS)", "tables.n_joints": "n_joints",
+    "tables.free_joints": "joint.free", "tables.joined": "not saved: rebuilt from the joint arrays by the next step",
     "_joint_events": "not saved: the last step's joint events, delivered after it",
-    "_joint_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
-    "_body_arrays": "the constructor's (checked against BODY_FIELDS)",
-    "_shape_arrays": "the constructor's (checked against SHAPE_FIELDS)",
-    "_n_bodies": "n_bodies", "_n_shapes": "n_shapes", "_n_verts": "n_verts",
-    "_free_bodies": "body.free", "_free_shapes": "shape.free",
-    "_body_shapes": "body.shape_count, body.shape_list (handles rebuilt)",
-    "_static_body": "static_body (handle rebuilt)",
-    "_s_geometry": "shape.geometry (objects rebuilt)",
-    "_verts": "verts", "_normals": "normals",
-    "_contacts": "contact.* (members before the colouring; the colouring is recomputed)",
-    "_bp": "broad.* (trees rebuilt from the fat boxes)", "_proxy_shape": "broad.proxy_shape",
+    "tables.joint_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
+    "tables.body_arrays": "the constructor's (checked against BODY_FIELDS)",
+    "tables.shape_arrays": "the constructor's (checked against SHAPE_FIELDS)",
+    "tables.n_bodies": "n_bodies", "tables.n_shapes": "n_shapes", "tables.n_verts": "n_verts",
+    "tables.free_bodies": "body.free", "tables.free_shapes": "shape.free",
+    "tables.body_shapes": "body.shape_count, body.shape_list (handles rebuilt)",
+    "tables.static_body": "static_body (handle rebuilt)",
+    "tables.s_geometry": "shape.geometry (objects rebuilt)",
+    "tables.verts": "verts", "tables.normals": "normals",
+    "tables.contacts": "contact.* (members before the colouring; the colouring is recomputed)",
+    "tables.bp": "broad.* (trees rebuilt from the fat boxes)", "tables.proxy_shape": "broad.proxy_shape",
     "_gravity": "gravity_x, gravity_y", "_substeps": "substeps", "_friction_mixing": "friction_mixing",
     "_restitution_mixing": "restitution_mixing", "_sleep_enabled": "sleep_enabled",
-    "_hit_event_threshold": "hit_event_threshold", "profile": "profile", "_skip_apart": "skip_apart",
-    "step_count": "step_count", "_last_dt": "last_dt",
-    "_events": "events.begin/end/hit.* (settled first)", "_raw_events": "settled into events.*, then None",
-    "_pending_end": "events.pending_end.*",
-    "_bounds": "bounds (empty when None)", "_remove_outside": "remove_outside",
-    "_left": "events.left.body", "_left_gen": "events.left.generation",
+    "_hit_event_threshold": "hit_event_threshold", "profile": "profile", "tables.skip_apart": "skip_apart",
+    "step_count": "step_count", "tables.last_dt": "last_dt",
+    "tables.events": "events.begin/end/hit.* (settled first)", "tables.raw_events": "settled into events.*, then None",
+    "tables.pending_end": "events.pending_end.*",
+    "tables.bounds": "bounds (empty when None)", "tables.remove_outside": "remove_outside",
+    "tables.left": "events.left.body", "tables.left_gen": "events.left.generation",
     "_handlers": "not saved: Python callables (register them again)",
     "_pre_solve": "not saved: a compiled function (set World.pre_solve again)",
     "_pre_solve_address": "not saved: the pre-solve hook's address (0: none)",
-    "_approach": "not saved: the last step's approach speeds (contact_data reads NaN until the next step)",
+    "tables.approach": "not saved: the last step's approach speeds (contact_data reads NaN until the next step)",
     "profile_times": "not saved: timings of the last step",
     "_governor": "not saved: the steps' timings, which choose the thread count (a restored world times its own)",
-    "_arg_views": "not saved: views rebuilt by the next step", "_query_boxes": "not saved: rebuilt by a query",
-    "_locked": "not saved: a snapshot is taken and restored between steps",
-    "_body_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
-    "_shape_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
+    "_arg_views": "not saved: views rebuilt by the next step", "tables.query_boxes": "not saved: rebuilt by a query",
+    "tables.locked": "not saved: a snapshot is taken and restored between steps",
+    "tables.body_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
+    "tables.shape_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
 }
-#: the same for the broad phase (``World._bp``, a DynamicTree)
+#: the same for the broad phase (``WorldTables.bp``, a DynamicTree)
 BROAD_PHASE_ATTRIBUTES = {
     "_flags": "broad.flags", "_lower": "broad.lower", "_upper": "broad.upper", "_n": "n_proxies",
     "_free": "broad.free", "_count": "counted from broad.flags", "margin": "broad.margin",
@@ -284,8 +292,8 @@ class _Writer:
 def _check_lists(world):
     """The world's array lists must be the ones this format knows: a new body or shape array that the
     snapshot did not save would be silently lost (and the restored world would not continue identically)."""
-    for what, known, have in (("body", BODY_FIELDS, world._body_arrays), ("shape", SHAPE_FIELDS, world._shape_arrays),
-                              ("joint", JOINT_FIELDS, world._joint_arrays)):
+    for what, known, have in (("body", BODY_FIELDS, world.tables.body_arrays), ("shape", SHAPE_FIELDS, world.tables.shape_arrays),
+                              ("joint", JOINT_FIELDS, world.tables.joint_arrays)):
         names = [a for a, _, _ in known]
         if sorted(names) != sorted(have):
             raise SnapshotError(f"the world's {what} arrays {sorted(have)} are not the ones the snapshot format "
@@ -294,50 +302,50 @@ def _check_lists(world):
 
 def encode(world) -> bytes:
     """The state of ``world`` as snapshot bytes (module docstring). Equal states give equal bytes."""
-    world._check_unlocked()
+    world.tables.check_unlocked()
     _check_lists(world)
-    world._settle_events()      # (builds the last step's event records, which are state, if not yet built)
-    nb, ns, nv = world._n_bodies, world._n_shapes, world._n_verts
-    bp = world._bp
+    _events.settle(world.tables)      # (builds the last step's event records, which are state, if not yet built)
+    nb, ns, nv = world.tables.n_bodies, world.tables.n_shapes, world.tables.n_verts
+    bp = world.tables.bp
     bp.flush()            # (shapes added since the last step get their leaves, as the step would give them)
     npx = bp._n
-    contacts = world._contacts_to_save()[:_solver.COLOURING]
+    contacts = _events.contacts_to_save(world.tables)[:_solver.COLOURING]
     w = _Writer()
     w.int("n_bodies", nb)
     w.int("n_shapes", ns)
     w.int("n_verts", nv)
     w.int("n_proxies", npx)
     w.int("n_contacts", contacts[0].shape[0])
-    w.int("n_joints", world._n_joints)
-    w.int("static_body", world._static_body.index)
+    w.int("n_joints", world.tables.n_joints)
+    w.int("static_body", world.tables.static_body.index)
     w.int("step_count", world.step_count)
-    w.float("last_dt", world._last_dt)
-    w.float("gravity_x", world._gravity[0])
-    w.float("gravity_y", world._gravity[1])
-    w.int("substeps", world._substeps)
-    w.str("friction_mixing", world._friction_mixing)
-    w.str("restitution_mixing", world._restitution_mixing)
+    w.float("last_dt", world.tables.last_dt)
+    w.float("gravity_x", world.gravity[0])
+    w.float("gravity_y", world.gravity[1])
+    w.int("substeps", world.substeps)
+    w.str("friction_mixing", world.friction_mixing)
+    w.str("restitution_mixing", world.restitution_mixing)
     w.bool("sleep_enabled", world.sleep_enabled)
     w.float("hit_event_threshold", world.hit_event_threshold)
     w.bool("profile", world.profile)
-    w.bool("skip_apart", world._skip_apart)
-    w.bool("remove_outside", world._remove_outside)
-    w.array("bounds", np.zeros(0) if world._bounds is None else world._bounds)
+    w.bool("skip_apart", world.tables.skip_apart)
+    w.bool("remove_outside", world.tables.remove_outside)
+    w.array("bounds", np.zeros(0) if world.tables.bounds is None else world.tables.bounds)
     for attr, code, _ in BODY_FIELDS:
         w.array(_entry_name("body.", attr), _rows(world, attr, code, nb))
-    w.array("body.free", np.array(world._free_bodies, np.int64))
-    lists = [[h.index for h in world._body_shapes[b]] for b in range(nb)]
+    w.array("body.free", np.array(world.tables.free_bodies, np.int64))
+    lists = [[h.index for h in world.tables.body_shapes[b]] for b in range(nb)]
     w.array("body.shape_count", np.array([len(x) for x in lists], np.int64))
     w.array("body.shape_list", np.array([s for x in lists for s in x], np.int64))
     for attr, code, _ in SHAPE_FIELDS:
         w.array(_entry_name("shape.", attr), _rows(world, attr, code, ns))
-    w.array("shape.free", np.array(world._free_shapes, np.int64))
+    w.array("shape.free", np.array(world.tables.free_shapes, np.int64))
     w.array("shape.geometry", _geometry_rows(world, ns))
-    w.array("verts", world._verts[:nv])
-    w.array("normals", world._normals[:nv])
+    w.array("verts", world.tables.verts[:nv])
+    w.array("normals", world.tables.normals[:nv])
     for attr, code, _ in JOINT_FIELDS:
-        w.array(_entry_name("joint.", attr), _rows(world, attr, code, world._n_joints))
-    w.array("joint.free", np.array(world._free_joints, np.int64))
+        w.array(_entry_name("joint.", attr), _rows(world, attr, code, world.tables.n_joints))
+    w.array("joint.free", np.array(world.tables.free_joints, np.int64))
     for (name, _, _), arr in zip(CONTACT_FIELDS, contacts):
         w.array("contact." + name, arr)
     flags = bp._flags[:npx]
@@ -358,9 +366,9 @@ def encode(world) -> bytes:
     w.array("broad.moved", bp._moved[:int(bp._moved_meta[0])])
     w.bool("broad.cache_real", bp._moved_meta[1] != 0)
     w.array("broad.cand", np.asarray(bp._cand, np.int64))
-    w.array("broad.proxy_shape", world._proxy_shape[:npx])
-    ev = world._events
-    pending = world._pending_end
+    w.array("broad.proxy_shape", world.tables.proxy_shape[:npx])
+    ev = world.tables.events
+    pending = world.tables.pending_end
     sets = {"begin": ev.begin, "end": ev.end, "hit": ev.hit,
             "pending_end": np.concatenate(pending) if pending else np.zeros(0, ev.end.dtype)}
     for set_name, kind in EVENT_SETS:
@@ -371,26 +379,26 @@ def encode(world) -> bytes:
                                 f"format {FORMAT_VERSION} knows {fields}: update carom.rigid.snapshot")
         for f in fields:
             w.array(f"events.{set_name}.{f}", np.ascontiguousarray(rec[f]))
-    w.array("events.left.body", world._left)
-    w.array("events.left.generation", world._left_gen)
+    w.array("events.left.body", world.tables.left)
+    w.array("events.left.generation", world.tables.left_gen)
     return w.finish()
 
 
 def _geometry_rows(world, ns):
-    """The vertices of every shape slot's geometry object, slot after slot (``_s_count`` rows each). A removed
+    """The vertices of every shape slot's geometry object, slot after slot (``s_count`` rows each). A removed
     shape keeps its object (the end events of its contacts hand it out) but not its rows of the vertex table,
     which later shapes may take, so the objects are saved apart from the table."""
     parts = []
     for s in range(ns):
-        g = world._s_geometry[s]
-        if g.vertices.shape[0] != world._s_count[s] or g.radius != world._s_radius[s]:
+        g = world.tables.s_geometry[s]
+        if g.vertices.shape[0] != world.tables.s_count[s] or g.radius != world.tables.s_radius[s]:
             raise SnapshotError(f"internal: shape {s}'s geometry {g!r} is not the one its rows describe")
         parts.append(g.vertices)
     return np.concatenate(parts) if parts else np.zeros((0, 2))
 
 
 def _rows(world, attr, code, n):
-    arr = getattr(world, attr)
+    arr = getattr(world.tables, attr)
     if arr.dtype != DTYPES[code][1]:
         raise SnapshotError(f"the world's {attr} is {arr.dtype}, the snapshot format {FORMAT_VERSION} has it as "
                             f"{DTYPES[code][1]}: update carom.rigid.snapshot")
@@ -896,9 +904,10 @@ def _check_events(d):
                 _finite(d, name)
 
 
-def decode(snapshot):
+def decode(snapshot, world_class):
     """The world a snapshot holds (a :class:`Snapshot` or its bytes), after checking all of it; anything else,
-    or bytes that are not a valid snapshot, raise :class:`~carom.errors.SnapshotError`."""
+    or bytes that are not a valid snapshot, raise :class:`~carom.errors.SnapshotError`. ``world_class`` makes the
+    world (``World``, which passes itself: this module sits below it)."""
     data = _as_bytes(snapshot)
     d = _parse(data)
     _check_settings(d)
@@ -909,7 +918,7 @@ def decode(snapshot):
     _check_contacts(d)
     _check_broad_phase(d)
     _check_events(d)
-    return _build(d, geometry)
+    return _build(d, geometry, world_class)
 
 
 def _capacity(n, start=16):
@@ -920,12 +929,11 @@ def _capacity(n, start=16):
     return cap
 
 
-def _build(d, geometry):
+def _build(d, geometry, world_class):
     """A World from checked entries. Made by the public constructor (which checks the settings again and sets
     every attribute a world has), then given the saved state."""
-    from . import world as W
     try:
-        w = W.World(gravity=(d["gravity_x"], d["gravity_y"]), substeps=d["substeps"],
+        w = world_class(gravity=(d["gravity_x"], d["gravity_y"]), substeps=d["substeps"],
                     friction_mixing=d["friction_mixing"], restitution_mixing=d["restitution_mixing"])
         w.sleep_enabled = d["sleep_enabled"]
         w.hit_event_threshold = d["hit_event_threshold"]
@@ -937,53 +945,52 @@ def _build(d, geometry):
                               (JOINT_FIELDS, "joint.", d["n_joints"])):
         cap = _capacity(n)
         for attr, _, _ in fields:
-            arr = W._grow(getattr(w, attr), cap)
+            arr = grow(getattr(w.tables, attr), cap)
             arr[:n] = d[_entry_name(prefix, attr)]
-            setattr(w, attr, arr)
-    w._n_bodies = nb
-    w._free_bodies = d["body.free"].tolist()
-    w._n_shapes = ns
-    w._free_shapes = d["shape.free"].tolist()
-    w._n_joints = d["n_joints"]
-    w._free_joints = d["joint.free"].tolist()
-    w._j_threshold[w._n_joints:] = np.inf
-    w._s_geometry = geometry
+            setattr(w.tables, attr, arr)
+    w.tables.n_bodies = nb
+    w.tables.free_bodies = d["body.free"].tolist()
+    w.tables.n_shapes = ns
+    w.tables.free_shapes = d["shape.free"].tolist()
+    w.tables.n_joints = d["n_joints"]
+    w.tables.free_joints = d["joint.free"].tolist()
+    w.tables.j_threshold[w.tables.n_joints:] = np.inf
+    w.tables.s_geometry = geometry
     vcap = max(64, nv)
-    w._verts = W._grow(d["verts"], vcap)
-    w._normals = W._grow(d["normals"], vcap)
-    w._n_verts = nv
-    gen = w._s_gen
-    w._body_shapes = [[] for _ in range(_capacity(nb))]
+    w.tables.verts = grow(d["verts"], vcap)
+    w.tables.normals = grow(d["normals"], vcap)
+    w.tables.n_verts = nv
+    gen = w.tables.s_gen
+    w.tables.body_shapes = [[] for _ in range(_capacity(nb))]
     counts = d["body.shape_count"]
     starts = np.concatenate([[0], np.cumsum(counts)])
     listed = d["body.shape_list"].tolist()
     for b in np.flatnonzero(counts).tolist():
-        w._body_shapes[b] = [W.ShapeHandle(w, s, int(gen[s]), geometry[s]) for s in listed[starts[b]:starts[b + 1]]]
+        w.tables.body_shapes[b] = [ShapeHandle(w, s, int(gen[s]), geometry[s]) for s in listed[starts[b]:starts[b + 1]]]
     sb = d["static_body"]
-    w._static_body = W.Body(w, sb, int(w._gen[sb]))
-    w._contacts = tuple(d["contact." + n] for n, _, _ in CONTACT_FIELDS) + W.World._no_colouring()
-    w._bp, w._proxy_shape = _build_broad_phase(d)
+    w.tables.static_body = Body(w, sb, int(w.tables.gen[sb]))
+    w.tables.contacts = tuple(d["contact." + n] for n, _, _ in CONTACT_FIELDS) + _events.no_colouring()
+    w.tables.bp, w.tables.proxy_shape = _build_broad_phase(d)
     w.step_count = d["step_count"]
-    w._last_dt = d["last_dt"]
+    w.tables.last_dt = d["last_dt"]
     w.profile = d["profile"]
-    w._skip_apart = d["skip_apart"]
-    w._remove_outside = d["remove_outside"]
-    w._bounds = d["bounds"].copy() if d["bounds"].shape[0] == 4 else None
-    w._left = d["events.left.body"]
-    w._left_gen = d["events.left.generation"]
+    w.tables.skip_apart = d["skip_apart"]
+    w.tables.remove_outside = d["remove_outside"]
+    w.tables.bounds = d["bounds"].copy() if d["bounds"].shape[0] == 4 else None
+    w.tables.left = d["events.left.body"]
+    w.tables.left_gen = d["events.left.generation"]
     sets = {}
     for set_name, kind in EVENT_SETS:
-        dtype = {"begin": W.BEGIN_DTYPE, "end": W.END_DTYPE, "hit": W.HIT_DTYPE}[kind]
+        dtype = {"begin": BEGIN_DTYPE, "end": END_DTYPE, "hit": HIT_DTYPE}[kind]
         fields = EVENT_FIELDS[kind]
         rec = np.zeros(d[f"events.{set_name}.{fields[0][0]}"].shape[0], dtype)
         for f, _, _ in fields:
             rec[f] = d[f"events.{set_name}.{f}"]
         sets[set_name] = rec
-    w._events = W.ContactEvents(sets["begin"], sets["end"], sets["hit"])
-    w._raw_events = None
-    w._pending_end = [sets["pending_end"]] if sets["pending_end"].size else []
-    w._arg_views = None
-    w._query_boxes = None
+    w.tables.events = ContactEvents(sets["begin"], sets["end"], sets["hit"])
+    w.tables.raw_events = None
+    w.tables.pending_end = [sets["pending_end"]] if sets["pending_end"].size else []
+    w.tables.query_boxes = None
     return w
 
 
@@ -1022,7 +1029,7 @@ def _tree_of(proxies, fat_lo, fat_hi, leaf_of):
     them and the rest on the free list, then ``tree_rebuild`` links them (median splits; which pairs and hits
     the tree gives does not depend on its shape)."""
     n = proxies.size
-    t = K.tree_new(max(16, 2 * n + 2))
+    t = tree_new(max(16, 2 * n + 2))
     if n:
         t.lo[:n] = fat_lo[proxies]
         t.hi[:n] = fat_hi[proxies]
@@ -1033,5 +1040,5 @@ def _tree_of(proxies, fat_lo, fat_hi, leaf_of):
         leaf_of[proxies] = np.arange(n)
         t.meta[:] = (0, 2 * n - 1, n, 0, 0)
         if n >= 2:
-            K.tree_rebuild(t)
+            tree_rebuild(t)
     return t

@@ -141,14 +141,14 @@ def _point(value, name):
 
 def _to_local(world, b, p):
     """World point p in body b's frame (from its origin)."""
-    o, c, s = world._origin_frame(b)
+    o, c, s = world.tables.origin_frame(b)
     d = p - o
     return np.array((c * d[0] + s * d[1], -s * d[0] + c * d[1]))
 
 
 def _to_world(world, b, q):
     """Point q of body b's frame in world coordinates."""
-    o, c, s = world._origin_frame(b)
+    o, c, s = world.tables.origin_frame(b)
     return np.array((o[0] + c * q[0] - s * q[1], o[1] + s * q[0] + c * q[1]))
 
 
@@ -220,7 +220,7 @@ class _Definition:
             u = _validate.vector(self.local_axis_a, "local_axis_a", FLOAT32_LIMIT)
         else:
             u = _validate.vector(self.default_axis if self.axis is None else self.axis, "axis", FLOAT32_LIMIT)
-            _, c, s = world._origin_frame(a)
+            _, c, s = world.tables.origin_frame(a)
             u = np.array((c * u[0] + s * u[1], -s * u[0] + c * u[1]))
         n = math.hypot(u[0], u[1])
         if not n > 1e-12:
@@ -257,7 +257,7 @@ class _Definition:
 
 
 def _relative_angle(world, a, b, local, param):
-    return float(world._angle[b] - world._angle[a])
+    return float(world.tables.angle[b] - world.tables.angle[a])
 
 
 def _current_length(world, a, b, local, param):
@@ -394,7 +394,7 @@ class Mouse(_Definition):
         """The settings' defaults: 5 Hz, damping ratio 0.7, at most 1000 × the body's mass in newtons (Box2D's
         samples)."""
         return dict(hertz=5.0, damping_ratio=0.7,
-                    max_force=lambda w, a, b, local, param: 1000.0 * float(w._mass[b]))
+                    max_force=lambda w, a, b, local, param: 1000.0 * float(w.tables.mass[b]))
 
     def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """The target as anchor A (in the world frame: the static body's) and the grabbed point on body B; ``world``,
@@ -527,7 +527,7 @@ class Joint:
     def _j(self):
         w = self.world
         i = self.index
-        if not (i < w._n_joints and w._j_alive[i] and w._j_gen[i] == self.generation):
+        if not (i < w.tables.n_joints and w.tables.j_alive[i] and w.tables.j_gen[i] == self.generation):
             raise StaleHandleError(f"joint {i} (generation {self.generation}) has been removed")
         return i
 
@@ -540,26 +540,24 @@ class Joint:
 
     def __repr__(self):
         w = self.world
-        alive = self.index < w._n_joints and w._j_alive[self.index] and w._j_gen[self.index] == self.generation
-        kind = KIND_NAMES[int(w._j_kind[self.index])] if alive else "removed"
+        alive = self.index < w.tables.n_joints and w.tables.j_alive[self.index] and w.tables.j_gen[self.index] == self.generation
+        kind = KIND_NAMES[int(w.tables.j_kind[self.index])] if alive else "removed"
         return f"Joint({kind}, index={self.index}, generation={self.generation})"
 
     @property
     def alive(self) -> bool:
         """False once the joint was removed (by ``World.remove``, by breaking, or with a body)."""
         w = self.world
-        return bool(self.index < w._n_joints and w._j_alive[self.index] and w._j_gen[self.index] == self.generation)
+        return bool(self.index < w.tables.n_joints and w.tables.j_alive[self.index] and w.tables.j_gen[self.index] == self.generation)
 
     @property
     def kind(self) -> str:
         """The joint's kind as a word: "revolute", "distance", "wheel", ..."""
-        return KIND_NAMES[int(self.world._j_kind[self._j()])]
+        return KIND_NAMES[int(self.world.tables.j_kind[self._j()])]
 
     def _body(self, e):
-        from ..world import Body
         w = self.world
-        b = int(w._j_body[self._j(), e])
-        return Body(w, b, int(w._gen[b]))
+        return w.body_handle(int(w.tables.j_body[self._j(), e]))
 
     @property
     def body_a(self) -> "Any":
@@ -575,48 +573,48 @@ class Joint:
     def anchor_a(self) -> np.ndarray:
         """Body A's anchor as a world point, now."""
         i = self._j()
-        return _to_world(self.world, int(self.world._j_body[i, 0]), self.world._j_local[i, 0:2])
+        return _to_world(self.world, int(self.world.tables.j_body[i, 0]), self.world.tables.j_local[i, 0:2])
 
     @property
     def anchor_b(self) -> np.ndarray:
         """Body B's anchor as a world point, now."""
         i = self._j()
-        return _to_world(self.world, int(self.world._j_body[i, 1]), self.world._j_local[i, 2:4])
+        return _to_world(self.world, int(self.world.tables.j_body[i, 1]), self.world.tables.j_local[i, 2:4])
 
     @property
     def axis(self) -> np.ndarray:
         """The joint's axis in world coordinates (prismatic and wheel joints)."""
         i = self._j()
-        _, c, s = self.world._origin_frame(int(self.world._j_body[i, 0]))
-        u = self.world._j_local[i, 4:6]
+        _, c, s = self.world.tables.origin_frame(int(self.world.tables.j_body[i, 0]))
+        u = self.world.tables.j_local[i, 4:6]
         return np.array((c * u[0] - s * u[1], s * u[0] + c * u[1]))
 
     @property
     def reaction_force(self) -> np.ndarray:
         """The force (N, a vector) the joint put on body B at its anchor in the last step: its impulses over the step
         divided by dt."""
-        return self.world._j_reaction[self._j(), 0:2].copy()
+        return self.world.tables.j_reaction[self._j(), 0:2].copy()
 
     @property
     def reaction_torque(self) -> float:
         """The torque (N·m) the joint put on body B in the last step."""
-        return float(self.world._j_reaction[self._j(), 2])
+        return float(self.world.tables.j_reaction[self._j(), 2])
 
     @property
     def angle(self) -> float:
         """The relative angle θB − θA less the reference angle (radians)."""
         i = self._j()
         w = self.world
-        a, b = w._j_body[i]
-        return float(w._angle[b] - w._angle[a] - w._j_param[i, 0])
+        a, b = w.tables.j_body[i]
+        return float(w.tables.angle[b] - w.tables.angle[a] - w.tables.j_param[i, 0])
 
     @property
     def speed(self) -> float:
         """The relative angular speed ωB − ωA (rad/s)."""
         i = self._j()
         w = self.world
-        a, b = w._j_body[i]
-        return float(w._angvel[b] - w._angvel[a])
+        a, b = w.tables.j_body[i]
+        return float(w.tables.angvel[b] - w.tables.angvel[a])
 
     @property
     def length(self) -> float:
@@ -633,76 +631,76 @@ class Joint:
     def enabled(self) -> bool:
         """Whether the joint is solved; a disabled joint still keeps its bodies from colliding unless
         ``collide_connected``."""
-        return bool(self.world._j_enabled[self._j()])
+        return bool(self.world.tables.j_enabled[self._j()])
 
     @enabled.setter
     def enabled(self, value: "Any"):
         i = self._j()
         on = _validate.flag(value, "enabled")
-        self.world._check_unlocked()
-        self.world._j_enabled[i] = on
-        self.world._wake_joint(i)
+        self.world.tables.check_unlocked()
+        self.world.tables.j_enabled[i] = on
+        self.world.tables.wake_joint(i)
 
     @property
     def collide_connected(self) -> bool:
         """Whether the two bodies' shapes collide with each other."""
-        return bool(self.world._j_collide[self._j()])
+        return bool(self.world.tables.j_collide[self._j()])
 
     @collide_connected.setter
     def collide_connected(self, value: "Any"):
         i = self._j()
         on = _validate.flag(value, "collide_connected")
-        self.world._check_unlocked()
-        self.world._j_collide[i] = on
-        self.world._joined = None
-        self.world._wake_joint(i)
+        self.world.tables.check_unlocked()
+        self.world.tables.j_collide[i] = on
+        self.world.tables.joined = None
+        self.world.tables.wake_joint(i)
 
     @property
     def data(self) -> object:
         """Any Python object of the user's (None by default; kept by pickle and copy, not by snapshots)."""
         i = self._j()
-        return self.world._joint_data.get(i)
+        return self.world.tables.joint_data.get(i)
 
     @data.setter
     def data(self, value: "Any"):
         i = self._j()
         if value is None:
-            self.world._joint_data.pop(i, None)
+            self.world.tables.joint_data.pop(i, None)
         else:
-            self.world._joint_data[i] = value
+            self.world.tables.joint_data[i] = value
 
     @property
     def target(self) -> np.ndarray:
         """A mouse joint's target (world point)."""
         i = self._kind_only(MOUSE, "target")
-        return self.world._j_local[i, 0:2].copy()
+        return self.world.tables.j_local[i, 0:2].copy()
 
     @target.setter
     def target(self, value: "Any"):
         i = self._kind_only(MOUSE, "target")
         p = _point(value, "target")
-        self.world._check_unlocked()
-        self.world._j_local[i, 0:2] = p
-        self.world._wake_joint(i)
+        self.world.tables.check_unlocked()
+        self.world.tables.j_local[i, 0:2] = p
+        self.world.tables.wake_joint(i)
 
     @property
     def linear_offset(self) -> np.ndarray:
         """A motor joint's linear offset (B's origin's target, in A's frame)."""
         i = self._kind_only(MOTOR, "linear_offset")
-        return self.world._j_local[i, 0:2].copy()
+        return self.world.tables.j_local[i, 0:2].copy()
 
     @linear_offset.setter
     def linear_offset(self, value: "Any"):
         i = self._kind_only(MOTOR, "linear_offset")
         p = _point(value, "linear_offset")
-        self.world._check_unlocked()
-        self.world._j_local[i, 0:2] = p
-        self.world._wake_joint(i)
+        self.world.tables.check_unlocked()
+        self.world.tables.j_local[i, 0:2] = p
+        self.world.tables.wake_joint(i)
 
     def _kind_only(self, kind, name):
         i = self._j()
-        if self.world._j_kind[i] != kind:
-            raise AttributeError(f"a {KIND_NAMES[int(self.world._j_kind[i])]} joint has no {name}")
+        if self.world.tables.j_kind[i] != kind:
+            raise AttributeError(f"a {KIND_NAMES[int(self.world.tables.j_kind[i])]} joint has no {name}")
         return i
 
     def __getattr__(self, name):
@@ -710,10 +708,10 @@ class Joint:
         if name.startswith("_"):
             raise AttributeError(name)
         i = self._j()
-        known = SETTINGS[int(self.world._j_kind[i])]
+        known = SETTINGS[int(self.world.tables.j_kind[i])]
         if name not in known:
-            raise AttributeError(f"a {KIND_NAMES[int(self.world._j_kind[i])]} joint has no {name!r}")
-        return float(self.world._j_param[i, known[name][0]])
+            raise AttributeError(f"a {KIND_NAMES[int(self.world.tables.j_kind[i])]} joint has no {name!r}")
+        return float(self.world.tables.j_param[i, known[name][0]])
 
     def __setattr__(self, name, value):
         if name in Joint.__dict__ or name in Joint.__slots__:
@@ -721,15 +719,15 @@ class Joint:
             return
         i = self._j()
         w = self.world
-        kind = int(w._j_kind[i])
+        kind = int(w.tables.j_kind[i])
         known = SETTINGS[kind]
         if name not in known:
             raise AttributeError(f"a {KIND_NAMES[kind]} joint has no setting {name!r} (it has {sorted(known)})")
         col, check = known[name]
         v = _setting(value, name, check)
-        row = w._j_param[i].copy()
+        row = w.tables.j_param[i].copy()
         row[col] = v
         _consistent(kind, row)
-        w._check_unlocked()
-        w._j_param[i] = row
-        w._wake_joint(i)
+        w.tables.check_unlocked()
+        w.tables.j_param[i] = row
+        w.tables.wake_joint(i)

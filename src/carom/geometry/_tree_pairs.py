@@ -1,0 +1,771 @@
+"""The pairs of the dynamic trees for a world step: new pairs of moved proxies found in a grid of their
+boxes (large ones on their own), merged with the cached pairs of proxies that did not move (pair keys
+``i << 32 | j``).
+
+Part of the broad phases' compiled kernels (the layout of the shared proxy storage: ``_pairs``; the
+classes over them: :mod:`carom.geometry.broadphase`). Plain ``njit`` functions over arrays and scalars, so a
+compiled world step can call them directly; nothing recurses (trees are walked with explicit stacks).
+"""
+import numpy as np
+from numba import prange
+
+from .._jit import njit, pnjit, inline_njit, borrowed
+from ._pairs import FREE, MOVING, STATIC, _KEY_MASK, _KEY_SHIFT, KEY_STRIDE, _grown, overlap, unpack_keys
+from ._tree import SWEEP_FRACTION, tree_fit
+from ._tree_query import _tree_collect
+from ._grid import _hash, cell_of
+
+
+
+
+#: A moving proxy more than this many times the median size of the moving proxies (a long kinematic wall, a
+#: proxy far larger than the typical one) is not binned in the bulk grid: it is tested on its own.
+GRID_BIN_LIMIT = 2.0
+
+#: A proxy that is not binned tests every moving proxy's box directly when its box covers at least this
+#: fraction of the box of all binned proxies (a rotating wall's box covers most of its container: a tree
+#: query would visit nearly every node, at several times the cost of a plain test per box); a smaller one
+#: queries the moving tree.
+GRID_SCAN_COVER = 1.0 / 8.0
+
+#: The typical box size is the median of at most this many fat boxes, evenly spaced in id order (the median
+#: of all 5,000 boxes of a pile costs more than the rest of the grid's set-up).
+GRID_SIZE_SAMPLES = 255
+
+
+@njit
+def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
+    """Every pair of live proxies whose fat leaf boxes overlap (not static–static), as sorted keys i << 32 | j;
+    with ``real``, every pair whose real boxes overlap instead (the same steps on the real boxes).
+
+    Moving–moving pairs come from a uniform grid whose cell side is the largest size, max(width, height),
+    of the *binned* proxies: those at most ``GRID_BIN_LIMIT`` × the median size (of ``GRID_SIZE_SAMPLES``
+    boxes, evenly spaced). Each binned proxy is entered once, in the cell of its box's lower corner. If two
+    boxes overlap, each one's lower corner lies within the other's width (x_j ≤ x_i + w_i and x_i ≤ x_j +
+    w_j), so the corners are less than a cell apart on each axis and their cells are the same or adjacent.
+    Each cell is therefore tested against itself and four of its eight neighbours, (+1, −1), (+1, 0),
+    (+1, +1) and (0, +1): the other four see it from their side, so every overlapping pair is found exactly
+    once. One entry per proxy, where binning every cell a box covers (a cell of the median size) makes about
+    four, with the pairs seen in several cells to be weeded out; the entries are grouped by cell with a
+    counting sort (count, prefix sum, fill), in ascending id order within a cell. Cells are numbered densely
+    over the box of the occupied cells when it has at most about twice as many cells as there are entries,
+    else hashed (no world bounds needed; a bucket may then hold several cells, so entries compare their
+    cells too). The overlap test is written without branches (about a third of the tested pairs overlap,
+    so branches would mostly mispredict), on the boxes copied in entry order, so that a cell's entries are
+    read from consecutive memory.
+
+    A proxy that is not binned is tested on its own against the moving proxies: when its box covers at
+    least ``GRID_SCAN_COVER`` of the binned proxies' box, against every box in turn, else by a query of the
+    moving tree (a pair of two such proxies is kept once). Static proxies are never binned: if there are
+    fewer of them than moving proxies, each queries the moving tree with its fat box, otherwise each moving
+    proxy queries the static tree.
+
+    The pairs come out unordered; a radix sort (counting sorts by the larger id, then by the smaller one:
+    O(n + pairs)) gives the keys in ascending order. So the binned entries can be tested in ``threads``
+    parts at once (:func:`_grid_entry_pairs_split`; ``threads`` as ``carom._jit.step_threads`` gives it)
+    with the same answer for any count.
+    """
+    n = flags.shape[0]
+    m = moving.meta[2]
+    ids = np.empty(m, np.int64)
+    box = np.empty((m, 4))       # fat box per moving proxy: lx, ly, ux, uy
+    sizes = np.empty(m)
+    a = 0
+    for p in range(n):
+        if flags[p] != MOVING:
+            continue
+        leaf = leaf_of[p]
+        ids[a] = p
+        if real:
+            box[a, 0] = lower[p, 0]
+            box[a, 1] = lower[p, 1]
+            box[a, 2] = upper[p, 0]
+            box[a, 3] = upper[p, 1]
+        else:
+            box[a, 0] = moving.lo[leaf, 0]
+            box[a, 1] = moving.lo[leaf, 1]
+            box[a, 2] = moving.hi[leaf, 0]
+            box[a, 3] = moving.hi[leaf, 1]
+        sizes[a] = max(box[a, 2] - box[a, 0], box[a, 3] - box[a, 1])
+        a += 1
+    keys = np.empty(max(64, 8 * m), np.int64)
+    k = np.int64(0)
+    stack = np.empty(64, np.int64)
+    hits = np.empty(64, np.int64)
+    if m > 1:
+        limit = GRID_BIN_LIMIT * _sample_median(sizes, (m + GRID_SIZE_SAMPLES - 1) // GRID_SIZE_SAMPLES)
+        # binned: size <= limit (false for NaN); the cell is the largest binned size
+        binned = np.empty(m, np.bool_)
+        cell = 0.0
+        count = 0
+        for a in range(m):
+            binned[a] = sizes[a] <= limit
+            if binned[a]:
+                cell = max(cell, sizes[a])
+                count += 1
+        if count > 0 and not (cell > 0.0 and np.isfinite(cell)):
+            # points (no margin): max(x spread, y spread) of the binned lower corners / sqrt(count), or 1
+            lo0 = np.inf
+            hi0 = -np.inf
+            lo1 = np.inf
+            hi1 = -np.inf
+            for a in range(m):
+                if binned[a]:
+                    lo0 = min(lo0, box[a, 0])
+                    hi0 = max(hi0, box[a, 0])
+                    lo1 = min(lo1, box[a, 1])
+                    hi1 = max(hi1, box[a, 1])
+            cell = max(hi0 - lo0, hi1 - lo1) / np.sqrt(count)
+            if not (cell > 0.0 and np.isfinite(cell)):
+                cell = 1.0
+            # only boxes within a cell stay binned (all but those of infinite size, when the median is too)
+            count = 0
+            for a in range(m):
+                binned[a] = binned[a] and sizes[a] <= cell
+                count += np.int64(binned[a])
+        # each binned proxy's cell; the box of the occupied cells
+        e_cx = np.empty(m, np.int64)        # by proxy position first, then (below) by entry
+        e_cy = np.empty(m, np.int64)
+        gx0 = _CELL_LIMIT
+        gy0 = _CELL_LIMIT
+        gx1 = -_CELL_LIMIT
+        gy1 = -_CELL_LIMIT
+        for a in range(m):
+            if binned[a]:
+                e_cx[a] = cell_of(box[a, 0], cell)
+                e_cy[a] = cell_of(box[a, 1], cell)
+                gx0 = min(gx0, e_cx[a])
+                gy0 = min(gy0, e_cy[a])
+                gx1 = max(gx1, e_cx[a])
+                gy1 = max(gy1, e_cy[a])
+        width = gx1 - gx0 + 1
+        dense = count > 0 and (float(width) * float(gy1 - gy0 + 1) <= 2.0 * count + 64.0)
+        if dense:
+            cells = width * (gy1 - gy0 + 1)
+        else:
+            cells = 16
+            while cells < count:
+                cells *= 2
+        mask = np.int64(cells - 1)
+        start = np.zeros(cells + 1, np.int64)
+        bucket = np.empty(m, np.int64)
+        for a in range(m):
+            if binned[a]:
+                if dense:
+                    s = (e_cx[a] - gx0) * (gy1 - gy0 + 1) + (e_cy[a] - gy0)
+                else:
+                    s = _hash(e_cx[a], e_cy[a], mask)
+                bucket[a] = s
+                start[s + 1] += 1
+        for s in range(cells):
+            start[s + 1] += start[s]
+        fill = np.empty(cells, np.int64)
+        for s in range(cells):
+            fill[s] = start[s]
+        # the entries in bucket order: cell, box and id
+        cx_of = np.empty(count, np.int64)
+        cy_of = np.empty(count, np.int64)
+        ebox = np.empty((count, 4))
+        eid = np.empty(count, np.int64)
+        for a in range(m):
+            if binned[a]:
+                f = fill[bucket[a]]
+                fill[bucket[a]] = f + 1
+                cx_of[f] = e_cx[a]
+                cy_of[f] = e_cy[a]
+                ebox[f, 0] = box[a, 0]
+                ebox[f, 1] = box[a, 1]
+                ebox[f, 2] = box[a, 2]
+                ebox[f, 3] = box[a, 3]
+                eid[f] = ids[a]
+        keys, k = _grid_entry_pairs_split(start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask, keys, k,
+                                          threads)
+        # the proxies not binned (listed first: a loop over every proxy that may rebind keys would take and drop
+        # a reference on keys at each one)
+        cover = float(width) * float(gy1 - gy0 + 1) * cell * cell * GRID_SCAN_COVER
+        loose = np.empty(m - count, np.int64)
+        nl = 0
+        for a in range(m):
+            if not binned[a]:
+                loose[nl] = a
+                nl += 1
+        # a few of them test every box in turn rather than refit a stale moving tree for their queries
+        scan_stale = moving.meta[4] != 0 and nl <= STALE_SCAN_LIMIT
+        for a in loose:
+            p = ids[a]
+            lx = box[a, 0]
+            ly = box[a, 1]
+            ux = box[a, 2]
+            uy = box[a, 3]
+            if scan_stale or (ux - lx) * (uy - ly) >= cover:
+                # every moving proxy's box in turn (a pair of two unbinned ones is kept by the first)
+                if k + m > keys.shape[0]:
+                    keys = _grown(keys, k, k + m)
+                for b in range(m):
+                    q = ids[b]
+                    ok = ((box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
+                          & (b != a) & (binned[b] | (b > a)))
+                    keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+                    k += np.int64(ok)
+                continue
+            hits, h, stack = _tree_collect(moving, lower, upper, lx, ly, ux, uy, stack, hits, np.int64(0), real)
+            for c in range(h):
+                q = hits[c]
+                if q == p:
+                    continue
+                # q's position in ids (ascending; q is a moving proxy, so it is there): binary search
+                lo = 0
+                hi = m
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if ids[mid] < q:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if not binned[lo] and lo < a:
+                    continue        # two unbinned proxies: the first one's test keeps the pair
+                if k >= keys.shape[0]:
+                    keys = _grown(keys, k, k + 1)
+                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
+                k += 1
+    # moving–static pairs: the fewer side queries the other side's tree; a few static proxies test the moving
+    # boxes in turn rather than refit a stale moving tree (``tree_fit``) for their queries
+    if m > 0 and static.meta[2] > 0:
+        if static.meta[2] <= STALE_SCAN_LIMIT and moving.meta[4] != 0:
+            keys, k = _cross_scan(static, flags, leaf_of, lower, upper, ids, box, keys, k, real)
+        elif static.meta[2] <= m:
+            keys, k = _cross_pairs(static, moving, np.int64(STATIC), flags, leaf_of, lower, upper, keys, k, real)
+        else:
+            keys, k = _cross_pairs(moving, static, np.int64(MOVING), flags, leaf_of, lower, upper, keys, k, real)
+    return _keys_in_order(keys, k, n)
+
+
+@njit
+def _keys_in_order(keys, k, n):
+    """``keys[:k]`` (i << 32 | j, i < j < n, no two equal) in ascending order: an LSD radix sort with radix n,
+    a stable counting sort by j, then one by i. Four passes over the keys with no data-dependent branch;
+    a counting sort by i followed by an insertion sort of each proxy's few partners by j did one scatter
+    pass fewer but mispredicted its way through 5,000 short buckets (a 5,000-circle pile's 15,700 keys: 105
+    µs against 72)."""
+    return _counting_sort(_counting_sort(keys, k, n, np.int64(0)), k, n, _KEY_SHIFT)
+
+
+@njit
+def _counting_sort(keys, k, n, shift):
+    """``keys[:k]`` stably sorted by the digit ``(key >> shift) & _KEY_MASK`` (< n): one pass of
+    :func:`_keys_in_order`."""
+    start = np.zeros(n + 1, np.int64)
+    for c in range(k):
+        start[((keys[c] >> shift) & _KEY_MASK) + 1] += 1
+    for p in range(n):
+        start[p + 1] += start[p]
+    out = np.empty(k, np.int64)
+    for c in range(k):
+        d = (keys[c] >> shift) & _KEY_MASK
+        f = start[d]
+        start[d] = f + 1
+        out[f] = keys[c]
+    return out
+
+
+@njit
+def _partition(A, low, high):
+    """Partition ``A[low:high + 1]`` around the median of its first, middle and last values (compared by
+    ``<``, as Numba's sort and median do); returns the pivot's final index i: ``A[low:i]`` holds no value
+    above it and ``A[i + 1:high + 1]`` none below. The one step of :func:`_sample_median` and
+    :func:`_sorted_keys`."""
+    mid = (low + high) >> 1
+    if A[mid] < A[low]:
+        A[low], A[mid] = A[mid], A[low]
+    if A[high] < A[mid]:
+        A[high], A[mid] = A[mid], A[high]
+    if A[mid] < A[low]:
+        A[low], A[mid] = A[mid], A[low]
+    pivot = A[mid]
+    A[high], A[mid] = A[mid], A[high]
+    i = low
+    j = high - 1
+    while True:
+        while i < high and A[i] < pivot:
+            i += 1
+        while j >= low and pivot < A[j]:
+            j -= 1
+        if i >= j:
+            break
+        A[i], A[j] = A[j], A[i]
+        i += 1
+        j -= 1
+    A[i], A[high] = A[high], A[i]
+    return i
+
+
+@njit
+def _sample_median(values, step):
+    """``np.median(values[::step])`` (values float64, not empty), bitwise: a quickselect with the same
+    choices as Numba's ``np.median`` (median-of-three pivot compared by ``<``; for an even count, a split at
+    k or k + 1 first), so the same elements are picked whatever the values (NaN included), in one small
+    function: the generic version cost seconds of cold compile in every kernel linking it.
+
+    The partitions come from one loop: ``phase`` 0 is ``_select_two`` looking for a split at k or k + 1,
+    phase 1 a ``_select`` of element ``target`` in ``A[low:high + 1]``.
+    """
+    n = (values.shape[0] + step - 1) // step
+    A = np.empty(n, np.float64)
+    for a in range(n):
+        A[a] = values[a * step]
+    low = np.int64(0)
+    high = np.int64(n - 1)
+    half = np.int64(n >> 1)
+    k = half - 1
+    even = n & 1 == 0
+    phase = 0 if even else 1
+    target = half
+    while True:
+        i = _partition(A, low, high)
+        if phase == 0:             # _select_two(A, k, low, high)
+            if i < k:
+                low = i + 1
+            elif i > k + 1:
+                high = i - 1
+            elif i == k:           # then _select(A, k + 1, i + 1, high)
+                phase = 1
+                target = k + 1
+                low = i + 1
+            else:                  # then _select(A, k, low, i - 1)
+                phase = 1
+                target = k
+                high = i - 1
+        elif i == target:
+            break
+        elif i < target:           # _select(A, target, low, high)
+            low = i + 1
+        else:
+            high = i - 1
+    if even:
+        return (A[k] + A[k + 1]) / 2
+    return A[half]
+
+
+#: Bounds for the box of occupied grid cells (cell coordinates are clamped to ±2**60 by :func:`cell_of`).
+_CELL_LIMIT = np.int64(2 ** 62)
+
+
+@njit
+def _query_box(source, leaf_of, lower, upper, p, real):
+    """Proxy p's box for finding its partners: its real box with ``real``, else its fat box (its leaf's box
+    in the tree source)."""
+    if real:
+        return lower[p, 0], lower[p, 1], upper[p, 0], upper[p, 1]
+    leaf = leaf_of[p]
+    return source.lo[leaf, 0], source.lo[leaf, 1], source.hi[leaf, 0], source.hi[leaf, 1]
+
+
+@njit
+def _proxies_of(flags, kind, count):
+    """The ``count`` proxies with flags == kind, in ascending order. (The pair loops go over these rather than
+    over every proxy skipping the others: a loop that may rebind its keys array takes and drops a reference on
+    it at every turn, 16,000 atomic counts a step, 0.05 ms, in the 5,000-circle pile with its three walls.)"""
+    out = np.empty(count, np.int64)
+    c = 0
+    for p in range(flags.shape[0]):
+        if flags[p] == kind and c < count:
+            out[c] = p
+            c += 1
+    return out[:c]
+
+
+@njit
+def _cross_pairs(source, target, kind, flags, leaf_of, lower, upper, keys, k, real):
+    """Each proxy with flags == kind (a leaf of the tree source) queries the tree target with its fat box,
+    or with ``real`` its real box for the real boxes of the target's proxies; the pairs' keys are appended
+    to keys from k. Returns (keys, k)."""
+    stack = np.empty(64, np.int64)
+    hits = np.empty(64, np.int64)
+    for p in _proxies_of(flags, kind, source.meta[2]):
+        qlx, qly, qux, quy = _query_box(source, leaf_of, lower, upper, p, real)
+        hits, h, stack = _tree_collect(target, lower, upper, qlx, qly, qux, quy, stack, hits, np.int64(0), real)
+        if k + h > keys.shape[0]:
+            keys = _grown(keys, k, k + h)
+        for c in range(h):
+            q = hits[c]
+            keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
+            k += 1
+    return keys, k
+
+
+#: In a busy step, with the moving tree stale (``tree_fit``), up to this many static proxies (``_cross_scan``)
+#: and up to this many moving proxies left out of the grid test every moving proxy's box in turn, about 1 ns
+#: a box, instead of querying the tree, which would have to be refitted first (about 10 ns per leaf, and
+#: now and then a rebuild at ten times that).
+STALE_SCAN_LIMIT = 8
+
+
+@njit
+def _cross_scan(static, flags, leaf_of, lower, upper, ids, box, keys, k, real):
+    """The pairs of each static proxy with the moving proxies ``ids`` whose boxes ``box`` (their fat boxes, or
+    with ``real`` their real boxes) overlap its fat box (with ``real``: its real box): the pairs
+    :func:`_cross_pairs` finds by a query of the moving tree, from a test of every box in turn. Keys are
+    appended to keys from k; returns (keys, k)."""
+    m = ids.shape[0]
+    for p in _proxies_of(flags, np.int64(STATIC), static.meta[2]):
+        lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
+        if k + m > keys.shape[0]:
+            keys = _grown(keys, k, k + m)
+        for b in range(m):
+            q = ids[b]
+            ok = (box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
+            keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+            k += np.int64(ok)
+    return keys, k
+
+
+@njit
+def _grid_entry_pairs(e, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
+    """The overlapping pairs of the bulk grid's entries e … e1 − 1 (see :func:`_pairs_by_grid`) appended to
+    keys from k.
+
+    Entry e (in bucket order) is the proxy ``ids[e]`` with box ``box[e]`` in cell (cx_of[e], cy_of[e]).
+    Each entry is tested against the later entries of its own cell and every entry of the cells (0, +1),
+    (+1, −1), (+1, 0) and (+1, +1) from it. Numbered densely, column by column (cell (x, y) is bucket
+    (x − gx0)·height + y − gy0), these are two runs of consecutive buckets: its own cell and the one above
+    it, and the three cells of the next column; cells outside the occupied box are empty. Hashed, each of
+    the five cells is looked up and its bucket's entries must match its cell. Returns (keys, k).
+
+    The entries run in :func:`_grid_entry_run`, on views that hold no reference, until keys is short of
+    room; keys then grows here and the run resumes. A loop that may rebind keys takes and drops a reference
+    on it at every entry (two atomic operations each time: about 20k a step in a 5,000-circle pile).
+    """
+    while e < e1:
+        e, k = _grid_entry_run(e, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
+        if e < e1:
+            keys = _grown(keys, k, 2 * keys.shape[0])
+    return keys, k
+
+
+#: the bulk grid tests its entries in parallel parts from this many entries on (fewer: in the calling thread,
+#: where a parallel loop's start would cost more than it saves)
+GRID_PARALLEL_ENTRIES = 2048
+
+
+@njit
+def _grid_entry_pairs_split(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k, threads):
+    """:func:`_grid_entry_pairs` in ``threads`` parts of the entries, in parallel (:func:`_grid_entry_parts`),
+    then the parts' pairs appended to keys in order: (keys, k). The keys are sorted afterwards, so neither
+    the split nor the order of the parts changes the answer. A part whose buffer (8 keys per entry, as the
+    whole grid's) fills up stops, and its remaining entries are tested here afterwards."""
+    E = cx_of.shape[0]
+    if threads == 1 or E < GRID_PARALLEL_ENTRIES:
+        return _grid_entry_pairs(np.int64(0), E, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask,
+                                 keys, k)
+    parts = np.empty((threads, 8 * (E // threads + 1) + 64), np.int64)
+    got = np.zeros(threads, np.int64)
+    stop = np.zeros(threads, np.int64)
+    _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads)
+    for w in range(threads):
+        if k + got[w] > keys.shape[0]:
+            keys = _grown(keys, k, k + got[w])
+        for a in range(got[w]):
+            keys[k + a] = parts[w, a]
+        k += got[w]
+        keys, k = _grid_entry_pairs(stop[w], (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
+                                    gy0, gx1, gy1, mask, keys, k)
+    return keys, k
+
+
+@pnjit
+def _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads):
+    """Part w of ``threads`` of the entries into ``parts[w]``: ``got[w]`` keys, and ``stop[w]`` the entry
+    it stopped at (the part's end, unless its buffer filled up). The parallel loop alone in its function."""
+    for w in prange(threads):
+        _grid_entry_part(np.int64(w), threads, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask,
+                         parts, got, stop)
+
+
+@njit
+def _grid_entry_part(w, threads, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop):
+    """One part of :func:`_grid_entry_parts` (a call, so every name in it is private to its thread)."""
+    E = cx_of.shape[0]
+    e, k = _grid_entry_run(w * E // threads, (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
+                           gy0, gx1, gy1, mask, parts[w], np.int64(0))
+    got[w] = k
+    stop[w] = e
+
+
+@njit
+def _grid_entry_run(e0, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k):
+    """:func:`_grid_entry_pairs` for entries e0 … e1 − 1, while keys has room for every candidate of an
+    entry. Returns (the entry it stopped at, k): e1 when done, else an entry whose candidates did not fit,
+    with k as it was before that entry (what the entry wrote is written again)."""
+    start, cx_of, cy_of, box, ids, keys = borrowed((start, cx_of, cy_of, box, ids, keys))
+    height = gy1 - gy0 + 1
+    cap = keys.shape[0]
+    for e in range(e0, e1):
+        k_entry = k
+        cx = cx_of[e]
+        cy = cy_of[e]
+        lx = box[e, 0]
+        ly = box[e, 1]
+        ux = box[e, 2]
+        uy = box[e, 3]
+        p = ids[e]
+        s = (cx - gx0) * height + (cy - gy0)      # (dense numbering)
+        for r in range(2 if dense else 5):
+            tx = cx
+            ty = cy
+            if dense:
+                if r == 0:            # this cell from the next entry, and the cell above
+                    f0 = e + 1
+                    f1 = start[s + 2] if cy < gy1 else start[s + 1]
+                else:                 # the next column's cells from y − 1 to y + 1
+                    if cx >= gx1:
+                        continue
+                    t = s + height
+                    f0 = start[t - 1] if cy > gy0 else start[t]
+                    f1 = start[t + 2] if cy < gy1 else start[t + 1]
+            else:
+                # r = 0: this cell, from the next entry; 1 … 4: (0, +1), (+1, −1), (+1, 0), (+1, +1)
+                tx = cx + np.int64(r >= 2)
+                ty = cy + (np.int64(r) - 3 if r >= 2 else np.int64(r))
+                s = _hash(tx, ty, mask)
+                f0 = e + 1 if r == 0 else start[s]
+                f1 = start[s + 1]
+            if f1 <= f0:
+                continue
+            if k + (f1 - f0) > cap:
+                return e, k_entry
+            for f in range(f0, f1):
+                q = ids[f]
+                ok = (box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
+                if not dense:         # (a bucket may hold several cells)
+                    ok = ok & (cx_of[f] == tx) & (cy_of[f] == ty)
+                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+                k += np.int64(ok)
+    return e1, k
+
+
+@njit
+def _unmoved_pairs(lower, upper, flags, cand):
+    """The path of :func:`tree_pairs_cached` for an empty move buffer: no fat box changed, so the cache
+    stays as it is except for the pairs of proxies removed since (now ``FREE``), and no fat-box test is needed.
+
+    No static–static pair can be in the cache: every key entered it with a ``MOVING`` proxy (queries of
+    static proxies search the moving tree only, the grid pairs a moving proxy with anything live), and a
+    proxy's flags change only by removal (to ``FREE``) and by a new insertion under its id, which puts it on
+    the move buffer. So ``FREE`` is the only flag to test. Both tests are written without branches (about
+    half the cached pairs of a pile fail the real-box test, so a branch would mispredict), and when no pair
+    is dead the cache is returned as it came, without a copy.
+    """
+    nc = cand.shape[0]
+    pairs = np.empty(nc, np.int64)
+    r = 0
+    alive = 0
+    for c in range(nc):
+        i = cand[c] >> _KEY_SHIFT
+        j = cand[c] & _KEY_MASK
+        live = (flags[i] != FREE) & (flags[j] != FREE)
+        ok = (live & (lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+        pairs[r] = cand[c]         # r <= c: always in bounds; kept when ok
+        r += np.int64(ok)
+        alive += np.int64(live)
+    if alive == nc:
+        return pairs[:r], cand
+    out = np.empty(alive, np.int64)
+    m = 0
+    for c in range(nc):
+        key = cand[c]
+        if flags[key >> _KEY_SHIFT] != FREE and flags[key & _KEY_MASK] != FREE:
+            out[m] = key
+            m += 1
+    return pairs[:r], out
+
+
+@njit
+def _sorted_keys(a, k):
+    """``np.sort(a[:k])`` for int64 keys (any correct sort of integers gives the same array), by the steps of
+    Numba's quicksort: median-of-three partitions, the larger part pushed on a stack and the smaller one
+    split further, runs under 16 insertion-sorted. A few lines instead of Numba's generic sort, which cost
+    about a second of cold compile in every function linking it."""
+    A = np.empty(k, np.int64)
+    for c in range(k):
+        A[c] = a[c]
+    _sort_range(A, np.int64(0), k - 1)
+    return A
+
+
+@njit
+def _sort_range(A, low, high):
+    """Sort ``A[low:high + 1]`` in place (the quicksort of :func:`_sorted_keys`)."""
+    stack = np.empty(128, np.int64)       # (low, high) pairs; the depth stays below log2(k) + 1
+    stack[0] = low
+    stack[1] = high
+    n = 1 if high > low else 0
+    while n > 0:
+        n -= 1
+        low = stack[2 * n]
+        high = stack[2 * n + 1]
+        while high - low >= 15:
+            i = _partition(A, low, high)
+            if high - i > i - low:
+                if high > i:
+                    stack[2 * n] = i + 1
+                    stack[2 * n + 1] = high
+                    n += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[2 * n] = low
+                    stack[2 * n + 1] = i - 1
+                    n += 1
+                low = i + 1
+        _insertion_sort(A, low, high)
+
+
+@inline_njit
+def _insertion_sort(A, low, high):
+    """Sort ``A[low:high + 1]`` in place by insertion: the short runs of :func:`_sort_range`."""
+    for c in range(low + 1, high + 1):
+        v = A[c]
+        d = c - 1
+        while d >= low and A[d] > v:
+            A[d + 1] = A[d]
+            d -= 1
+        A[d + 1] = v
+
+
+@njit
+def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand, threads):
+    """Pairs from a cache of candidate pairs (Box2D's pair buffer), O(candidates + moved log n).
+
+    Invariant, while ``moved_meta[1]`` is 0: ``cand`` (sorted keys ``i << 32 | j``, i < j) holds every pair
+    of proxies whose *fat* leaf boxes overlap. Fat boxes change only when a leaf is (re)inserted, and such
+    proxies are on the move buffer, so querying the trees with the fat box of each buffered proxy finds
+    every new fat overlap. Merged with the old cache, pairs that no longer fat-overlap (or whose proxy is
+    gone) are dropped; of the rest, those whose real boxes overlap are the answer, already in sorted order.
+    When the buffer is empty, there is nothing to query or merge (:func:`_unmoved_pairs`).
+
+    When more than ``SWEEP_FRACTION`` of the live proxies are on the move buffer, the queries would cost
+    more than finding every pair afresh with one uniform grid (:func:`_pairs_by_grid`). Such a busy step
+    (a tumbling or falling crowd) is usually followed by another, which would replace the cache again, so
+    the grid is run on the real boxes: it finds the answer directly, with about half the entries and
+    pairs of the fat boxes, and ``cand`` then holds just those pairs, marked by ``moved_meta[1]`` = 1. The
+    next step that is not busy runs the grid on the fat boxes once to rebuild the cache (and clears the
+    mark). Returns ``(pairs, new_cand)``, both sorted keys, and empties the move buffer; ``new_cand`` may be
+    ``cand`` itself, and in a busy step ``pairs`` is ``new_cand`` (none is ever written in place).
+
+    ``threads``: the parts the grid's pair tests run in (:func:`_pairs_by_grid`); no result depends on it.
+
+    Every path writes the keys of ``pairs`` as it goes, into an array allocated at its largest size (every
+    candidate kept) and returned as a view of its first entries: no growing, no second pass. The pairs stay
+    keys (the caller maps them to shape pairs, :func:`carom.rigid._step.broad_stage`): unpacked into rows of
+    (i, j), a busy step of the 5,000-circle pile wrote and read 13,000 rows more.
+    """
+    live = moving.meta[2] + static.meta[2]
+    busy = moved_meta[0] > SWEEP_FRACTION * live
+    if busy or moved_meta[1] != 0:
+        # a grid: the pairs afresh (busy, real boxes), or the cache rebuilt and the pairs taken from it
+        # (written here, not in a helper: every compiled caller optimises its callees' code again, so each
+        # level of calls above the grid costs about a second of cold compile)
+        out = _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, busy, threads)
+        if busy:
+            # the real grid's pairs are the answer (and the cache): no box to read again, nothing to copy
+            pairs = out
+            r = out.shape[0]
+        else:
+            pairs = np.empty(out.shape[0], np.int64)
+            r = 0
+            for c in range(out.shape[0]):
+                i = out[c] >> _KEY_SHIFT
+                j = out[c] & _KEY_MASK
+                # the real-box test of :func:`overlap`, written out and without branches (a call per pair,
+                # with its array arguments, costs more than the test; about half the fat pairs overlap, so
+                # branches would mispredict)
+                ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+                      & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+                pairs[r] = out[c]          # r <= c: always in bounds; kept when ok
+                r += np.int64(ok)
+        for a in range(moved_meta[0]):
+            moved_flag[moved[a]] = 0
+        moved_meta[0] = 0
+        moved_meta[1] = np.int64(busy)
+        return pairs[:r], out
+    if moved_meta[0] == 0:
+        return _unmoved_pairs(lower, upper, flags, cand)
+    # a proxy's fat box is read from its tree's arrays, picked in two branches (a tree picked by a
+    # conditional expression, or a helper taking both trees, makes these loops markedly slower)
+    mlo, mhi, slo, shi = moving.lo, moving.hi, static.lo, static.hi
+    stack = np.empty(64, np.int64)
+    hits = np.empty(64, np.int64)
+    new = np.empty(64, np.int64)
+    k = np.int64(0)
+    for a in range(moved_meta[0]):
+        p = moved[a]
+        if flags[p] == FREE:
+            continue
+        leaf = leaf_of[p]
+        if flags[p] == STATIC:
+            lx, ly, ux, uy = slo[leaf, 0], slo[leaf, 1], shi[leaf, 0], shi[leaf, 1]
+        else:
+            lx, ly, ux, uy = mlo[leaf, 0], mlo[leaf, 1], mhi[leaf, 0], mhi[leaf, 1]
+        hits, h, stack = _tree_collect(moving, lower, upper, lx, ly, ux, uy, stack, hits, np.int64(0), np.bool_(False))
+        if flags[p] == MOVING:
+            hits, h, stack = _tree_collect(static, lower, upper, lx, ly, ux, uy, stack, hits, h, np.bool_(False))
+        for b in range(h):
+            q = hits[b]
+            if q == p or (moved_flag[q] and q < p and flags[q] != FREE):
+                continue           # the pair of two moved proxies is added once, by the smaller one's query
+            if k >= new.shape[0]:
+                new = _grown(new, k, k + 1)
+            new[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
+            k += 1
+    new = _sorted_keys(new, k)
+    # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs. Both outputs are
+    # allocated at their largest size (every key kept), so the loop never checks for room, and they are
+    # returned as views of these buffers (a copy would cost about as much as the merge of an idle cache).
+    nc = cand.shape[0]
+    out = np.empty(nc + k, np.int64)
+    pairs = np.empty(nc + k, np.int64)
+    m = 0
+    r = 0
+    a = 0
+    b = 0
+    last = np.int64(-1)
+    while a < nc or b < k:
+        if b >= k or (a < nc and cand[a] <= new[b]):
+            key = cand[a]
+            a += 1
+        else:
+            key = new[b]
+            b += 1
+        if key == last:
+            continue
+        last = key
+        i = key >> _KEY_SHIFT
+        j = key & _KEY_MASK
+        if flags[i] == FREE or flags[j] == FREE or (flags[i] == STATIC and flags[j] == STATIC):
+            continue
+        if moved_flag[i] or moved_flag[j]:
+            # a fat box changed: check that the pair still fat-overlaps (unmoved pairs still do)
+            li = leaf_of[i]
+            lj = leaf_of[j]
+            if flags[i] == STATIC:
+                ilx, ily, iux, iuy = slo[li, 0], slo[li, 1], shi[li, 0], shi[li, 1]
+            else:
+                ilx, ily, iux, iuy = mlo[li, 0], mlo[li, 1], mhi[li, 0], mhi[li, 1]
+            if flags[j] == STATIC:
+                jlx, jly, jux, juy = slo[lj, 0], slo[lj, 1], shi[lj, 0], shi[lj, 1]
+            else:
+                jlx, jly, jux, juy = mlo[lj, 0], mlo[lj, 1], mhi[lj, 0], mhi[lj, 1]
+            if jlx > iux or ilx > jux or jly > iuy or ily > juy:
+                continue
+        out[m] = key
+        m += 1
+        # the real-box test without branches, as in :func:`_unmoved_pairs`
+        ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+        pairs[r] = key
+        r += np.int64(ok)
+    for a in range(moved_meta[0]):
+        moved_flag[moved[a]] = 0
+    moved_meta[0] = 0
+    return pairs[:r], out[:m]

@@ -1,0 +1,72 @@
+"""The contact solver's shared layout: the mixing rules of friction and restitution, the columns of a bundle's
+packed rows (``MA`` … ``COUNT``, per point ``RNA`` … ``STEPT``), the soft constraint's parameters and how work is
+cut into chunks. See :mod:`carom.rigid._solver` for the method.
+"""
+import math
+
+from .._jit import njit
+
+
+MIX_SQRT, MIX_MIN, MIX_MAX, MIX_MEAN, MIX_MULTIPLY = 0, 1, 2, 3, 4
+
+#: colours 0 … OVERFLOW − 1 are parallel; colour OVERFLOW is solved in one thread
+OVERFLOW = 63
+
+# contact row fields
+MA, IA, MB, IB, NX, NY, MU, E, SOFT, COUNT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+# the surfaces' relative tangent speed (conveyor belts), the rolling resistance (coefficient × the larger shape
+# radius) and the accumulated rolling impulse (``_solve_rolling``)
+TS, RR, RIMP = 10, 11, 12
+P0 = 13
+POINT_WIDTH = 16
+# point fields (offsets from P0 + p·POINT_WIDTH): the lever arms of the normal and the tangent about each
+# centre of mass (rA × n, rB × n, rA × t, rB × t, with r the anchor from the centre of mass), anchors of the
+# tracked core points (q), separation offset, normal and tangent mass, impulses, normal velocity before the
+# solve, normal and tangent impulse of the whole step (``_solve_normal``; a point took an impulse in the step
+# when its STEPN is above 0)
+RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, RELV, STEPN, STEPT = range(16)
+ROW_WIDTH = P0 + 2 * POINT_WIDTH
+
+
+
+@njit
+def mix(a, b, rule):
+    if rule == MIX_SQRT:
+        return math.sqrt(a * b)
+    if rule == MIX_MIN:
+        return min(a, b)
+    if rule == MIX_MAX:
+        return max(a, b)
+    if rule == MIX_MEAN:
+        return 0.5 * (a + b)
+    return a * b
+
+
+@njit
+def soft_params(hertz, zeta, h):
+    """(bias rate, mass scale, impulse scale) of a soft constraint of frequency ``hertz`` and damping ratio
+    ``zeta`` over a substep h (module docstring); hertz = 0 is a rigid constraint."""
+    if hertz == 0.0:
+        return 0.0, 1.0, 0.0
+    omega = 2.0 * math.pi * hertz
+    a1 = 2.0 * zeta + h * omega
+    a2 = h * omega * a1
+    a3 = 1.0 / (1.0 + a2)
+    return omega / a1, a2 * a3, a3
+
+
+#: a parallel loop hands each thread this many chunks (for balance); a chunk is one call that runs a plain
+#: loop, so per-item costs (array reference counts on calls) are paid once per chunk, not per contact
+CHUNKS_PER_THREAD = 4
+#: below this many items a loop runs in the calling thread: launching threads costs more than it saves
+PARALLEL_MIN_ITEMS = 256
+
+
+@njit
+def chunk_count(n, threads):
+    """How many chunks a parallel loop over n independent items gets (1: run it in this thread). Any split
+    gives the same result, since the items are independent; only the speed depends on it. ``threads`` is
+    ``numba.get_num_threads()``, passed in from Python (reading it inside a kernel defeats the disk cache)."""
+    if threads == 1 or n < PARALLEL_MIN_ITEMS:
+        return 1
+    return min(n, threads * CHUNKS_PER_THREAD)

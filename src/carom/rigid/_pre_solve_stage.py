@@ -1,0 +1,69 @@
+"""The pre-solve stage (``pre_solve_stage``): the user's hook (``carom.rigid.presolve``) and the one-way shapes
+may disable a contact or change its friction, restitution and tangent speed for the step (``material``).
+"""
+import numpy as np
+
+from .._jit import njit
+from ..constants import FLOAT32_LIMIT, MAX_TRANSLATION_SPEED
+from ._contact_rows import mix
+from .presolve import call_pre_solve
+from ._layout import KEY_SHIFT, KEY_MASK
+from ._narrow import CSEP, _clear_manifold, _mark_uncached
+
+
+@njit
+def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contacts):
+    """The user's pre-solve hook (``carom.rigid.presolve``) on every contact about to be solved, in key order,
+    in this thread: the non-sensor contacts with points of a pair with an awake body. Returns the contacts'
+    (friction, restitution, tangent speed) for this step, one row per contact (the shapes' mixed values, as the
+    hook left them: friction and restitution at least 0, the tangent speed within ±MAX_TRANSLATION_SPEED, NaN
+    taken as 0), which ``prepare_stage`` uses instead of the shapes'; a contact the hook disables is dropped as a
+    passing one-way shape drops it in the narrow phase (no points, not touching, no impulse to warm start,
+    tested afresh next step). With no hook (``hook`` 0) an empty table, and nothing else is done."""
+    if hook == 0:
+        return np.empty((0, 3))
+    (shape_body, shape_count, shape_friction, shape_restitution, shape_tangent) = (shapes.body, shapes.vert_count,
+     shapes.friction,
+                                                                                  shapes.restitution, shapes.tangent_speed)
+    keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache = contacts[:11]
+    K = keys.shape[0]
+    material = np.empty((K, 3))
+    points = np.zeros(6)
+    out = np.empty(3)
+    for k in range(K):
+        a = keys[k] >> KEY_SHIFT
+        b = keys[k] & KEY_MASK
+        material[k, 0] = mix(shape_friction[a], shape_friction[b], friction_rule)
+        material[k, 1] = mix(shape_restitution[a], shape_restitution[b], restitution_rule)
+        material[k, 2] = shape_tangent[a] + shape_tangent[b]
+        ba = shape_body[a]
+        bb = shape_body[b]
+        if c_count[k] == 0 or c_sensor[k] or not (awake[ba] or awake[bb]):
+            continue
+        for p in range(2):
+            has = p < c_count[k]
+            points[3 * p] = c_point[k, p, 0] if has else 0.0
+            points[3 * p + 1] = c_point[k, p, 1] if has else 0.0
+            points[3 * p + 2] = c_sep[k, p] if has else 0.0
+        for f in range(3):
+            out[f] = material[k, f]
+        keep = call_pre_solve(np.int64(hook), np.int64(a), np.int64(b), np.int64(ba), np.int64(bb),
+                              np.float64(c_normal[k, 0]), np.float64(c_normal[k, 1]), np.int64(c_count[k]), points,
+                              out)
+        if keep == 0:
+            c_count[k] = 0
+            c_ids[k, 0] = 0
+            c_ids[k, 1] = 0
+            for p in range(2):
+                c_nimp[k, p] = 0.0
+                c_timp[k, p] = 0.0
+            _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
+            if not (shape_count[a] == 1 and shape_count[b] == 1):
+                _mark_uncached(c_cache, k)
+                c_cache[k, CSEP] = -np.inf
+            continue
+        # (NaN fails every comparison: taken as 0)
+        material[k, 0] = min(out[0], FLOAT32_LIMIT) if out[0] > 0.0 else 0.0
+        material[k, 1] = min(out[1], FLOAT32_LIMIT) if out[1] > 0.0 else 0.0
+        material[k, 2] = max(-MAX_TRANSLATION_SPEED, min(out[2], MAX_TRANSLATION_SPEED)) if out[2] == out[2] else 0.0
+    return material

@@ -1,0 +1,342 @@
+"""The prepare stage (``prepare_stage``): colour the contacts and pack each bundle's rows (masses, arms, effective
+masses, friction and restitution, warm-start impulses) in single precision for the sweeps.
+"""
+import numpy as np
+from numba import prange
+
+from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed
+from .._simd import LANES, LANES64, PARTS, ROW, splat64, store_part, insert, gather_rows64, select, vmin
+from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
+from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX,
+                            QAY, QBX, QBY, RELV, RIMP, RNA, RNB, ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP,
+                            TMASS, TS, chunk_count, mix)
+from ._colouring import C_PAIR, C_PERM, C_SOLVED, C_START, body_flags, colour_contacts, same_colouring
+
+
+@njit
+def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads, fall,
+                  material):
+    """The contacts to solve, coloured, in bundles of ``LANES`` (the solver's layout, module docstring).
+
+    Solved are the non-sensor contacts with points and at least one awake dynamic body. Each lane holds the
+    lever arms r × n and r × t of the anchors about the centres of mass (anchors on each body's own surface:
+    the manifold point is midway between the surfaces, and a speculative contact far ahead of a small body
+    must not act on it through a long lever arm), the effective masses, the separation offsets the substeps
+    track between the cores, the warm-start impulses and the approach speed.
+
+    Returns the solver tuple (perm, colour starts, bundle starts, each bundle's first contact, body pairs,
+    rows, bundle bodies, bundle write flags, each bundle's contact count, solved bodies, the body flags the
+    colouring read): lane q < count of bundle j holds contact ``perm[first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
+    each overflow contact gets a bundle of its own (its contacts share bodies, so they cannot share a bundle).
+    Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
+    mass, so they change nothing. ``material``: each contact's (friction, restitution, tangent speed) as the
+    pre-solve hook left them (``_step.pre_solve_stage``), used instead of the shapes' mixed values; empty
+    without a hook.
+    """
+    keys, c_count = contacts[0], contacts[1]
+    NB = bodies.kind.shape[0]
+    flags = body_flags(bodies.kind, bodies.asleep)
+    if same_colouring(pairs_same, c_count, contacts[9], flags, old):
+        perm, pair, start, solved = old[C_PERM], old[C_PAIR], old[C_START], old[C_SOLVED]
+    else:
+        perm, pair, start, solved = colour_contacts(keys, c_count, contacts[9], shapes.body, bodies.kind, bodies.asleep)
+    bstart = np.zeros(OVERFLOW + 2, np.int64)
+    for c in range(OVERFLOW + 1):
+        m = start[c + 1] - start[c]
+        bstart[c + 1] = bstart[c] + (m if c == OVERFLOW else (m + LANES - 1) // LANES)
+    nbundles = bstart[OVERFLOW + 1]
+    # each bundle's first contact (in colour order) and how many lanes it fills
+    bfirst = np.empty(nbundles, np.int64)
+    bcount = np.empty(nbundles, np.int64)
+    for c in range(OVERFLOW + 1):
+        for j in range(bstart[c], bstart[c + 1]):
+            r = j - bstart[c]
+            if c == OVERFLOW:
+                bfirst[j] = start[c] + r
+                bcount[j] = 1
+            else:
+                bfirst[j] = start[c] + r * LANES
+                bcount[j] = min(LANES, start[c + 1] - bfirst[j])
+    # the bodies' data the rows need, one cache line per body (gathered whole by ``gather_rows``), and the
+    # dummy body of empty lanes (row NB: all zeros)
+    com, vel, angvel, inv_mass, inv_inertia = bodies.com, bodies.vel, bodies.angvel, bodies.inv_mass, bodies.inv_inertia
+    kind, gravity_scale = bodies.kind, bodies.gravity_scale
+    # (not zeroed: every column of every row is written here, which spares a memset of the whole table)
+    table = np.empty((NB + 1, ROW))
+    for b in range(NB):
+        table[b, TCX] = com[b, 0]
+        table[b, TCY] = com[b, 1]
+        table[b, TVX] = vel[b, 0]
+        table[b, TVY] = vel[b, 1]
+        table[b, TW] = angvel[b]
+        table[b, TM] = inv_mass[b]
+        table[b, TI] = inv_inertia[b]
+        table[b, TG] = gravity_scale[b] if kind[b] == DYNAMIC else 0.0
+    for f in range(ROW):
+        table[NB, f] = 0.0
+    # every lane of every bundle, empty ones included, is written by _prepare_bundle (in parallel, which also
+    # spreads the first touch of fresh memory over the threads)
+    rows = np.empty((nbundles, ROW_WIDTH, LANES), np.float32)
+    body = np.empty((nbundles, 2, LANES), np.int64)
+    move = np.empty((nbundles, 2, LANES), np.bool_)
+    # only the arrays the rows need: every array a parallel loop receives costs compile time
+    # (no shape with a tangent speed or rolling resistance, the usual case: empty tables, which the rows take
+    # as zeros without looking up each contact's two shapes)
+    materials = False
+    for s in range(shapes.tangent_speed.shape[0]):
+        materials = materials or shapes.tangent_speed[s] != 0.0 or shapes.rolling[s] != 0.0
+    shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
+                  shapes.rolling if materials else shapes.rolling[:0])
+    contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7], material)
+    _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
+                      friction_rule, restitution_rule, threads, fall)
+    return perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags
+
+
+# columns of prepare_stage's body table
+TCX, TCY, TVX, TVY, TW, TM, TI, TG = range(8)
+
+
+@pnjit
+def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move, friction_rule,
+                      restitution_rule, threads, fall):
+    """Every bundle, one share per thread (the parallel loop alone in its function: Numba analyses every
+    statement of a function with a parallel loop, so keeping the rest outside saves compile time).
+
+    Thread w's share is the one the solver gives it (``_sweep_share``): the w-th part of each colour's
+    bundles, so the rows a thread writes here are the rows it reads first in the solve, from its own cache.
+    Within a colour the contacts are in key order (``colour_contacts``), so the w-th part of every colour
+    is about the w-th part of the keys, the contacts this thread's blocks of the narrow phase just wrote
+    (``_narrow_blocks``), and of the bodies, which its integration passes move. Split into equal runs of
+    bundles instead, each thread read the other core's contacts and wrote the other core's rows: the
+    pyramids' prepare stage took 0.39 ms a step with two threads, against 0.27 ms for the same call repeated
+    alone. The bundles are independent, so no split changes a result."""
+    if chunk_count(perm.shape[0], threads) == 1:
+        # (in this thread: launching a parallel loop for little work costs about 15 µs)
+        _prepare_bundles(np.int64(0), np.int64(1), bstart, bfirst, bcount, perm, pair, table, shapes, contacts,
+                         rows, body, move, friction_rule, restitution_rule, fall)
+        return
+    # (w as int64 here and literals nowhere: the loop index is typed int64, then uint64 in the parallel
+    # function, and each type, like each literal, compiles the callee once more)
+    for w in prange(threads):
+        _prepare_bundles(np.int64(w), threads, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows,
+                         body, move, friction_rule, restitution_rule, fall)
+
+
+@njit
+def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move,
+                     friction_rule, restitution_rule, fall):
+    """Part w of ``parts`` of every colour's bundles, the overflow colour's included (one call per thread:
+    kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
+    # borrowed views: the per-bundle functions below take no references (``borrowed``)
+    shape_radius, shape_friction, shape_restitution, shape_tangent, shape_rolling = borrowed(shapes)
+    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material = borrowed(contacts)
+    perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
+    NB = table.shape[0] - 1
+    for c in range(OVERFLOW + 1):
+        lo = bstart[c]
+        n = bstart[c + 1] - lo
+        for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
+            _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
+                            shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_nimp, c_timp, c_normal,
+                            c_point, c_sep, c_material, rows, body, move, friction_rule, restitution_rule, NB, fall)
+
+
+@llvm_inline_njit
+def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
+                    shape_rolling, keys, c_count,
+                    c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, move, friction_rule,
+                    restitution_rule, NB, fall):
+    """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
+    body, all fields zero).
+
+    The rows are computed in double precision from the world's state, ``LANES64`` lanes at a time (a part of
+    the bundle), and rounded to the solver's single precision when stored. Within a part all lanes go at once,
+    as the solver does: each lane's contact data is put into vectors, the bodies' rows are gathered from
+    ``table``, and each field is computed and stored for the whole part. Lane arithmetic is the scalar IEEE
+    arithmetic (``carom._simd``), so the rows are bitwise those of filling the lanes one by one; written lane
+    by lane, each contact cost 40 scattered scalar stores and its own arithmetic, about 45 ns per two-point
+    contact."""
+    for q in range(LANES):
+        if q >= m:
+            body[j, 0, q] = NB
+            body[j, 1, q] = NB
+            move[j, 0, q] = False
+            move[j, 1, q] = False
+            continue
+        i = first + q
+        ba = pair[i, 0]
+        bb = pair[i, 1]
+        body[j, 0, q] = ba
+        body[j, 1, q] = bb
+        # a static or kinematic body (no inverse mass) is only read, never written
+        move[j, 0, q] = table[ba, TM] > 0.0 or table[ba, TI] > 0.0
+        move[j, 1, q] = table[bb, TM] > 0.0 or table[bb, TI] > 0.0
+    # the first lane has the most points (colour_contacts): a bundle of one-point contacts has a second point
+    # of all zeros, as do its one-point lanes otherwise (the solver's lane arithmetic turns them into no
+    # impulse)
+    two = m > 0 and c_count[perm[first]] == 2
+    for h in range(PARTS):
+        _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
+                      shape_tangent, shape_rolling, keys,
+                      c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, friction_rule,
+                      restitution_rule, fall)
+
+
+@inline_njit
+def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
+                  shape_rolling, keys, c_count,
+                  c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, friction_rule, restitution_rule,
+                  fall):
+    """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``)."""
+    zero = splat64(0.0)
+    one = splat64(1.0)
+    nx = zero
+    ny = zero
+    mu = zero
+    e = zero
+    ts = zero
+    rr = zero
+    count = zero
+    ra = zero
+    rb = zero
+    sep0 = zero
+    sep1 = zero
+    px0 = zero
+    py0 = zero
+    px1 = zero
+    py1 = zero
+    nimp0 = zero
+    nimp1 = zero
+    timp0 = zero
+    timp1 = zero
+    for q in range(LANES64):
+        if h * LANES64 + q >= m:
+            break
+        k = perm[first + h * LANES64 + q]
+        a = keys[k] >> KEY_SHIFT
+        bsh = keys[k] & KEY_MASK
+        nx = insert(nx, q, c_normal[k, 0])
+        ny = insert(ny, q, c_normal[k, 1])
+        # (Box2D v3.1's rules: the belts' speeds add up; the larger resistance acts at the larger radius)
+        if shape_tangent.shape[0] > 0:
+            ts = insert(ts, q, shape_tangent[a] + shape_tangent[bsh])
+            rr = insert(rr, q, max(shape_rolling[a], shape_rolling[bsh]) * max(shape_radius[a], shape_radius[bsh]))
+        if c_material.shape[0] > 0:
+            # (the pre-solve hook's: the mixed values, changed for this step)
+            mu = insert(mu, q, c_material[k, 0])
+            e = insert(e, q, c_material[k, 1])
+            ts = insert(ts, q, c_material[k, 2])
+        else:
+            mu = insert(mu, q, mix(shape_friction[a], shape_friction[bsh], friction_rule))
+            e = insert(e, q, mix(shape_restitution[a], shape_restitution[bsh], restitution_rule))
+        count = insert(count, q, c_count[k])
+        ra = insert(ra, q, shape_radius[a])
+        rb = insert(rb, q, shape_radius[bsh])
+        sep0 = insert(sep0, q, c_sep[k, 0])
+        px0 = insert(px0, q, c_point[k, 0, 0])
+        py0 = insert(py0, q, c_point[k, 0, 1])
+        nimp0 = insert(nimp0, q, c_nimp[k, 0])
+        timp0 = insert(timp0, q, c_timp[k, 0])
+        if c_count[k] == 2:
+            sep1 = insert(sep1, q, c_sep[k, 1])
+            px1 = insert(px1, q, c_point[k, 1, 0])
+            py1 = insert(py1, q, c_point[k, 1, 1])
+            nimp1 = insert(nimp1, q, c_nimp[k, 1])
+            timp1 = insert(timp1, q, c_timp[k, 1])
+    sa = gather_rows64(table, body, j, 0, h)
+    sb = gather_rows64(table, body, j, 1, h)
+    mA = sa[TM]
+    iA = sa[TI]
+    mB = sb[TM]
+    iB = sb[TI]
+    store_part(rows, j, MA, h, mA)
+    store_part(rows, j, IA, h, iA)
+    store_part(rows, j, MB, h, mB)
+    store_part(rows, j, IB, h, iB)
+    store_part(rows, j, NX, h, nx)
+    store_part(rows, j, NY, h, ny)
+    store_part(rows, j, MU, h, mu)
+    store_part(rows, j, E, h, e)
+    store_part(rows, j, TS, h, ts)
+    store_part(rows, j, RR, h, rr)
+    store_part(rows, j, RIMP, h, zero)
+    store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
+    store_part(rows, j, COUNT, h, count)
+    _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero, fall)
+    if two:
+        _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, sep1, px1, py1, nimp1, timp1, nx, ny, ra, rb,
+                       sa, sb, zero, fall)
+    else:
+        for f in range(POINT_WIDTH):
+            store_part(rows, j, P0 + POINT_WIDTH + f, h, zero)
+
+
+@inline_njit
+def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero, fall):
+    """The point whose fields start at o, for the lanes of ``has`` (the others: all zeros)."""
+    hs = 0.5 * sep
+    rax = px - hs * nx - sa[TCX]
+    ray = py - hs * ny - sa[TCY]
+    rbx = px + hs * nx - sb[TCX]
+    rby = py + hs * ny - sb[TCY]
+    mA = sa[TM]
+    iA = sa[TI]
+    mB = sb[TM]
+    iB = sb[TI]
+    rna = rax * ny - ray * nx
+    rnb = rbx * ny - rby * nx
+    kn = mA + mB + iA * rna * rna + iB * rnb * rnb
+    # tangent t = (n.y, −n.x)
+    rta = rax * (-nx) - ray * ny
+    rtb = rbx * (-nx) - rby * ny
+    kt = mA + mB + iA * rta * rta + iB * rtb * rtb
+    # separation is tracked between the cores (surface point moved in by the radius): for a circle that is
+    # its centre, which spinning does not move
+    qax = rax - ra * nx
+    qay = ray - ra * ny
+    qbx = rbx + rb * nx
+    qby = rby + rb * ny
+    dvx = sb[TVX] - sb[TW] * rby - sa[TVX] + sa[TW] * ray
+    dvy = sb[TVY] + sb[TW] * rbx - sa[TVY] - sa[TW] * rax
+    store_part(rows, j, o + RNA, h, select(has, rna, zero))
+    store_part(rows, j, o + RNB, h, select(has, rnb, zero))
+    store_part(rows, j, o + RTA, h, select(has, rta, zero))
+    store_part(rows, j, o + RTB, h, select(has, rtb, zero))
+    store_part(rows, j, o + QAX, h, select(has, qax, zero))
+    store_part(rows, j, o + QAY, h, select(has, qay, zero))
+    store_part(rows, j, o + QBX, h, select(has, qbx, zero))
+    store_part(rows, j, o + QBY, h, select(has, qby, zero))
+    store_part(rows, j, o + ADJ, h, select(has, sep - ((qbx - qax) * nx + (qby - qay) * ny), zero))
+    # (the masked-out lanes divide 1 by 1: no division by zero, which NumPy warns of as plain Python)
+    nok = has & (kn > 0.0)
+    tok = has & (kt > 0.0)
+    one = splat64(1.0)
+    store_part(rows, j, o + NMASS, h, select(nok, 1.0 / select(nok, kn, one), zero))
+    store_part(rows, j, o + TMASS, h, select(tok, 1.0 / select(tok, kt, one), zero))
+    store_part(rows, j, o + NIMP, h, select(has, nimp, zero))
+    store_part(rows, j, o + TIMP, h, select(has, timp, zero))
+    store_part(rows, j, o + STEPN, h, zero)
+    store_part(rows, j, o + STEPT, h, zero)
+    store_part(rows, j, o + RELV, h, select(has, _impact_speed(dvx * nx + dvy * ny, sep, sa, sb, nx, ny, fall), zero))
+
+
+@inline_njit
+def _impact_speed(vn, sep, sa, sb, nx, ny, fall):
+    """The normal speed at which a point approaching at vn across a gap sep ≥ 0 will meet, gravity acting:
+    the restitution of the step answers it (``_restitute``).
+
+    Measured at the start of the step (as Box2D does), a falling ball's approach missed what gravity adds
+    before it meets the ground within the step, up to g·dt: with e = 0.8 it rebounded 4-15 % below e² of its
+    height. With a = (g_B − g_A)·n the change of the normal speed under the bodies' gravity (each scaled,
+    none for a static or kinematic body), the gap closes in about t = sep / −vn (at most dt), and the speed
+    at the meeting is vn + a·t. (The ballistic −√(vn² − 2·a·sep) gave the same bounces to 0.1 % and cost a
+    square root per point, a tenth of the prepare stage.) Points that touch already (sep ≤ 0) or do not
+    approach keep vn."""
+    gx, gy, dt = fall
+    zero = splat64(0.0)
+    a = (sb[TG] - sa[TG]) * (gx * nx + gy * ny)
+    closing = (vn < zero) & (sep > zero)
+    t = vmin(select(closing, sep, zero) / select(closing, -vn, splat64(1.0)), splat64(dt))
+    impact = vn + vmin(a, zero) * t
+    return select(closing, impact, vn)

@@ -1,0 +1,372 @@
+"""The solve stage (``solve_stage``): the soft step's phases for every substep (integrate velocities, warm start,
+solve, integrate positions, relax; then restitution and the stored impulses), shared among worker threads
+that claim chunks of each phase (``claim_chunk``, ``await_phase``).
+"""
+import numba
+import numpy as np
+from numba import prange
+
+from .._jit import njit, pnjit, inline_njit, borrowed, atomic_add, atomic_load, wait_for_change, wake_waiters
+from .._simd import LANES
+from ._layout import DPX, DPY, STATE_WIDTH, MOVE_POSITION, MOVE_LOCK_X, MOVE_LOCK_Y
+from ..constants import CONTACT_HERTZ, CONTACT_DAMPING_RATIO, JOINT_HERTZ, JOINT_DAMPING_RATIO, JOINT_ITERATIONS
+from .joints._bundles import solve_point_bundles, store_bundle_reactions
+from .joints._solve import (joints_to_solve, joint_solved, prepare_joints, solve_joints, store_reactions,
+                            WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST, SOLVE as JOINT_SOLVE,
+                            RELAX as JOINT_RELAX)
+from ._contact_rows import OVERFLOW, PARALLEL_MIN_ITEMS, soft_params
+from ._sweeps import BIASED, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range, step_sweeps
+from ._integrate import (FIRST_PASS, KICK_WIDTH, POSITION_PASS, VELOCITY_PASS, _integrate_range, _load_body,
+                         _velocity, capped_velocity, max_angular_speed)
+
+
+#: kernels run as plain Python (``NUMBA_DISABLE_JIT``): a parallel loop is then a plain loop, whose items run
+#: one after the other (which work claiming allows: a thread waits only for chunks that another has claimed)
+PLAIN_PYTHON = numba.config.DISABLE_JIT
+
+#: the solve's counters (``sync``) sit this many int64s apart: a cache line each. Phase p of the step has
+#: ``threads + 1`` lines from ``phase_base(p, threads)``: the chunks finished (with the count of threads sleeping
+#: on it in the next int64), then for each thread v the chunks claimed from v's part of the phase
+SYNC_STRIDE = 8
+#: a phase of the threaded solve is cut into up to this many chunks per thread: few enough that claiming
+#: costs little (an atomic add on the thread's own counter, one on the shared count of finished chunks), enough
+#: that a thread the scheduler stops mid-chunk holds up the others for a small part of the phase only
+PHASE_CHUNKS_PER_THREAD = 4
+#: the fewest bodies an integration pass's chunk takes (about 1 µs of work), and the fewest bundles a colour's
+#: chunk takes (about 1 µs of a sweep)
+CHUNK_BODIES = 256
+CHUNK_BUNDLES = 8
+#: the fewest joints a chunk of a joint colour takes (a few µs of a sweep)
+CHUNK_JOINTS = 64
+
+
+@njit
+def phase_count(substeps, bstart, bounces, jstart):
+    """The number of phases of a solve (``_solve_share``): per substep the two integration passes and the biased
+    and relax sweeps, the warm start sweep once and the restitution sweep ``bounces`` times
+    (``step_sweeps``); a sweep has one phase per colour that has bundles (the overflow colour's
+    included), and one per joint colour (``jstart``) before the contacts of the warm start, and
+    ``JOINT_ITERATIONS`` per joint colour before the contacts of the biased and relax sweeps
+    (``_joint_phase``)."""
+    colours = 0
+    joint_colours = 0
+    for c in range(OVERFLOW + 1):
+        if bstart[c + 1] > bstart[c]:
+            colours += 1
+        if jstart[c + 1] > jstart[c]:
+            joint_colours += 1
+    return (substeps * (2 + 2 * colours) + (1 + bounces) * colours
+            + (2 * JOINT_ITERATIONS * substeps + 1) * joint_colours)
+
+
+@inline_njit
+def phase_base(p, threads):
+    """Where phase p's counters start in ``sync`` (see ``SYNC_STRIDE``)."""
+    return p * (threads + 1) * SYNC_STRIDE
+
+
+@inline_njit
+def phase_chunks(n, threads, least):
+    """How many chunks a phase of n items (bodies or bundles) is cut into: up to ``PHASE_CHUNKS_PER_THREAD``
+    per thread, none smaller than ``least`` items, and one when a single thread runs the solve."""
+    if threads == 1:
+        return np.int64(1)
+    return max(np.int64(1), min(threads * PHASE_CHUNKS_PER_THREAD, n // least))
+
+
+@inline_njit
+def claim_chunk(sync, base, w, threads, chunks):
+    """A chunk of the phase whose counters start at ``sync[base]`` for thread w to do, or −1 when every chunk
+    has been claimed. The chunks are parted among the threads as the static shares were (thread v's part is
+    chunks v·chunks//threads …): a thread claims from its own part first, so on an idle machine each thread
+    works on the same bodies pass after pass (their rows stay in its core's cache), then from the others'
+    parts, so that the chunks of a thread the scheduler has stopped are done by the threads that run. A
+    counter is read before it is incremented: one exhausted stays in every core's cache, unwritten."""
+    v = w
+    for _ in range(threads):
+        first = v * chunks // threads
+        size = (v + 1) * chunks // threads - first
+        slot = base + (v + 1) * SYNC_STRIDE
+        if atomic_load(sync, slot) < size:
+            k = atomic_add(sync, slot, 1)
+            if k < size:
+                return first + k
+        v += 1
+        if v == threads:
+            v = 0
+    return np.int64(-1)
+
+
+@inline_njit
+def finish_chunk(sync, base, chunks):
+    """After doing a claimed chunk of the phase at ``sync[base]``: count it finished; whoever finishes the last
+    wakes the threads sleeping in :func:`await_phase`. (Sequentially consistent: every write made for the chunk
+    is visible to a thread that sees the count.)"""
+    if atomic_add(sync, base, 1) == chunks - 1:
+        wake_waiters(sync, base, base + 1)
+
+
+@inline_njit
+def await_phase(sync, base, chunks):
+    """Wait until all ``chunks`` chunks of the phase at ``sync[base]`` are finished: spin for some microseconds,
+    then sleep until the last one is (``carom._jit.wait_for_change``, a futex wait on Linux; ``sync[base + 1]``
+    counts the sleepers). A thread waits only for chunks others have claimed and are doing, never for a thread
+    that has not arrived: that one finds the phase's chunks taken and done when it comes, and goes on."""
+    seen = atomic_load(sync, base)
+    while seen < chunks:
+        wait_for_change(sync, base, seen, base + 1)
+        seen = atomic_load(sync, base)
+
+
+@pnjit
+def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
+                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata):
+    """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread.
+
+    Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
+    step for the pyramids (13 sweeps of 6 colours and the integration passes), each costing microseconds to
+    start the threads and to join them. Here the threads start once and claim the chunks of each phase
+    (``_solve_share``). No item waits for another item to start, so the result is right (and the same) however
+    the threading layer runs the items, at once or one after the other."""
+    for w in prange(threads):
+        # (np.int64: see _prepare_all_rows)
+        _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
+                     motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces,
+                     jdata)
+
+
+@njit
+def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
+                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata):
+    """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread). The step is a
+    sequence of phases, each integration pass and each colour of each sweep (``phase_count``); every thread
+    goes through them in order, claims chunks of the phase and does them until none is left
+    (``claim_chunk``), then waits until all of them are finished (``await_phase``: the next phase reads what
+    they wrote) and goes on to the next phase. The overflow colour, whose bundles share bodies, is one chunk.
+    The chunks do not change any result: bodies integrate independently, and the bundles of a colour touch
+    disjoint bodies.
+
+    Why claiming and not a static share per thread with a barrier after each phase (as before): with
+    another process busy on a core, a thread is often not running, and at each of the step's some 70
+    barriers the others waited for it (large_pyramid: twice the one-thread time with two threads). Now the
+    threads that run do the chunks of one that does not, and wait only when it stopped in the middle of a
+    chunk; it finds the phases it missed done when it runs again, and catches up."""
+    sync = borrowed(sync)     # (``borrowed``: the calls below take no references on it)
+    body_chunks = phase_chunks(flags.shape[0], threads, CHUNK_BODIES)
+    p = np.int64(0)
+    for sub in range(substeps):
+        # odd substeps solve each contact's points in the reverse order (module docstring; a runtime value, as
+        # the task: a literal would compile the sweep once per value)
+        odd = (sub & 1) == 1
+        p = _integrate_phase(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], p, w, threads, body_chunks,
+                             state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w, sync)
+        if sub == 0:
+            # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
+            p = _joint_phase(np.int64(JOINT_WARM_START), p, w, threads, jdata, state, fstate, flags, dangle, inv_h,
+                             sync)
+            p = _sweep_phases(tasks[WARM], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                              sync)
+        p = _joint_phase(np.int64(JOINT_SOLVE_FIRST if sub == 0 else JOINT_SOLVE), p, w, threads, jdata, state,
+                         fstate, flags, dangle, inv_h, sync)
+        p = _sweep_phases(tasks[BIASED], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                          sync)
+        p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, state, fstate, kick, flags, solved,
+                             motion, dangle, rot, gx, gy, h, max_w, sync)
+        p = _joint_phase(np.int64(JOINT_RELAX), p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
+        p = _sweep_phases(tasks[RELAX], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                          sync)
+    forward = bounces < 0     # (False, as a runtime value)
+    for _ in range(bounces):
+        p = _sweep_phases(tasks[RESTITUTE], forward, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
+                          sync)
+
+
+@njit
+def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy,
+                     h, max_w, sync):
+    """Thread w's part of the integration pass ``task``, phase p of the solve (``_solve_share``): the chunks of
+    the bodies it claims, then the wait for the others; returns the next phase."""
+    base = phase_base(p, threads)
+    n = flags.shape[0]
+    k = claim_chunk(sync, base, w, threads, chunks)
+    while k >= 0:
+        _integrate_range(task, k * n // chunks, (k + 1) * n // chunks, state, fstate, kick, flags, solved, motion,
+                         dangle, rot, gx, gy, h, max_w)
+        finish_chunk(sync, base, chunks)
+        k = claim_chunk(sync, base, w, threads, chunks)
+    await_phase(sync, base, chunks)
+    return p + 1
+
+
+@njit
+def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync):
+    """Thread w's part of the joints' sweep ``mode`` (``joints._solve.solve_joints``) from phase p of the solve,
+    colour by colour as ``_sweep_phases`` (the overflow colour's joints, which share bodies, in one chunk);
+    returns the next phase. (``mode`` an np.int64, not a constant: a constant is typed as its value, and each
+    mode compiled its own copy of this and of the sweep, 8 s of the cold compile.)
+
+    The biased solve and the relax go over the joints ``JOINT_ITERATIONS`` times (the warm start once); a
+    biased pass after the first takes no warm start back and adds to the substep's WARM_DV, as the first
+    substep's biased solve does (SOLVE_FIRST). Why more than one pass: one Gauss-Seidel pass per sweep carries
+    a change only a link or two along a chain, so a long chain behaves as a much softer spring than its joints
+    are: a 40-link hanging chain rang at 1.7 Hz for 10 s (the joints' damping ratio hardly reached that mode: at
+    a ratio of 20 it still decayed only as e^(−1.6 t)), and joints stiffer than 70 Hz made it buckle into a
+    zigzag that grew 30-fold in a third of a second. With two passes the same chain is below 1 mm/s after
+    1.5 s at 70 Hz (``JOINT_HERTZ``), and stays straight at 90 Hz. The contacts are swept once, as before."""
+    jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove = jdata
+    if jbody.shape[0] == 0:
+        return p
+    passes = 1 if mode == JOINT_WARM_START else JOINT_ITERATIONS
+    for it in range(passes):
+        m = mode if it == 0 or mode == JOINT_RELAX else np.int64(JOINT_SOLVE_FIRST)
+        for c in range(OVERFLOW + 1):
+            n = jstart[c + 1] - jstart[c]
+            if n == 0:
+                continue
+            # the colour's items: its bundles of plain point joints, then its other joints one by one
+            nb = pstart[c + 1] - pstart[c]
+            items = nb + n - pcount[c]
+            chunks = (phase_chunks(items, threads, max(CHUNK_JOINTS * items // n, 1)) if c < OVERFLOW
+                      else np.int64(1))
+            base = phase_base(p, threads)
+            k = claim_chunk(sync, base, w, threads, chunks)
+            while k >= 0:
+                first, last = k * items // chunks, (k + 1) * items // chunks
+                if first < nb:
+                    solve_point_bundles(m, pstart[c] + first, pstart[c] + min(last, nb), pb, pbody, pmove, fstate,
+                                        jsoft)
+                lo = jstart[c] + pcount[c] - nb
+                solve_joints(m, lo + max(first, nb), lo + max(last, nb), jbody, jframe, rstart, jrows, state,
+                             fstate, flags, dangle, jsoft, inv_h)
+                finish_chunk(sync, base, chunks)
+                k = claim_chunk(sync, base, w, threads, chunks)
+            await_phase(sync, base, chunks)
+            p += 1
+    return p
+
+
+@njit
+def _sweep_phases(task, reverse, p, w, threads, bstart, rows, body, move, state, inv_h, soft, stiff, out, sync):
+    """Thread w's part of one pass over all bundles, colour by colour from phase p of the solve
+    (``_solve_share``): the chunks of each colour it claims, then the wait for the others; returns the next
+    phase. The overflow colour's bundles share bodies: they are one chunk, solved one at a time. The last pass
+    (restitution) also writes each bundle's results to the contact table (``_write_back``)."""
+    for c in range(OVERFLOW + 1):
+        lo = bstart[c]
+        n = bstart[c + 1] - lo
+        if n == 0:
+            continue
+        # (paired: a runtime value, as the task; a literal would compile _sweep_range once per value)
+        paired = c < OVERFLOW
+        chunks = phase_chunks(n, threads, CHUNK_BUNDLES) if paired else np.int64(1)
+        base = phase_base(p, threads)
+        k = claim_chunk(sync, base, w, threads, chunks)
+        while k >= 0:
+            _sweep_range(task, reverse, lo + k * n // chunks, lo + (k + 1) * n // chunks, rows, body, move, state, inv_h,
+                         soft, stiff, out, paired)
+            finish_chunk(sync, base, chunks)
+            k = claim_chunk(sync, base, w, threads, chunks)
+        await_phase(sync, base, chunks)
+        p += 1
+    return p
+
+
+@njit
+def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints):
+    """The soft step (module docstring) over the coloured bundles and the joints (``joints._solve``): substeps of
+    integrate, warm start, biased solve, integrate positions, relax; then restitution. The impulses go back to
+    the contact table, the joints' reactions to the joint table.
+    Returns the start-of-step positions and angles (for continuous collision) and each contact point's
+    approach speed (for hit events and ``World.contact_data``; 0 for contacts not solved)."""
+    perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
+                                                              solver[7], solver[8], solver[9])
+    com, angle, vel, angvel, force, torque = (
+        bodies.com, bodies.angle, bodies.vel, bodies.angvel, bodies.force, bodies.torque)
+    c_count, c_nimp, c_timp, c_step = contacts[1], contacts[3], contacts[4], contacts[11]
+    NB = com.shape[0]
+    inv_dt = 1.0 / dt
+    h = dt / substeps
+    inv_h = 1.0 / h
+    max_w = max_angular_speed(dt)
+    contact_hertz = min(CONTACT_HERTZ, 0.25 * substeps * inv_dt)
+    soft = soft_params(contact_hertz, CONTACT_DAMPING_RATIO, h)
+    # contacts with a static (or kinematic) body are twice as stiff: nothing on the other side gives way
+    stiff = soft_params(2.0 * contact_hertz, CONTACT_DAMPING_RATIO, h)
+    com0 = com.copy()
+    angle0 = angle.copy()
+    # one row per body in double precision (the integrators'), and the solver's copy in single precision
+    # (``_velocity``: what the sweeps gather and scatter); the bodies' rows and the step table are filled by
+    # the first pass (``_fill_kick``), the dummy body of empty bundle lanes (row NB: at rest, unrotated, never
+    # written) here
+    state = np.empty((NB + 1, STATE_WIDTH))
+    fstate = np.empty((NB + 1, STATE_WIDTH), np.float32)
+    kick = np.empty((NB, KICK_WIDTH))
+    flags = np.empty(NB, np.uint8)    # each body's MOVE_* bits (``_fill_kick``)
+    _load_body(NB, state, fstate, 0.0, 0.0, 0.0)
+    dangle = np.zeros(NB)
+    rot = np.empty((2, NB))       # scratch of ``_rotations``
+    # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
+    tasks = np.arange(4)
+    passes = np.arange(3)
+    # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
+    motion = (bodies.inv_mass, bodies.inv_inertia, bodies.kind, bodies.alive, force, torque, bodies.lin_damping,
+              bodies.ang_damping,
+              bodies.gravity_scale, bodies.asleep, vel, angvel, bodies.locks)
+    # impulses back to the table, and each solved point's approach speed (``_write_back``, in the restitution
+    # pass)
+    # (zeros: a contact not solved did not approach; its step impulses are 0, so it makes no hit)
+    approach = np.zeros((c_count.shape[0], 2))
+    out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, approach)
+    bounces, relax = step_sweeps(rows)
+    tasks[RELAX] = relax
+    if bounces == 1:
+        tasks[RESTITUTE] = WRITE_BACK
+    # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
+    # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
+    # (each given only the body arrays it reads: the whole tuple of 22 in each signature cost compile time)
+    jlist, jstart, pcount = joints_to_solve(joints, bodies.kind, bodies.asleep)
+    # (the plain point joints in bundles of LANES: ``joints._bundles``)
+    jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
+                                                                           bodies.inv_mass, bodies.inv_inertia,
+                                                                           bodies.local_center,
+                                                                           bodies.kind, h)
+    solved = joint_solved(solved, jlist, joints, bodies.kind)
+    jsoft = np.empty(3)
+    jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
+    # (a flat tuple of arrays: a parallel loop takes no named or nested tuples)
+    jdata = (jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove)
+    if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
+        # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
+        # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, jstart), threads), np.int64)
+        _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
+                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata)
+    else:
+        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, jstart), 1), np.int64)
+        _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
+                     solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
+                     bounces, jdata)
+    store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
+    store_bundle_reactions(jlist, jstart, pcount, pstart, pb, joints.impulse, joints.reaction, inv_h)
+    # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
+    for b in range(NB):
+        vx, vy, w = _velocity(b, state, fstate, flags)
+        if flags[b] & MOVE_POSITION:
+            com[b, 0] = com[b, 0] + state[b, DPX]
+            com[b, 1] = com[b, 1] + state[b, DPY]
+            angle[b] = angle[b] + dangle[b]
+        # the speed caps hold for the velocity a body leaves the step with, whatever its contacts and its
+        # restitution did after the last substep's integration (a box bouncing with restitution 1 off the
+        # ground at 1,000 m/s left at 882 m/s)
+        vx, vy, w = capped_velocity(vx, vy, w, max_w)
+        if flags[b] & MOVE_LOCK_X:
+            vx = 0.0
+        if flags[b] & MOVE_LOCK_Y:
+            vy = 0.0
+        vel[b, 0] = vx
+        vel[b, 1] = vy
+        angvel[b] = w
+        force[b, 0] = 0.0
+        force[b, 1] = 0.0
+        torque[b] = 0.0
+    return com0, angle0, approach

@@ -1,0 +1,314 @@
+"""Many bodies at once: the world's bulk calls (``World.add_bodies``, ``set_state``, ``apply_impulses``,
+``apply_forces``) and the body rows they take. Every argument is checked as a whole first (a refused call changes
+nothing), then the rows are written as arrays, with the outcome of the one-body calls made body after body.
+"""
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:  # (annotations only)
+    from .._types import Any, ArrayLike, Bits, Optional
+import math
+
+import numpy as np
+
+from .. import _validate
+from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, ANGLE_LIMIT, SLEEP_LINEAR_TOLERANCE
+from ..errors import CaromError, GeometryError, SimulationError, StaleHandleError
+from ..geometry.aabb import core_aabb
+from . import _step
+from . import events as _events
+from . import mass as _mass
+from . import shape as _shape
+from .body import Body, unlocked as _unlocked
+from .shape import ShapeHandle
+from .tables import ALL_CATEGORIES, grow as _grow
+
+_number = _validate.number
+_vector = _validate.vector
+_flag = _validate.flag
+
+
+def rows_of(world, bodies, unique=False):
+    """Body rows from ``bodies``: a list or tuple of :class:`Body` handles of this world or body indices
+    (ints, not bools), or a 1-d integer array of indices; each a live body (a handle of the same
+    generation), and with ``unique`` none twice."""
+    t = world.tables
+    if isinstance(bodies, np.ndarray):
+        if bodies.ndim != 1 or (bodies.size and bodies.dtype.kind not in "iu"):
+            raise SimulationError(f"bodies must be Body handles or a 1-d array of body indices, got {bodies!r}")
+        rows = bodies.astype(np.int64)
+        gens = None
+    elif isinstance(bodies, (list, tuple)):
+        rows = np.empty(len(bodies), np.int64)
+        gens = np.full(len(bodies), -1, np.int64)
+        for k, b in enumerate(bodies):
+            if isinstance(b, Body):
+                if b.world is not world:
+                    raise CaromError(f"bodies[{k}] is a body of another world")
+                rows[k] = b.index
+                gens[k] = b.generation
+            else:
+                rows[k] = _validate.integer(b, f"bodies[{k}]", -2 ** 63, 2 ** 63 - 1)
+    else:
+        raise SimulationError(f"bodies must be a list of Body handles or an array of body indices, got "
+                              f"{bodies!r}")
+    bad = (rows < 0) | (rows >= t.n_bodies)
+    bad[~bad] = ~t.alive[rows[~bad]]
+    if gens is not None:
+        bad[~bad] = (gens[~bad] >= 0) & (t.gen[rows[~bad]] != gens[~bad])
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise StaleHandleError(f"bodies[{k}] (body {int(rows[k])}) is not a live body of this world (removed "
+                               "or never created)")
+    if unique and rows.size:
+        order = np.sort(rows)
+        twice = order[1:][order[1:] == order[:-1]]
+        if twice.size:
+            raise SimulationError(f"bodies names body {int(twice[0])} more than once")
+    return rows
+
+
+def per_body(arr, name, m):
+    """``arr`` (already checked) must have one row per body written."""
+    if arr.shape[0] != m:
+        raise SimulationError(f"{name} has {arr.shape[0]} rows for {m} bodies")
+    return arr
+
+
+def set_state(world, bodies: "Any", positions: "Optional[ArrayLike]" = None, angles: "Optional[ArrayLike]" = None,
+              velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None) -> None:
+    """``World.set_state``."""
+    t = world.tables
+    t.check_unlocked()
+    rows = rows_of(world, bodies, unique=True)
+    m = rows.shape[0]
+    p = None if positions is None else per_body(
+        _validate.points(positions, "positions", WORLD_LIMIT), "positions", m)
+    a = None if angles is None else per_body(
+        _validate.values(angles, "angles", magnitude=ANGLE_LIMIT), "angles", m)
+    v = None if velocities is None else per_body(
+        _validate.points(velocities, "velocities", FLOAT32_LIMIT), "velocities", m)
+    w = None if angular_velocities is None else per_body(
+        _validate.values(angular_velocities, "angular_velocities", magnitude=FLOAT32_LIMIT),
+        "angular_velocities", m)
+    moved = p is not None or a is not None
+    if moved:
+        lc = t.local_center[rows]
+        if p is None:         # (angles alone: the origins stay, as Body.angle keeps Body.position)
+            c, s = np.cos(t.angle[rows]), np.sin(t.angle[rows])
+            p = t.com[rows] - np.stack([c * lc[:, 0] - s * lc[:, 1], s * lc[:, 0] + c * lc[:, 1]], axis=1)
+        if a is not None:
+            t.angle[rows] = a
+        c, s = np.cos(t.angle[rows]), np.sin(t.angle[rows])
+        t.com[rows] = p + np.stack([c * lc[:, 0] - s * lc[:, 1], s * lc[:, 0] + c * lc[:, 1]], axis=1)
+        t.query_boxes = None
+    if v is not None:
+        t.vel[rows] = v
+        t.vel[rows] *= _unlocked(t.locks[rows])
+    if w is not None:
+        t.angvel[rows] = np.where(t.fixed_rotation[rows], 0.0, w)
+    t.wake_rows(rows, partners=moved)
+
+
+def apply_impulses(world, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
+    """``World.apply_impulses``."""
+    t = world.tables
+    t.check_unlocked()
+    rows = rows_of(world, bodies)
+    m = rows.shape[0]
+    j = per_body(_validate.points(impulses, "impulses"), "impulses", m)
+    p = None if points is None else per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
+    dynamic = np.flatnonzero(t.kind[rows] == _step.DYNAMIC)
+    r, jd = rows[dynamic], j[dynamic]
+    n = t.n_bodies
+    vel = t.vel[:n].copy()
+    angvel = t.angvel[:n].copy()
+    np.add.at(vel, r, t.inv_mass[r][:, None] * jd)
+    if p is not None:
+        arm = p[dynamic] - t.com[r]
+        np.add.at(angvel, r, t.inv_inertia[r] * (arm[:, 0] * jd[:, 1] - arm[:, 1] * jd[:, 0]))
+    bad = ~((np.abs(vel[r]) <= FLOAT32_LIMIT).all(axis=1) & (np.abs(angvel[r]) <= FLOAT32_LIMIT))
+    if bad.any():
+        k = int(dynamic[np.argmax(bad)])
+        b = int(rows[k])
+        raise SimulationError(f"impulses[{k}] = {tuple(j[k].tolist())} would give body {b} the velocity "
+                              f"{tuple(vel[b].tolist())} and angular velocity {float(angvel[b])}, beyond the "
+                              f"solver's limit {FLOAT32_LIMIT:g}")
+    t.vel[:n] = vel
+    t.angvel[:n] = angvel
+    t.wake_rows(r)
+
+
+def apply_forces(world, bodies: "Any", forces: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
+    """``World.apply_forces``."""
+    t = world.tables
+    t.check_unlocked()
+    rows = rows_of(world, bodies)
+    m = rows.shape[0]
+    f = per_body(_validate.points(forces, "forces"), "forces", m)
+    p = None if points is None else per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
+    n = t.n_bodies
+    force = t.force[:n].copy()
+    torque = t.torque[:n].copy()
+    if p is not None:
+        arm = p - t.com[rows]
+        np.add.at(torque, rows, arm[:, 0] * f[:, 1] - arm[:, 1] * f[:, 0])
+    np.add.at(force, rows, f)
+    big = np.abs(force[rows]).max(axis=1) if m else np.zeros(0)
+    turn = np.abs(torque[rows])
+    bad = ~((big <= FLOAT32_LIMIT) & (turn <= FLOAT32_LIMIT) & (t.inv_mass[rows] * big <= FLOAT32_LIMIT)
+            & (t.inv_inertia[rows] * turn <= FLOAT32_LIMIT))
+    if bad.any():
+        k = int(np.argmax(bad))
+        b = int(rows[k])
+        raise SimulationError(f"forces[{k}] = {tuple(f[k].tolist())} would give body {b} the force "
+                              f"{tuple(force[b].tolist())} and torque {float(torque[b])}, beyond the solver's "
+                              f"limit {FLOAT32_LIMIT:g} (or its accelerations would be)")
+    t.force[:n] = force
+    t.torque[:n] = torque
+    t.wake_rows(rows)
+
+
+def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = None,
+               velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None, *,
+               shape: "Any",
+               density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
+               sensor: "bool" = False, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
+               group: "int" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
+               one_way: "Any" = None, bullet: "bool" = False,
+               linear_damping: "float" = 0.0, angular_damping: "float" = 0.0, gravity_scale: "float" = 1.0) -> list:
+    """``World.add_bodies``."""
+    t = world.tables
+    t.check_unlocked()
+    p = _validate.points(positions, "positions", WORLD_LIMIT)
+    k = p.shape[0]
+    a = np.zeros(k) if angles is None else per_body(
+        _validate.values(angles, "angles", magnitude=ANGLE_LIMIT), "angles", k)
+    v = np.zeros((k, 2)) if velocities is None else per_body(
+        _validate.points(velocities, "velocities", FLOAT32_LIMIT), "velocities", k)
+    w = np.zeros(k) if angular_velocities is None else per_body(
+        _validate.values(angular_velocities, "angular_velocities", magnitude=FLOAT32_LIMIT),
+        "angular_velocities", k)
+    fast = _flag(bullet, "bullet")
+    ld = _number(linear_damping, "linear_damping", 0.0)
+    ad = _number(angular_damping, "angular_damping", 0.0)
+    gs = _number(gravity_scale, "gravity_scale", magnitude=FLOAT32_LIMIT)
+    d, f, e, is_sensor, cat, msk, grp, ts, rr, ow = _shape.shape_settings(
+        shape, density, friction, restitution, sensor, category, mask, group, tangent_speed, rolling_resistance,
+        one_way)
+    mass = _mass.parts_mass(((shape, d),))
+    _mass.check_shape_mass(mass, d, "each body")
+    if k == 0:
+        return []
+    # each placed shape within the world limit (as ``add_shape`` checks it)
+    cs, sn = np.cos(a)[:, None], np.sin(a)[:, None]
+    vx, vy = shape.vertices[:, 0], shape.vertices[:, 1]
+    reach = np.maximum(np.abs(p[:, :1] + cs * vx - sn * vy).max(axis=1),
+                       np.abs(p[:, 1:] + sn * vx + cs * vy).max(axis=1)) + shape.radius
+    if (reach > WORLD_LIMIT).any():
+        i = int(np.flatnonzero(reach > WORLD_LIMIT)[0])
+        raise GeometryError(f"{shape!r} at positions[{i}] = ({p[i, 0]:g}, {p[i, 1]:g}) reaches beyond the "
+                            f"world limit {WORLD_LIMIT:g} m")
+    _events.settle(world.tables)     # (shape slots may be reused)
+    # body rows: from the free list (last freed first), then new ones, the arrays doubling as add_body does
+    free = t.free_bodies
+    reused = [free.pop() for _ in range(min(k, len(free)))]
+    first = t.n_bodies
+    cap = t.com.shape[0]
+    while first + k - len(reused) > cap:
+        for name in t.body_arrays:
+            setattr(world.tables, name, _grow(getattr(world.tables, name), 2 * cap))
+        t.gravity_scale[cap:] = 1.0
+        t.body_shapes.extend([] for _ in range(cap))
+        cap *= 2
+    rows = np.array(reused + list(range(first, first + k - len(reused))), np.int64)
+    t.n_bodies = first + k - len(reused)
+    # shape rows likewise
+    sfree = t.free_shapes
+    sreused = [sfree.pop() for _ in range(min(k, len(sfree)))]
+    sfirst = t.n_shapes
+    scap = t.s_body.shape[0]
+    while sfirst + k - len(sreused) > scap:
+        for name in t.shape_arrays:
+            setattr(world.tables, name, _grow(getattr(world.tables, name), 2 * scap))
+        scap *= 2
+    srows = np.array(sreused + list(range(sfirst, sfirst + k - len(sreused))), np.int64)
+    t.n_shapes = sfirst + k - len(sreused)
+    t.s_geometry.extend([None] * (k - len(sreused)))
+    nv = shape.vertices.shape[0]
+    o = _shape.vertex_rows(world.tables, nv * k)
+    # the bodies as add_body leaves them
+    t.com[rows] = p
+    t.angle[rows] = a
+    t.vel[rows] = v
+    t.angvel[rows] = w
+    t.kind[rows] = _step.DYNAMIC
+    t.bullet[rows] = fast
+    t.alive[rows] = True
+    t.force[rows] = 0.0
+    t.torque[rows] = 0.0
+    t.lin_damping[rows] = ld
+    t.ang_damping[rows] = ad
+    t.gravity_scale[rows] = gs
+    t.can_sleep[rows] = True
+    t.fixed_rotation[rows] = False
+    t.sleep_threshold[rows] = SLEEP_LINEAR_TOLERANCE
+    t.locks[rows] = 0
+    t.mass_override[rows] = 0
+    # the shapes as _add_shape writes them
+    t.verts[o:o + nv * k] = np.tile(shape.vertices, (k, 1))
+    t.normals[o:o + nv * k] = np.tile(shape.normals, (k, 1))
+    t.s_body[srows] = rows
+    t.s_alive[srows] = True
+    t.s_offset[srows] = o + nv * np.arange(k)
+    t.s_count[srows] = nv
+    t.s_radius[srows] = shape.radius
+    t.s_friction[srows] = f
+    t.s_restitution[srows] = e
+    t.s_density[srows] = d
+    t.s_sensor[srows] = is_sensor
+    t.s_category[srows] = cat
+    t.s_mask[srows] = msk
+    t.s_group[srows] = grp
+    t.s_tangent_speed[srows] = ts
+    t.s_rolling[srows] = rr
+    t.s_one_way[srows] = ow
+    t.s_chain[srows] = 0
+    t.s_ghost[srows] = 0.0
+    # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet)
+    # and its proxy: one compiled call each
+    c, s = np.cos(a), np.sin(a)
+    x = p[:, 0] - (c * 0.0 - s * 0.0)
+    y = p[:, 1] - (s * 0.0 + c * 0.0)
+    boxes = np.empty((k, 4))
+    pids = np.empty(k, np.int64)
+    verts, radius = shape._kernel_vertices, shape.radius
+    xs, ys, cs, ss, slots = x.tolist(), y.tolist(), c.tolist(), s.tolist(), srows.tolist()
+    for j in range(k):
+        lx, ly, ux, uy = core_aabb(verts, radius, xs[j], ys[j], cs[j], ss[j])
+        boxes[j] = (lx, ly, ux, uy)
+        pid = t.bp.insert((lx, ly), (ux, uy), static=False)
+        if pid >= t.proxy_shape.shape[0]:
+            t.proxy_shape = _grow(t.proxy_shape, 2 * pid + 2)
+        t.proxy_shape[pid] = slots[j]
+        pids[j] = pid
+    t.s_proxy[srows] = pids
+    gen = t.s_gen
+    for b, sl in zip(rows.tolist(), slots):
+        t.s_geometry[sl] = shape
+        t.body_shapes[b] = [ShapeHandle(world, sl, int(gen[sl]), shape)]
+    # the mass as _update_mass sets it, the same for every body
+    area_m, cx, cy, inertia, min_extent = mass
+    t.mass[rows] = area_m
+    t.inertia[rows] = inertia
+    t.inv_mass[rows] = 1.0 / area_m if area_m > 0.0 else 0.0
+    t.inv_inertia[rows] = 1.0 / inertia if area_m > 0.0 and inertia > 0.0 else 0.0
+    t.local_center[rows] = (cx, cy)
+    t.com[rows, 0] = x + (c * cx - s * cy)
+    t.com[rows, 1] = y + (s * cx + c * cy)
+    t.min_extent[rows] = min_extent if math.isfinite(min_extent) else 0.0
+    t.s_reach[srows] = float(np.max(np.hypot(*(shape.vertices - (cx, cy)).T))) + shape.radius
+    t.query_boxes = None
+    t.sleep_time[rows] = 0.0
+    if t.asleep[:t.n_bodies].any():
+        for lx, ly, ux, uy in boxes.tolist():
+            _shape.wake_touching(world, lx, ly, ux, uy)
+    return [Body(world, b, int(t.gen[b])) for b in rows.tolist()]

@@ -1,0 +1,145 @@
+"""The joints' bookkeeping: adding and removing rows of the world's joint table (``WorldTables.j_*``), the table
+the step sees (:class:`JointTable`), the body pairs joints keep apart, and the thresholds checked after a step.
+
+The joint kinds' compiled rows are in the modules beside this one; the public definitions and the ``Joint``
+handle in the package's ``__init__``.
+"""
+import numpy as np
+
+from ..._validate import flag as _flag, number as _number
+from ...constants import FLOAT32_LIMIT
+from ...errors import CaromError, SimulationError
+from .. import _step
+from ..body import Body
+from ..mass import KIND_NAMES
+from ..tables import grow
+from . import Joint, JointEvent, _Definition, MOUSE
+from ._common import JointTable
+
+
+def add(world, definition):
+    """``World.add_joint``: every value checked, then the row stored; the joint's handle."""
+    t = world.tables
+    t.check_unlocked()
+    if not isinstance(definition, _Definition):
+        raise CaromError(f"add_joint takes a joint definition (carom.joints.Revolute(...), ...), got "
+                         f"{definition!r}")
+    d = definition
+    rows = []
+    for name, body in (("body_a", d.body_a), ("body_b", d.body_b)):
+        if body is None:
+            rows.append(world.static_body.index)
+            continue
+        if not isinstance(body, Body):
+            raise CaromError(f"{name} must be a Body of this world or None (the static body), got {body!r}")
+        if body.world is not world:
+            raise CaromError(f"{name} {body!r} is a body of another world")
+        rows.append(body._i())
+    a, b = rows
+    if a == b:
+        raise SimulationError(f"a joint needs two different bodies, got body {a} twice")
+    if d.kind == MOUSE and t.kind[b] != _step.DYNAMIC:
+        raise SimulationError(f"a mouse joint's body must be dynamic; body {b} is "
+                              f"{KIND_NAMES[int(t.kind[b])]}")
+    if t.kind[a] != _step.DYNAMIC and t.kind[b] != _step.DYNAMIC:
+        raise SimulationError(f"a joint needs a dynamic body; bodies {a} and {b} are "
+                              f"{KIND_NAMES[int(t.kind[a])]} and {KIND_NAMES[int(t.kind[b])]}")
+    collide = _flag(d.collide_connected, "collide_connected")
+    enabled = _flag(d.enabled, "enabled")
+    thresholds = [threshold(d.force_threshold, "force_threshold"),
+                  threshold(d.torque_threshold, "torque_threshold")]
+    if d.on_threshold not in ("break", "report"):
+        raise SimulationError(f"on_threshold must be 'break' or 'report', got {d.on_threshold!r}")
+    local, param = d.frames(world, a, b)
+    # all checked: store the row
+    if t.free_joints:
+        i = t.free_joints.pop()
+    else:
+        i = t.n_joints
+        if i == t.j_kind.shape[0]:
+            for attr in t.joint_arrays:
+                setattr(t, attr, grow(getattr(t, attr), 2 * i))
+            t.j_threshold[i:] = np.inf
+        t.n_joints += 1
+    t.j_kind[i] = d.kind
+    t.j_alive[i] = True
+    t.j_enabled[i] = enabled
+    t.j_body[i] = (a, b)
+    t.j_local[i] = local
+    t.j_param[i] = param
+    t.j_impulse[i] = 0.0
+    t.j_reaction[i] = 0.0
+    # (a mouse joint never filters: its other body is the world's static body, which holds the ground)
+    t.j_collide[i] = collide or d.kind == MOUSE
+    t.j_threshold[i] = thresholds
+    t.j_report[i] = d.on_threshold == "report"
+    if d.data is not None:
+        t.joint_data[i] = d.data
+    t.joined = None
+    t.wake_joint(i)
+    return Joint(world, i, int(t.j_gen[i]))
+
+
+
+def threshold(value, name):
+    """A force or torque threshold as stored: inf (none), or a checked number ≥ 0."""
+    if type(value) is float and value == np.inf:
+        return value
+    return _number(value, name, 0.0, FLOAT32_LIMIT)
+
+
+def remove(t, i):
+    """Remove joint row i: its bodies wake, its handle goes stale, its row is free for the next joint."""
+    t.wake_joint(i)
+    t.j_alive[i] = False
+    t.j_enabled[i] = False
+    t.j_gen[i] += 1
+    t.j_impulse[i] = 0.0
+    t.j_reaction[i] = 0.0
+    t.joint_data.pop(i, None)
+    t.free_joints.append(i)
+    t.joined = None
+
+
+def table(t):
+    """The joint table as the step sees it (``joints.JointTable``: views of the live rows)."""
+    n = t.n_joints
+    return JointTable(t.j_kind[:n], t.j_alive[:n] & t.j_enabled[:n], t.j_body[:n],
+                              t.j_local[:n], t.j_param[:n], t.j_impulse[:n], t.j_reaction[:n])
+
+
+def joined_keys(world):
+    """The body pairs the joints keep from colliding, as sorted keys min << 32 | max: the pairs of live joints
+    without collide_connected, except joints to the world's static body (it holds the ground)."""
+    t = world.tables
+    if t.joined is None:
+        n = t.n_joints
+        sb = world.static_body.index
+        pick = t.j_alive[:n] & ~t.j_collide[:n] & (t.j_body[:n, 0] != sb) & (t.j_body[:n, 1] != sb)
+        ab = t.j_body[:n][pick]
+        keys = (np.minimum(ab[:, 0], ab[:, 1]) << _step.KEY_SHIFT) | np.maximum(ab[:, 0], ab[:, 1])
+        t.joined = np.unique(keys).astype(np.int64)
+    return t.joined
+
+
+def check_thresholds(world):
+    """After a step: the joints whose reaction crossed a threshold, reported and, unless they only report,
+    removed: the ``JointEvent`` list (``World.joint_events``)."""
+    t = world.tables
+    n = t.n_joints
+    if n == 0:
+        return []
+    th = t.j_threshold[:n]
+    watch = t.j_alive[:n] & t.j_enabled[:n] & ((th[:, 0] < np.inf) | (th[:, 1] < np.inf))
+    events = []
+    if watch.any():
+        r = t.j_reaction[:n]
+        force = np.hypot(r[:, 0], r[:, 1])
+        over = watch & ((force > th[:, 0]) | (np.abs(r[:, 2]) > th[:, 1]))
+        for i in np.flatnonzero(over).tolist():
+            handle = Joint(world, i, int(t.j_gen[i]))
+            broke = not t.j_report[i]
+            events.append(JointEvent(handle, r[i, 0:2].copy(), float(r[i, 2]), broke))
+            if broke:
+                remove(t, i)
+    return events
