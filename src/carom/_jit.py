@@ -325,7 +325,7 @@ class _CompileProgress(numba.core.event.Listener):
 
     def _name(self, event):
         func = getattr(event.data.get("dispatcher"), "py_func", None)
-        if func is None or getattr(func, "__module__", "") != "carom.rigid._step":
+        if func is None or not getattr(func, "__module__", "").startswith("carom.rigid."):
             return None
         return func.__name__
 
