@@ -564,3 +564,32 @@ def test_compile_flags_compare_and_hash_as_numba_defines_them():
         assert (f == g) == (f.values() == g.values())
         if f == g:
             assert hash(f) == hash(g)
+
+
+def test_compile_progress_names_every_stage_of_the_step_in_its_own_module(capsys):
+    """While the step compiles, a line per stage as it starts (the stages live in their own modules since the
+    step was split by stage) and one when the step is done; other functions say nothing."""
+    import types
+    from carom import _jit
+    from carom.rigid import _step
+
+    def event(func):
+        return types.SimpleNamespace(data={"dispatcher": types.SimpleNamespace(py_func=func)})
+
+    progress = _jit._CompileProgress()
+    step = getattr(_step.step_kernel, "py_func", _step.step_kernel)
+    progress.on_start(event(step))
+    for name in _jit._CompileProgress.STAGES:
+        stage = getattr(_step, name)
+        func = getattr(stage, "py_func", stage)
+        assert func.__module__.startswith("carom.rigid.")
+        progress.on_start(event(func))
+        progress.on_start(event(func))          # a second signature: announced once
+    progress.on_start(event(np.zeros))          # not carom's: silent
+    progress.on_end(event(step))
+    lines = capsys.readouterr().err.splitlines()
+    stages = _jit._CompileProgress.STAGES
+    assert len(lines) == len(stages) + 1
+    for k, (line, name) in enumerate(zip(lines, stages), start=1):
+        assert f"({k}/{len(stages)})" in line and name[:-6].replace("_", "-") in line
+    assert "the rigid step compiled" in lines[-1]
