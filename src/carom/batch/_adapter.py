@@ -13,11 +13,13 @@ mended in this one module. What it touches, by name:
 * after a batched step: ``World._contacts``, ``World._approach``, ``World._bp._cand``, ``World._raw_events``,
   ``World._events``, ``World._empty_events()``, ``World._pending_end``, ``World._query_boxes``, ``World.step_count``,
   ``World._last_dt``, ``World._gravity``;
-* of ``rigid/_step.py``: ``step_kernel`` (called as is, on one thread, without a pre-solve hook),
+* of ``rigid/_step.py``: ``event_rows``, ``KEY_SHIFT``, ``KEY_MASK``, ``step_kernel`` (called as is, on one thread, without a pre-solve hook),
   ``STAGES`` (the length of its clock), ``BODY_OK``, ``CACHE`` and ``CSEP`` (the contact cache's separation
   column, cleared before a step when ``_skip_apart`` is off), the broad-phase tree tuple's member 9 (the pair
   cache the step hands back) and the body table's members 0, 1, 2, 3, 6, 9 (com, angle, velocity, angular
-  velocity, local centre, alive) for the bulk arrays.
+  velocity, local centre, alive) for the bulk arrays, and 4, 5, 16, 17, 18 (inverse mass, inverse inertia, asleep,
+  sleep time, island)
+  for the environments' engines; the contact table's members 0, 1, 8, 11 (keys, count, touching, step impulse).
 """
 from __future__ import annotations
 
@@ -116,3 +118,40 @@ def body_arrays(tables):
     """(com, angle, velocity, angular velocity, local centre, alive) of a world's body table."""
     bodies = tables[0]
     return bodies[0], bodies[1], bodies[2], bodies[3], bodies[6], bodies[9]
+
+
+@njit
+def begin_end(previous, contacts):
+    """The rows of the touch events of a world's last step: (begin rows of ``contacts``, end rows of
+    ``previous``), as ``World.contact_events`` finds them (``_step.event_rows``), and the two tables' keys."""
+    begin, end, _, _, _ = _step.event_rows(previous[0], previous[8], contacts[0], contacts[8], contacts[1],
+                                           contacts[11], np.zeros((0, 2)), np.inf)
+    return begin, end, previous[0], contacts[0]
+
+
+@njit
+def key_shapes(key):
+    """The two shape rows of a contact key."""
+    return key >> _step.KEY_SHIFT, key & _step.KEY_MASK
+
+
+@njit
+def wake(tables, body):
+    """What ``World._wake(body)`` does: wake the body's sleeping island (its bodies' sleep timers to 0) and set
+    the body's own sleep timer to 0."""
+    b = tables[0]
+    asleep, sleep_time, island = b[16], b[17], b[18]
+    if asleep[body]:
+        for o in range(asleep.shape[0]):
+            if asleep[o] and island[o] == island[body]:
+                asleep[o] = False
+                sleep_time[o] = 0.0
+    sleep_time[body] = 0.0
+
+
+@njit
+def lander_arrays(tables):
+    """(com, angle, velocity, angular velocity, inverse mass, inverse inertia, local centre, asleep) of a
+    world's body table."""
+    b = tables[0]
+    return b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[16]

@@ -20,6 +20,10 @@ from numba import prange
 
 from . import _adapter
 
+# Numba starts its thread pool (and gives the JIT the pool's symbols) on first use; a kernel loaded from the
+# cache that calls parallel code needs them before it is linked, so the pool is started here
+numba.get_num_threads()
+
 
 @numba.njit(cache=True)
 def step_one(i, dt, substeps, gravity, friction_rule, restitution_rule, sleep_enabled, skip_apart, tables, previous,

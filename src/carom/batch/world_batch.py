@@ -76,7 +76,7 @@ class WorldBatch:
                 raise CaromError("the same World appears twice in the sequence: each world of a batch is its own")
         n = len(worlds)
         self._worlds: list[World] = worlds
-        self._initial = [w.snapshot() for w in worlds]
+        self._initial: list = [w.snapshot() for w in worlds]
         self._tables = _typed_list()
         self._previous = _typed_list()
         self._approach = _typed_list()
@@ -220,6 +220,8 @@ class WorldBatch:
         fresh = None if snapshot is None else World.restore(snapshot)
         picked = np.flatnonzero(m)
         for i in picked:
+            if snapshot is None and self._initial[i] is None:
+                self._initial[i] = self._worlds[i].snapshot()     # (a replaced world: see replace)
             w = World.restore(self._initial[i] if snapshot is None else snapshot) if fresh is None or i != picked[0] \
                 else fresh
             self._worlds[i] = w
@@ -227,6 +229,33 @@ class WorldBatch:
             settings, tables = _adapter.world_tables(w)
             self._put(int(i), settings, tables)
             self._since_sync[i] = 0
+
+    def replace(self, i: int, world: World) -> None:
+        """Put ``world`` in slot ``i`` (stepped in place from now on, as the worlds a batch is made from); it also
+        becomes what :meth:`reset` returns slot ``i`` to, as its snapshot is taken on the first such reset."""
+        i = self._index(i)
+        if not isinstance(world, World):
+            raise CaromError(f"world must be a carom.World, got {type(world).__name__}")
+        settings, tables = _adapter.world_tables(world)
+        self._worlds[i] = world
+        self._initial[i] = None
+        self._out.discard(i)
+        self._put(i, settings, tables)
+        self._since_sync[i] = 0
+
+    def _kernel_state(self) -> tuple:
+        """What a compiled caller steps a world of this batch with (``_kernels.step_one``'s arguments after
+        ``dt``), for carom's vector environments; the worlds handed out by :meth:`world` are taken back first."""
+        self._take_back()
+        self._check_settings()
+        return (self.substeps, self.gravity, self._friction_rule, self._restitution_rule, self._sleep_enabled,
+                self._skip_apart, self._tables, self._previous, self._approach, self._bad)
+
+    def _stepped(self, mask: np.ndarray, dt: float) -> None:
+        """Note that a compiled caller stepped the worlds of ``mask`` once (see :meth:`_kernel_state`)."""
+        self._last_dt = dt
+        stepped = mask & (self._bad[:, 0] == _adapter.BODY_OK)
+        self._since_sync[stepped] = np.where(self._since_sync[stepped] < 0, 1, self._since_sync[stepped] + 1)
 
     # --- bulk state ----------------------------------------------------------------------------------------
     def state(self) -> BatchState:

@@ -35,10 +35,15 @@ _SPECS: tuple[tuple[str, str, int, int, dict[str, Any]], ...] = (
     ("carom/CarRacing-v3", "carom.envs.car_racing:CarRacing", 1000, 900, {}),
 )
 
+#: the native vector versions (``gymnasium.make_vec(id, num_envs=N)``: every env in one compiled call)
+_VECTOR: dict[str, str] = {
+    "carom/LunarLander-v3": "carom.envs.lunar_lander_vector:LunarLanderVector",
+}
+
 for _id, _entry, _steps, _threshold, _kwargs in _SPECS:
     if _id not in registry:
         register(id=_id, entry_point=_entry, max_episode_steps=_steps, reward_threshold=_threshold,
-                 kwargs=_kwargs)
+                 kwargs=_kwargs, vector_entry_point=_VECTOR.get(_id))
 
 
 def __getattr__(name: str) -> type:
