@@ -65,8 +65,8 @@ def world_tables(world: World) -> tuple[tuple, tuple]:
 def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarray, steps: int, dt: float,
                   gravity: np.ndarray) -> None:
     """Bring a world's Python side up to date after ``steps`` batched steps (the last of ``dt`` seconds): its
-    contact table, the broad phase's pair cache, the approach speeds, the step count and, after exactly one
-    step since the last update, the last step's events (from ``previous``, the table before it). ``gravity``
+    contact table, the broad phase's pair cache, the approach speeds, the step count and the last step's
+    events (from ``previous``, the table before the last step). ``gravity``
     is the batch's setting for this world."""
     world._contacts = tables[5]
     world._bp._cand = tables[2][9]
@@ -74,7 +74,7 @@ def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarr
     world._query_boxes = None
     world._events = None
     pending, world._pending_end = world._pending_end, []
-    if steps == 1 and previous is not None:
+    if steps >= 1 and previous is not None:
         world._raw_events = (previous[0], previous[8], previous[9], tables[5], approach, world.hit_event_threshold,
                              pending)
     else:

@@ -148,7 +148,7 @@ class WorldBatch:
         steps = int(self._since_sync[i])
         if steps == 0:
             return
-        _adapter.store_results(self._worlds[i], self._tables[i], self._previous[i] if steps == 1 else None,
+        _adapter.store_results(self._worlds[i], self._tables[i], self._previous[i] if steps >= 1 else None,
                                self._approach[i], max(steps, 0), self._last_dt, self.gravity[i])
         self._since_sync[i] = 0
         w = self._worlds[i]
