@@ -69,7 +69,7 @@ def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarr
     events (from ``previous``, the table before the last step). ``gravity``
     is the batch's setting for this world."""
     world._contacts = tables[5]
-    world._bp._cand = tables[2][9]
+    world._bp._cand = tables[2][9]  # type: ignore[assignment]
     world._approach = approach
     world._query_boxes = None
     world._events = None

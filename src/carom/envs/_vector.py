@@ -27,6 +27,7 @@ class BatchVectorEnv(VectorEnv):
     """The VectorEnv contract over a batch of worlds (module docstring); not made directly."""
 
     _envs: list
+    _obs: np.ndarray
 
     def _setup(self, num_envs: int, max_episode_steps: int | None, autoreset_mode: Any,
                render_mode: str | None) -> None:
@@ -64,7 +65,7 @@ class BatchVectorEnv(VectorEnv):
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(n)]
         else:
-            seeds = list(seed)
+            seeds = list(seed)  # type: ignore[arg-type]
             if len(seeds) != n:
                 raise ValueError(f"If seeds are passed as a list the length must match num_envs={n} but got "
                                  f"length={len(seeds)}.")
@@ -94,7 +95,8 @@ class BatchVectorEnv(VectorEnv):
         self._elapsed[mask] = 0
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Step every sub-environment with its action (one compiled call); returns (observations, rewards,
+        """Step every sub-environment with its action (``actions``: one per env, a leading env axis; one compiled
+        call); returns (observations, rewards,
         terminations, truncations, infos) as arrays with a leading env axis. Autoreset as
         ``metadata["autoreset_mode"]`` says: NEXT_STEP (an env that ended is reset by the next call, its action
         ignored, reward 0), SAME_STEP (reset in the same call; the last observation in ``infos["final_obs"]``)

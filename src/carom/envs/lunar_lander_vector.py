@@ -38,7 +38,8 @@ class LunarLanderVector(BatchVectorEnv):
     """``num_envs`` LunarLanders in one compiled call (module docstring). ``continuous``, ``gravity`` and
     ``render_mode`` as :class:`carom.envs.LunarLander`; ``max_episode_steps`` (1,000 from the registration)
     truncates an episode as ``TimeLimit`` does; ``autoreset_mode`` a ``gymnasium.vector.AutoresetMode`` (or its
-    value), NEXT_STEP by default."""
+    value), NEXT_STEP by default. ``enable_wind`` must be False (the wind is not offered here: module docstring);
+    ``wind_power`` and ``turbulence_power`` are accepted for the registration's sake and unused."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": FPS, "autoreset_mode": None}
 
