@@ -69,8 +69,8 @@ def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarr
     events (from ``previous``, the table before the last step). ``gravity``
     is the batch's setting for this world."""
     world._contacts = tables[5]
-    world._bp._cand = tables[2][9]  # type: ignore[assignment]
-    world._approach = approach
+    world._bp._cand = tables[2][9]
+    world._approach = approach  # type: ignore[assignment]
     world._query_boxes = None
     world._events = None
     pending, world._pending_end = world._pending_end, []
