@@ -18,6 +18,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from .._jit import _LinkingCompiler, njit
 from . import _adapter
 
 # Numba starts its thread pool (and gives the JIT the pool's symbols) on first use; a kernel loaded from the
@@ -25,7 +26,12 @@ from . import _adapter
 numba.get_num_threads()
 
 
-@numba.njit(cache=True)
+#: an entry point whose body only calls kernels, with parallel loops: its module, the kernels' optimised code
+#: linked in, is not optimised again as a whole (``carom._jit.linking_entry_njit``; here with ``parallel``)
+parallel_linking_entry = numba.njit(cache=True, parallel=True, pipeline_class=_LinkingCompiler)
+
+
+@njit
 def step_one(i, dt, substeps, gravity, friction_rule, restitution_rule, sleep_enabled, skip_apart, tables, previous,
              approach, bad):
     """Step world i of the batch (one thread): the single world's step kernel on its tables, the results put
@@ -48,7 +54,7 @@ def step_one(i, dt, substeps, gravity, friction_rule, restitution_rule, sleep_en
         approach[i] = appr
 
 
-@numba.njit(cache=True, parallel=True)
+@parallel_linking_entry
 def step_worlds(dt, substeps, gravity, friction_rule, restitution_rule, sleep_enabled, skip_apart, active, tables,
                 previous, approach, bad):
     """One step of ``dt`` for every world i with ``active[i]``, the worlds spread over the threads."""

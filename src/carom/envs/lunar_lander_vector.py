@@ -24,8 +24,9 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
 from ..batch import WorldBatch
+from .._jit import njit
 from ..batch import _adapter
-from ..batch._kernels import step_one
+from ..batch._kernels import step_worlds
 from ._vector import BatchVectorEnv, RandomStreams
 from .lunar_lander import (FPS, H, LEG_DOWN, MAIN_ENGINE_POWER, MAIN_ENGINE_Y_LOCATION, SCALE, SIDE_ENGINE_AWAY,
                            SIDE_ENGINE_HEIGHT, SIDE_ENGINE_POWER, W, LunarLander)
@@ -67,6 +68,7 @@ class LunarLanderVector(BatchVectorEnv):
         self._prev_shaping = np.full(n, np.nan)
         self._game_over = np.zeros(n, np.bool_)
         self._leg_contact = np.zeros((n, 2))
+        self._power = np.zeros((n, 2))
         self._streams = RandomStreams(n)
         self._discrete_none = np.zeros(n, np.int64)
         self._continuous_none = np.zeros((n, 2))
@@ -121,25 +123,31 @@ class LunarLanderVector(BatchVectorEnv):
 
     # --- the compiled step -------------------------------------------------------------------------------
     def _run(self, actions: Any, run: np.ndarray, fresh: np.ndarray) -> None:
-        """One compiled call: the envs of ``run`` fire their engines and step, those of ``fresh`` take their
-        reset's first step (no engine, no reward)."""
+        """Three compiled calls, each over every env: the engines (``lander_fire``), the worlds' step (the
+        batch's ``step_worlds``: all worlds in one call) and the observations and rewards (``lander_observe``).
+        The envs of ``run`` fire their engines, those of ``fresh`` take their reset's first step (no engine)."""
         batch = self._batch
         assert batch is not None
         self._streams.refill(2)
         state = batch._kernel_state()
         discrete = self._discrete_none if self.continuous else actions
         continuous = actions if self.continuous else self._continuous_none
-        lander_steps(self.continuous, discrete, continuous, run, fresh, self._streams.buffer, self._streams.position,
-                     self._rows, self._prev_shaping, self._game_over, self._leg_contact, self._obs, self._rewards,
-                     self._terminations, 1.0 / FPS, *state)
-        batch._stepped(run | fresh, 1.0 / FPS)
-        bad = state[-1]
-        if (bad[run | fresh, 0] != _adapter.BODY_OK).any():
-            i = int(np.flatnonzero((run | fresh) & (bad[:, 0] != _adapter.BODY_OK))[0])
+        active = run | fresh
+        substeps, gravity, friction, restitution, sleep, skip, tables, previous, approach, bad = state
+        lander_fire(self.continuous, discrete, continuous, run, active, self._streams.buffer, self._streams.position,
+                    self._rows, self._power, tables)
+        bad[:, 0] = _adapter.BODY_OK
+        step_worlds(1.0 / FPS, substeps, gravity, friction, restitution, sleep, skip, active, tables, previous,
+                    approach, bad)
+        batch._stepped(active, 1.0 / FPS)
+        lander_observe(active, self._rows, self._power, self._prev_shaping, self._game_over, self._leg_contact,
+                       self._obs, self._rewards, self._terminations, tables, previous, bad)
+        if (bad[active, 0] != _adapter.BODY_OK).any():
+            i = int(np.flatnonzero(active & (bad[:, 0] != _adapter.BODY_OK))[0])
             raise _adapter.refused(batch._worlds[i], int(bad[i, 0]), int(bad[i, 1]))
 
 
-@numba.njit(cache=True)
+@njit
 def _engines(continuous, discrete, cont, i):
     """(main throttle, signed side throttle) of env i's action, as ``LunarLander._check_action``."""
     if continuous:
@@ -154,13 +162,12 @@ def _engines(continuous, discrete, cont, i):
     return (1.0 if choice == 2 else 0.0), (float(choice - 2) if choice == 1 or choice == 3 else 0.0)
 
 
-@numba.njit(cache=True)
-def _lander_one(i, continuous, discrete, cont, run, buffer, position, rows, prev_shaping, game_over, leg_contact,
-                obs, rewards, terminations, dt, substeps, gravity, friction_rule, restitution_rule, sleep_enabled,
-                skip_apart, tables, previous, approach, bad):
-    """Env i's step, as ``LunarLander.step`` does it (the same formulas in the same order, so bitwise the same):
-    the engines' impulses on the hull, the world's step, the legs' and the hull's contact events, the
-    observation and the reward. Without ``run[i]`` (a reset's first step) no engine fires."""
+@njit
+def _fire(i, continuous, discrete, cont, run, buffer, position, rows, power, tables):
+    """Env i's engines, as ``LunarLander.step`` fires them (the same formulas in the same order, so bitwise the
+    same): two uniform draws for the dispersion, then the main and side engines' impulses on the hull, one after
+    the other as ``Body.apply_impulse`` (and ``World.apply_impulses``) adds them, waking the hull as they do.
+    Without ``run[i]`` (a reset's first step) no engine fires. The throttles go to ``power[i]``."""
     if run[i]:
         m_power, side = _engines(continuous, discrete, cont, i)
     else:
@@ -200,7 +207,6 @@ def _lander_one(i, continuous, discrete, cont, run, buffer, position, rows, prev
         q[fired, 0] = px + ox - tip0 * 17 / SCALE
         q[fired, 1] = py + oy + tip1 * SIDE_ENGINE_HEIGHT / SCALE
         fired += 1
-    # the impulses one after the other, as Body.apply_impulse (World.apply_impulses adds them in order)
     for k in range(fired):
         vel[L, 0] = vel[L, 0] + inv_mass[L] * j[k, 0]
         vel[L, 1] = vel[L, 1] + inv_mass[L] * j[k, 1]
@@ -209,11 +215,16 @@ def _lander_one(i, continuous, discrete, cont, run, buffer, position, rows, prev
         angvel[L] = angvel[L] + inv_inertia[L] * (rx * j[k, 1] - ry * j[k, 0])
     if fired:
         _adapter.wake(tables[i], L)
-    step_one(i, dt, substeps, gravity, friction_rule, restitution_rule, sleep_enabled, skip_apart, tables,
-             previous, approach, bad)
-    if bad[i, 0] != _adapter.BODY_OK:
-        return
-    # the contact events: a begin of the hull's contact is a crash; a leg's begin sets its flag, its end clears it
+    power[i, 0] = m_power
+    power[i, 1] = s_power
+
+
+@njit
+def _observe(i, rows, power, prev_shaping, game_over, leg_contact, obs, rewards, terminations, tables, previous):
+    """Env i after its step, as ``LunarLander.step`` reads it: the contact events (a begin of the hull's contact is
+    a crash; a leg's begin sets its flag, its end clears it, the end winning), the observation, the shaping
+    reward less the engines' fuel, and the episode's end (a crash or leaving the screen: −100; the hull
+    asleep: +100)."""
     begin, end, old_keys, keys = _adapter.begin_end(previous[i], tables[i][5])
     hull, leg0, leg1 = rows[i, HULL], rows[i, LEG0], rows[i, LEG1]
     for r in begin:
@@ -231,6 +242,7 @@ def _lander_one(i, continuous, discrete, cont, run, buffer, position, rows, prev
         if a == leg1 or b == leg1:
             leg_contact[i, 1] = 0.0
     com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(tables[i])
+    L = rows[i, LANDER]
     angle = angle_of[L]
     c, s = math.cos(angle), math.sin(angle)
     px = com[L, 0] - (c * lc[L, 0] - s * lc[L, 1])
@@ -257,8 +269,8 @@ def _lander_one(i, continuous, discrete, cont, run, buffer, position, rows, prev
     if not math.isnan(prev_shaping[i]):
         reward = shaping - prev_shaping[i]
     prev_shaping[i] = shaping
-    reward -= m_power * 0.30
-    reward -= s_power * 0.03
+    reward -= power[i, 0] * 0.30
+    reward -= power[i, 1] * 0.03
     terminated = False
     if game_over[i] or abs(s0) >= 1.0:
         terminated = True
@@ -271,12 +283,19 @@ def _lander_one(i, continuous, discrete, cont, run, buffer, position, rows, prev
 
 
 @numba.njit(cache=True, parallel=True)
-def lander_steps(continuous, discrete, cont, run, fresh, buffer, position, rows, prev_shaping, game_over,
-                 leg_contact, obs, rewards, terminations, dt, substeps, gravity, friction_rule, restitution_rule,
-                 sleep_enabled, skip_apart, tables, previous, approach, bad):
-    """Every env of ``run`` or ``fresh`` one step (``_lander_one``), the envs spread over the threads."""
-    for i in prange(run.shape[0]):
-        if run[i] or fresh[i]:
-            _lander_one(np.int64(i), continuous, discrete, cont, run, buffer, position, rows, prev_shaping, game_over,
-                        leg_contact, obs, rewards, terminations, dt, substeps, gravity, friction_rule,
-                        restitution_rule, sleep_enabled, skip_apart, tables, previous, approach, bad)
+def lander_fire(continuous, discrete, cont, run, active, buffer, position, rows, power, tables):
+    """The engines of every env of ``active`` (``_fire``), the envs spread over the threads."""
+    for i in prange(active.shape[0]):
+        if active[i]:
+            _fire(np.int64(i), continuous, discrete, cont, run, buffer, position, rows, power, tables)
+
+
+@numba.njit(cache=True, parallel=True)
+def lander_observe(active, rows, power, prev_shaping, game_over, leg_contact, obs, rewards, terminations, tables,
+                   previous, bad):
+    """Observations, rewards and episode ends of every env of ``active`` whose step was not refused
+    (``_observe``), the envs spread over the threads."""
+    for i in prange(active.shape[0]):
+        if active[i] and bad[i, 0] == _adapter.BODY_OK:
+            _observe(np.int64(i), rows, power, prev_shaping, game_over, leg_contact, obs, rewards, terminations,
+                     tables, previous)
