@@ -1,5 +1,5 @@
 """Env-steps per second of the native vector LunarLander (``gymnasium.make_vec("carom/LunarLander-v3",
-num_envs=N)``: every lander in one compiled call) against Gymnasium's ``SyncVectorEnv`` over (a) the Box2D
+num_envs=N)``: every world's step in one compiled call) against Gymnasium's ``SyncVectorEnv`` over (a) the Box2D
 original ``LunarLander-v3`` and (b) the single carom environment, at N = 1, 16, 256 and 4,096, random actions
 (seeded), episodes resetting as they end (NEXT_STEP), in one run on this machine's threads.
 
@@ -78,9 +78,9 @@ def profile(n: int, warmup: int, steps: int) -> str:
     for _ in range(steps):
         env.step(env.action_space.sample())
     total = time.perf_counter() - start
-    return (f"At N = {n:,}: {1000 * total / steps:.1f} ms a vector step, of which the compiled call (all "
+    return (f"At N = {n:,}: {1000 * total / steps:.1f} ms a vector step, of which the compiled calls (all "
             f"{n:,} worlds) {1000 * run_time / steps:.1f} ms and the rest (resets building their worlds in Python, "
-            f"checks) {1000 * (total - run_time) / steps:.1f} ms; the compiled call alone is "
+            f"checks) {1000 * (total - run_time) / steps:.1f} ms; the compiled calls alone are "
             f"{n * steps / run_time:,.0f} env-steps/s.")
 
 
@@ -103,8 +103,8 @@ def main() -> None:
     print(note)
     body = "\n".join([
         f"Env-steps per second, random actions, episodes resetting as they end; {numba.get_num_threads()} threads. "
-        "Native: `gymnasium.make_vec(\"carom/LunarLander-v3\", num_envs=N)`, every lander in one compiled call; "
-        "SyncVectorEnv: Gymnasium's, over the Box2D original or over the single carom env.",
+        "Native: `gymnasium.make_vec(\"carom/LunarLander-v3\", num_envs=N)`, every world's step in one compiled call (three "
+        "compiled calls a vector step: engines, step, observations); SyncVectorEnv: Gymnasium's, over the Box2D original or over the single carom env.",
         "",
         table(("N", "native carom", "SyncVectorEnv Box2D", "SyncVectorEnv carom", "× Box2D", "× carom single",
                "vector steps timed"), rows),

@@ -26,6 +26,30 @@ from . import _adapter
 numba.get_num_threads()
 
 
+#: below this many worlds a batched call runs on the calling thread alone: starting the pool's threads costs
+#: more than a world's step (20-150 µs); the results are the same on any thread count
+PARALLEL_MIN_WORLDS = 4
+
+
+class threads_for:
+    """``with threads_for(n):`` runs the compiled calls inside on one thread when ``n`` worlds are fewer than
+    :data:`PARALLEL_MIN_WORLDS`, the thread count restored after."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.before = 0
+
+    def __enter__(self) -> None:
+        if self.n < PARALLEL_MIN_WORLDS:
+            self.before = numba.get_num_threads()
+            if self.before != 1:
+                numba.set_num_threads(1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.before > 1:
+            numba.set_num_threads(self.before)
+
+
 #: an entry point whose body only calls kernels, with parallel loops: its module, the kernels' optimised code
 #: linked in, is not optimised again as a whole (``carom._jit.linking_entry_njit``; here with ``parallel``)
 parallel_linking_entry = numba.njit(cache=True, parallel=True, pipeline_class=_LinkingCompiler)

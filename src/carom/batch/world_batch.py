@@ -168,7 +168,7 @@ class WorldBatch:
         one compiled call. A world whose step is refused (a dynamic body without mass, a non-finite velocity,
         force or torque) is left as it was and a :class:`~carom.errors.SimulationError` names it and its body
         after the call (the other worlds have stepped)."""
-        from ._kernels import step_worlds
+        from ._kernels import step_worlds, threads_for
         from .._validate import number
         from ..constants import MAX_TIME_STEP
         dt = number(dt, "dt", 0.0, MAX_TIME_STEP, low_open=True)
@@ -176,9 +176,10 @@ class WorldBatch:
         self._check_settings()
         self._take_back()
         self._bad[:, 0] = _adapter.BODY_OK
-        step_worlds(dt, self.substeps, self.gravity, self._friction_rule, self._restitution_rule,
-                    self._sleep_enabled, self._skip_apart, mask, self._tables, self._previous, self._approach,
-                    self._bad)
+        with threads_for(len(self)):
+            step_worlds(dt, self.substeps, self.gravity, self._friction_rule, self._restitution_rule,
+                        self._sleep_enabled, self._skip_apart, mask, self._tables, self._previous, self._approach,
+                        self._bad)
         self._last_dt = dt
         stepped = mask & (self._bad[:, 0] == _adapter.BODY_OK)
         self._since_sync[stepped] = np.where(self._since_sync[stepped] < 0, 1, self._since_sync[stepped] + 1)

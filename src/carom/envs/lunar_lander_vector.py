@@ -26,7 +26,7 @@ from gymnasium.vector.utils import batch_space
 from ..batch import WorldBatch
 from .._jit import njit
 from ..batch import _adapter
-from ..batch._kernels import step_worlds
+from ..batch._kernels import step_worlds, threads_for
 from ._vector import BatchVectorEnv, RandomStreams
 from .lunar_lander import (FPS, H, LEG_DOWN, MAIN_ENGINE_POWER, MAIN_ENGINE_Y_LOCATION, SCALE, SIDE_ENGINE_AWAY,
                            SIDE_ENGINE_HEIGHT, SIDE_ENGINE_POWER, W, LunarLander)
@@ -134,14 +134,15 @@ class LunarLanderVector(BatchVectorEnv):
         continuous = actions if self.continuous else self._continuous_none
         active = run | fresh
         substeps, gravity, friction, restitution, sleep, skip, tables, previous, approach, bad = state
-        lander_fire(self.continuous, discrete, continuous, run, active, self._streams.buffer, self._streams.position,
-                    self._rows, self._power, tables)
-        bad[:, 0] = _adapter.BODY_OK
-        step_worlds(1.0 / FPS, substeps, gravity, friction, restitution, sleep, skip, active, tables, previous,
-                    approach, bad)
+        with threads_for(self.num_envs):
+            lander_fire(self.continuous, discrete, continuous, run, active, self._streams.buffer,
+                        self._streams.position, self._rows, self._power, tables)
+            bad[:, 0] = _adapter.BODY_OK
+            step_worlds(1.0 / FPS, substeps, gravity, friction, restitution, sleep, skip, active, tables, previous,
+                        approach, bad)
+            lander_observe(active, self._rows, self._power, self._prev_shaping, self._game_over, self._leg_contact,
+                           self._obs, self._rewards, self._terminations, tables, previous, bad)
         batch._stepped(active, 1.0 / FPS)
-        lander_observe(active, self._rows, self._power, self._prev_shaping, self._game_over, self._leg_contact,
-                       self._obs, self._rewards, self._terminations, tables, previous, bad)
         if (bad[active, 0] != _adapter.BODY_OK).any():
             i = int(np.flatnonzero(active & (bad[:, 0] != _adapter.BODY_OK))[0])
             raise _adapter.refused(batch._worlds[i], int(bad[i, 0]), int(bad[i, 1]))
