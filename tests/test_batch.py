@@ -197,6 +197,16 @@ def test_bad_use_raises_and_changes_nothing():
     assert body.alive
 
 
+def test_a_replaced_world_without_its_initial_state_cannot_be_reset_to_it():
+    batch = WorldBatch(lambda i: rs.chain(links=3), 2, keep_initial=False)
+    with pytest.raises(carom.CaromError, match="world 0 has no initial state"):
+        batch.reset()
+    batch.replace(1, rs.chain(links=5))
+    batch.step(DT)
+    batch.reset(np.array([False, True]))
+    assert state(batch.world(1)) == state(rs.chain(links=5))
+
+
 def test_worlds_the_batch_cannot_run_are_refused():
     w = rs.chain(links=3)
     w.on("begin", lambda e: None)

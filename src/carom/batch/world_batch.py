@@ -50,10 +50,12 @@ class WorldBatch:
     and content), or a sequence of worlds (taken as they are, and stepped in place). Each world's state when
     the batch is made is what :meth:`reset` returns it to. Settings per world: :attr:`gravity` (N, 2),
     :attr:`substeps` (N,), read and written as arrays (they start as each world's own). A world may not have a
-    pre-solve hook, event handlers or ``bounds`` (they run per world in Python).
+    pre-solve hook, event handlers or ``bounds`` (they run per world in Python). ``keep_initial=False`` skips the
+    snapshot of each world's first state (a millisecond a world), for callers that never :meth:`reset` to it.
     """
 
-    def __init__(self, source: "World | Callable[[int], World] | Sequence[World]", count: "int | None" = None):
+    def __init__(self, source: "World | Callable[[int], World] | Sequence[World]", count: "int | None" = None,
+                 keep_initial: bool = True):
         if isinstance(source, World):
             n = self._count(count)
             snap = source.snapshot()
@@ -76,7 +78,7 @@ class WorldBatch:
                 raise CaromError("the same World appears twice in the sequence: each world of a batch is its own")
         n = len(worlds)
         self._worlds: list[World] = worlds
-        self._initial: list = [w.snapshot() for w in worlds]
+        self._initial: list = [w.snapshot() if keep_initial else None for w in worlds]
         self._tables = _typed_list()
         self._previous = _typed_list()
         self._approach = _typed_list()
@@ -220,9 +222,12 @@ class WorldBatch:
         m = self._mask(mask, "mask")
         fresh = None if snapshot is None else World.restore(snapshot)
         picked = np.flatnonzero(m)
+        if snapshot is None:
+            bare = [int(i) for i in picked if self._initial[i] is None]
+            if bare:
+                raise CaromError(f"world {bare[0]} has no initial state to reset to (replaced with keep_initial=False): "
+                                 "give a snapshot")
         for i in picked:
-            if snapshot is None and self._initial[i] is None:
-                self._initial[i] = self._worlds[i].snapshot()     # (a replaced world: see replace)
             w = World.restore(self._initial[i] if snapshot is None else snapshot) if fresh is None or i != picked[0] \
                 else fresh
             self._worlds[i] = w
@@ -231,15 +236,17 @@ class WorldBatch:
             self._put(int(i), settings, tables)
             self._since_sync[i] = 0
 
-    def replace(self, i: int, world: World) -> None:
-        """Put ``world`` in slot ``i`` (stepped in place from now on, as the worlds a batch is made from); it also
-        becomes what :meth:`reset` returns slot ``i`` to, as its snapshot is taken on the first such reset."""
+    def replace(self, i: int, world: World, keep_initial: bool = True) -> None:
+        """Put ``world`` in slot ``i`` (stepped in place from now on, as the worlds a batch is made from). With
+        ``keep_initial`` its state now becomes what :meth:`reset` returns slot ``i`` to (a snapshot, about a
+        millisecond); without, slot ``i`` has no initial state until the next replacement and resetting it without
+        a snapshot raises :class:`~carom.errors.CaromError`."""
         i = self._index(i)
         if not isinstance(world, World):
             raise CaromError(f"world must be a carom.World, got {type(world).__name__}")
         settings, tables = _adapter.world_tables(world)
         self._worlds[i] = world
-        self._initial[i] = None
+        self._initial[i] = world.snapshot() if keep_initial else None
         self._out.discard(i)
         self._put(i, settings, tables)
         self._since_sync[i] = 0

@@ -73,6 +73,7 @@ class LunarLanderVector(BatchVectorEnv):
         self._discrete_none = np.zeros(n, np.int64)
         self._continuous_none = np.zeros((n, 2))
         self._batch: WorldBatch | None = None
+        self._first: list = [None] * n
 
     # --- resets ------------------------------------------------------------------------------------------
     def _reset_env(self, i: int, seed: int | None) -> None:
@@ -91,12 +92,15 @@ class LunarLanderVector(BatchVectorEnv):
         env.particles = np.zeros((0, 6))
         env._build()
         world = env.world
-        if self._batch is None:
-            self._batch = WorldBatch([world] * 1) if self.num_envs == 1 else None
-            if self._batch is None:
-                # every slot starts with this world's copy, replaced at each slot's own reset
-                self._batch = WorldBatch(world, self.num_envs)
-        self._batch.replace(i, world)
+        assert world is not None
+        if self._batch is not None:
+            self._batch.replace(i, world, keep_initial=False)
+        else:
+            # the first reset: the batch is made from every env's first world at once
+            self._first[i] = world
+            if all(w is not None for w in self._first):
+                self._batch = WorldBatch(self._first, keep_initial=False)
+                self._first = []
         self._rows[i] = (env._lander_row, env._hull_shape_row, env._leg_shape_rows[0], env._leg_shape_rows[1])
         self._prev_shaping[i] = np.nan
         self._game_over[i] = False
@@ -127,7 +131,8 @@ class LunarLanderVector(BatchVectorEnv):
         batch's ``step_worlds``: all worlds in one call) and the observations and rewards (``lander_observe``).
         The envs of ``run`` fire their engines, those of ``fresh`` take their reset's first step (no engine)."""
         batch = self._batch
-        assert batch is not None
+        if batch is None:
+            raise gym.error.ResetNeeded("the first reset() must reset every sub-environment (no reset_mask)")
         self._streams.refill(2)
         state = batch._kernel_state()
         discrete = self._discrete_none if self.continuous else actions
