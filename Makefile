@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[viz,envs,test,docs]'
+	$(PY) -m pip install --quiet -e '.[viz,envs,test,docs,ray]'
 	touch $(STAMP)
 
 demo: $(STAMP)

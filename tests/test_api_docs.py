@@ -17,7 +17,7 @@ import carom
 
 #: The public modules: what ``carom.__all__`` reaches, and the subpackages a user imports by name.
 PUBLIC_MODULES = ("carom", "carom.geometry", "carom.rigid.joints", "carom.verlet", "carom.render",
-                  "carom.render.lab", "carom.render.window", "carom.constants", "carom.errors")
+                  "carom.render.lab", "carom.render.window", "carom.constants", "carom.errors", "carom.batch")
 #: Gymnasium's tasks on carom (the ``envs`` extra): the environments ``carom.envs`` exports, and CarRacing's car
 #: (``env.unwrapped.car``, the tyre model). Walked when gymnasium is installed (it is not a test dependency).
 ENV_MODULES = ("carom.envs", "carom.envs.car_dynamics")

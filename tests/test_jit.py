@@ -393,7 +393,7 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
     from carom.scenes.rigid_scenes import pyramid
     world = pyramid(base=3)
     world.step(1 / 60)
-    bodies, shapes, tree, proxy, proxy_shape = world._kernel_args()
+    bodies, shapes, tree, proxy, proxy_shape = world.step_tables()
     args = (1 / 60, world.substeps, 0.0, -10.0, 0, 0, True, bodies, shapes, tree, proxy, proxy_shape,
             world.tables.contacts, joint_rows.table(world.tables), joint_rows.joined_keys(world), numba.get_num_threads(), 0,
             np.zeros(len(_step.STAGES) + 1, np.int64))

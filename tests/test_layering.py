@@ -22,6 +22,7 @@ PACKAGE_LAYERS = (
     ("base", ("constants", "errors", "_types", "_args", "_cpu_level", "_jit", "_simd", "_validate")),
     ("geometry", ("geometry",)),
     ("worlds", ("rigid", "verlet")),
+    ("many worlds", ("batch",)),
     ("public API", ("",)),
     ("users of the API", ("scenes", "envs")),
     ("presentation", ("render",)),

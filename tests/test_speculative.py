@@ -44,7 +44,7 @@ def test_boxes_are_swept_along_the_motion():
     assert _pair_row(w, a, b) is None
     k = _pair_row(w, a, c)
     assert k is not None and w.tables.contacts[1][k] > 0
-    bodies, shapes = w._kernel_args()[:2]
+    bodies, shapes = w.step_tables()[:2]
     lower, upper = _step.bounds_stage(1 / 60, 0.0, 0.0, bodies, shapes, 1)[4:]
     half = 0.5 * SPECULATIVE_DISTANCE
     # a's box: its core at x in [-0.5, 0.5] at the pose the step starts from, swept 0.2 m ahead

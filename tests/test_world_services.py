@@ -297,7 +297,7 @@ def test_snapshot_continues_bitwise(how):
 
 
 def test_kept_kernel_views_follow_slot_reuse_and_grown_arrays():
-    """World keeps the step kernel's array views between steps (``_kernel_args``). A body and a shape that
+    """World keeps the step kernel's array views between steps (``step_tables``). A body and a shape that
     reuse freed slots (the counts stay the same) while the vertex array grows must still reach the
     kernel: the world must step exactly like a twin whose views are built afresh before every step."""
     def build():

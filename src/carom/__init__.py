@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 __all__ = ["World", "Body", "ShapeHandle", "PRE_SOLVE_SIGNATURE", "pre_solve_function", "joints", "geometry",
            "verlet", "constants", "render", "set_num_threads", "get_num_threads", "cpu_level", "CaromError", "GeometryError",
            "WorldLockedError", "StaleHandleError", "SimulationError", "SnapshotError", "MissingDependencyError",
-           "__version__"]
+           "WorldBatch", "__version__"]
 
 #: Subpackages imported on first use (``carom.render`` loads the drawing code, not pygame or matplotlib, and
 #: only when a program touches it, so ``import carom`` stays as quick as the physics needs).
@@ -23,6 +23,10 @@ _LAZY = ("render", "scenes", "cli")
 
 def __getattr__(name: str):
     """Import ``carom.render`` (and ``carom.scenes``) the first time they are used after ``import carom``."""
+    if name == "WorldBatch":          # (carom.batch imports Numba's typed list: on first use only)
+        from .batch import WorldBatch
+        globals()[name] = WorldBatch
+        return WorldBatch
     if name in _LAZY:
         import importlib
         module = importlib.import_module(f"{__name__}.{name}")
@@ -32,7 +36,7 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"WorldBatch"})
 
 
 def set_num_threads(n: int) -> None:

@@ -276,6 +276,13 @@ def linking_entry_njit(func):
     return numba.njit(cache=True, pipeline_class=_LinkingCompiler)(func)
 
 
+def parallel_linking_entry_njit(func):
+    """:func:`linking_entry_njit` with Numba's parallel loops (the batch's step over many worlds)."""
+    if numba.config.DISABLE_JIT:
+        return func
+    return numba.njit(cache=True, parallel=True, pipeline_class=_LinkingCompiler)(func)
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _announced = False
 

@@ -139,4 +139,23 @@ def every_kernel():
     worlds[0].step(1 / 60)
     worlds[0].add_bodies(np.zeros((2, 2)) + (0.0, 30.0), shape=G.Circle(0.2))
     worlds[0].step(1 / 60)
+    batch_kernels()
     public_api()
+
+
+def batch_kernels() -> None:
+    """The kernels of :class:`carom.WorldBatch` (its step, bulk reads) and, with gymnasium installed, of the
+    native vector LunarLander, for the wheel's shipped cache."""
+    import importlib.util
+    import numpy as np
+    from .batch import WorldBatch
+    from .scenes import rigid_scenes as R
+    batch = WorldBatch(R.chain(links=3), 2)
+    batch.step(1 / 60)
+    batch.state()
+    if importlib.util.find_spec("gymnasium") is not None:
+        import gymnasium as gym
+        import carom.envs  # noqa: F401
+        env = gym.make_vec("carom/LunarLander-v3", num_envs=2)
+        env.reset(seed=0)
+        env.step(np.zeros(2, np.int64))

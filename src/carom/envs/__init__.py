@@ -11,7 +11,12 @@ Importing this package registers, with Gymnasium's registry:
 
 Each keeps the observation and action spaces, rewards, episode ends, constructor options, ``render_fps`` and
 the look of Gymnasium 1.x's Box2D version of the task; each module's docstring says where Box2D 2.3 and carom
-differ and how the task was matched. The modules import only when an environment is made, so that
+differ and how the task was matched.
+
+``gymnasium.make_vec("carom/LunarLander-v3", num_envs=N)`` (and ``continuous=True``) returns the native vector
+version, :class:`LunarLanderVector`: every lander stepped in one compiled call, env i bitwise the single
+environment seeded ``seed + i``. The others vectorise through Gymnasium's ``SyncVectorEnv``
+(``vectorization_mode="sync"``). The modules import only when an environment is made, so that
 ``import carom.envs`` costs little.
 """
 from __future__ import annotations
@@ -24,8 +29,9 @@ if TYPE_CHECKING:       # (at run time, imported on first use: ``__getattr__``)
     from .bipedal_walker import BipedalWalker
     from .car_racing import CarRacing
     from .lunar_lander import LunarLander
+    from .lunar_lander_vector import LunarLanderVector
 
-__all__ = ["LunarLander", "BipedalWalker", "CarRacing"]
+__all__ = ["LunarLander", "BipedalWalker", "CarRacing", "LunarLanderVector"]
 
 #: (id, entry point, max_episode_steps, reward_threshold, kwargs) of each registration
 _SPECS: tuple[tuple[str, str, int, int, dict[str, Any]], ...] = (
@@ -35,10 +41,15 @@ _SPECS: tuple[tuple[str, str, int, int, dict[str, Any]], ...] = (
     ("carom/CarRacing-v3", "carom.envs.car_racing:CarRacing", 1000, 900, {}),
 )
 
+#: the native vector versions (``gymnasium.make_vec(id, num_envs=N)``: every env in one compiled call)
+_VECTOR: dict[str, str] = {
+    "carom/LunarLander-v3": "carom.envs.lunar_lander_vector:LunarLanderVector",
+}
+
 for _id, _entry, _steps, _threshold, _kwargs in _SPECS:
     if _id not in registry:
         register(id=_id, entry_point=_entry, max_episode_steps=_steps, reward_threshold=_threshold,
-                 kwargs=_kwargs)
+                 kwargs=_kwargs, vector_entry_point=_VECTOR.get(_id))
 
 
 def __getattr__(name: str) -> type:
@@ -49,6 +60,9 @@ def __getattr__(name: str) -> type:
     if name == "BipedalWalker":
         from .bipedal_walker import BipedalWalker
         return BipedalWalker
+    if name == "LunarLanderVector":
+        from .lunar_lander_vector import LunarLanderVector
+        return LunarLanderVector
     if name == "CarRacing":
         from .car_racing import CarRacing
         return CarRacing

@@ -39,7 +39,7 @@ BodyTable = namedtuple("BodyTable", ["com", "angle", "vel", "angvel", "inv_mass"
 ShapeTable = namedtuple("ShapeTable", ["body", "alive", "offset", "vert_count", "radius", "friction", "restitution",
                                        "reach", "sensor", "category", "mask", "group", "verts", "normals",
                                        "tangent_speed", "rolling", "one_way", "ghost", "chain"])
-#: The broad phase as the step sees it (``World._kernel_args``): the moving and static trees (``Tree`` of
+#: The broad phase as the step sees it (``World.step_tables``): the moving and static trees (``Tree`` of
 #: ``geometry/_tree.py``), the proxies' real boxes, flags and leaves, the move buffer, the pair cache and the
 #: fat-box margin and multiplier.
 TreeTable = namedtuple("TreeTable", ["moving", "static", "lower", "upper", "flags", "leaf", "moved", "moved_flag",

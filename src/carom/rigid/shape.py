@@ -400,7 +400,7 @@ def vertex_rows(t, n):
 
 def compact_vertex_rows(t, live):
     """Move the rows of the live shapes down over the dead ones, in order, and point their offsets there.
-    In place: the step's kept views of the table and of the offsets (``_kernel_args``) stay valid. The
+    In place: the step's kept views of the table and of the offsets (``step_tables``) stay valid. The
     freed rows are zeroed, as rows never written are."""
     order = live[np.argsort(t.s_offset[live], kind="stable")]
     counts = t.s_count[order]

@@ -4,7 +4,7 @@ A :class:`~carom.rigid.world.World` is a face over a :class:`WorldTables`: the b
 of structure-of-arrays tables here, grown by doubling, and the handles (``Body``, ``ShapeHandle``, ``Joint``), the
 joints' bookkeeping, the queries, snapshots, the renderer and the world itself read and write them through this
 object and its few methods, never through each other's private attributes. The compiled step receives views of the
-live rows (``World._kernel_args``): these arrays are the state, the step's tuples are views of them.
+live rows (``World.step_tables``): these arrays are the state, the step's tuples are views of them.
 
 Field groups (one row per body, shape or joint; ``n_bodies``, ``n_shapes``, ``n_joints`` rows used, the rest
 capacity; a removed row goes on the ``free_*`` list and its generation ``gen``/``s_gen``/``j_gen`` moves on so

@@ -80,7 +80,7 @@ class World:
         self.substeps = substeps
         self.friction_mixing = friction_mixing
         self.restitution_mixing = restitution_mixing
-        self._arg_views = None          # (_kernel_args)
+        self._arg_views = None          # (step_tables)
         self.step_count = 0
         self._governor = ThreadGovernor()     # the step's thread count: the threads, or one if faster
         self.sleep_enabled = True
@@ -494,14 +494,17 @@ class World:
     def _step_args(self, dt, threads, clock):
         """``_step.step_kernel``'s arguments for a step of ``dt`` with ``threads`` threads, its stage times to
         ``clock``."""
-        bodies, shapes, tree, proxy, proxy_shape = self._kernel_args()
+        bodies, shapes, tree, proxy, proxy_shape = self.step_tables()
         return (dt, self._substeps, float(self._gravity[0]), float(self._gravity[1]),
                 MIX_RULES[self._friction_mixing], MIX_RULES[self._restitution_mixing], self.sleep_enabled, bodies,
                 shapes, tree, proxy, proxy_shape, self.tables.contacts, _joint_rows.table(self.tables), _joint_rows.joined_keys(self), threads,
                 self._pre_solve_address, clock)
 
-    def _kernel_args(self):
-        """The step kernel's arrays: views of the live rows of the body and shape arrays, and the broad phase's.
+    def step_tables(self) -> tuple:
+        """The step kernel's tables: ``(BodyTable, ShapeTable, TreeTable, shape → proxy, proxy → shape)``, views
+        of the live rows of the body and shape arrays, and the broad phase's (for engines that step worlds:
+        ``World.step`` and :class:`carom.WorldBatch`; not for users, who read bodies through handles and the bulk
+        properties).
 
         The views are kept between calls while the counts and the arrays are the same objects (the body
         arrays grow together, as do the shape arrays and the vertex pair): building ~35 views a step and
@@ -561,7 +564,7 @@ class World:
                 with compile_helper(_step.step_kernel, args, STEP_HELPER_JOB, _step.LATE_STAGES):
                     contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
-                raise self._refused_step(int(bad), int(body))
+                raise self.refused_step_error(int(bad), int(body))
             self._governor.record(int(clock[-1] - clock[0]))
             if self.profile:
                 self._record_profile(clock)
@@ -590,8 +593,9 @@ class World:
                 if body.alive:
                     self.remove(body)
 
-    def _refused_step(self, bad, i):
-        """The SimulationError for what ``_step.first_bad_body`` found at body i (the step changed nothing)."""
+    def refused_step_error(self, bad: int, i: int) -> Exception:
+        """The SimulationError for what ``_step.first_bad_body`` found at body ``i`` (code ``bad``; the step
+        changed nothing): what ``World.step`` raises, and :class:`carom.WorldBatch` for a world of a batch."""
         if bad == _step.BODY_MASSLESS:
             return SimulationError(f"dynamic body {i} has no mass: give it a shape with density > 0 (or make it "
                                    "static/kinematic)")
@@ -801,6 +805,11 @@ class World:
     def off(self, handler: "Any") -> None:
         """Unregister a handler (every kind it was registered for)."""
         self._handlers = [h for h in self._handlers if h[1] is not handler]
+
+    @property
+    def has_handlers(self) -> bool:
+        """True when a handler is registered with :meth:`on` (handlers run in Python after each step)."""
+        return bool(self._handlers)
 
 
 

@@ -1,0 +1,158 @@
+"""The batch's one door into a :class:`carom.World`'s state and the rigid step's internals.
+
+Everything :mod:`carom.batch` needs of a world and of the step is read or written here, through the world's named
+interfaces, and nowhere else in the batch:
+
+* the world: ``World.step_tables()`` (the step's body, shape and tree tables, shape → proxy, proxy → shape), the
+  public settings (``substeps``, ``gravity``, ``friction_mixing``, ``restitution_mixing`` through
+  ``rigid.world.MIX_RULES``, ``sleep_enabled``, ``pre_solve``, ``bounds``, ``has_handlers``),
+  ``World.refused_step_error``, and its tables (``World.tables``: ``contacts``, ``approach``, ``bp`` with
+  ``set_candidates``, ``raw_events``, ``events``, ``pending_end``, ``query_boxes``, ``last_dt``, ``skip_apart``,
+  ``check_unlocked()``); the joints' bookkeeping (``joints.bookkeeping.table``, ``joined_keys``) and
+  ``bulk.rows_of``;
+* the step (``rigid/_step.py``): ``step_kernel`` (called as is, on one thread, without a pre-solve hook),
+  ``STAGES`` (the length of its clock), ``BODY_OK``, ``CACHE`` and ``CSEP`` (the contact cache's separation
+  column, cleared before a step when ``skip_apart`` is off), ``event_rows``, ``KEY_SHIFT``, ``KEY_MASK``; the body
+  table's and tree table's fields by name (``BodyTable``, ``TreeTable`` of ``rigid/_layout.py``) and the contact
+  table's members 0, 1, 8, 9, 11 (keys, count, touching, sensor, step impulse).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._jit import njit
+from ..errors import CaromError
+from ..rigid import _step, bulk
+from ..rigid._layout import TreeTable
+from ..rigid.events import empty_events
+from ..rigid.joints import bookkeeping
+from ..rigid.world import MIX_RULES, World
+
+#: the length of the step's clock array (one slot per stage, plus the start)
+CLOCK_LENGTH = len(_step.STAGES) + 1
+BODY_OK = _step.BODY_OK
+#: the step kernel, called for each world of a batch
+step_kernel = _step.step_kernel
+CACHE, CSEP = _step.CACHE, _step.CSEP
+
+
+def world_tables(world: World) -> tuple[tuple, tuple]:
+    """``(settings, tables)`` of a world for a batched step: settings = (substeps, gravity x, gravity y,
+    friction rule, restitution rule, sleep enabled, skip apart), tables = (bodies, shapes, tree, shape → proxy,
+    proxy → shape, contacts, joints, joined keys), the arrays the step reads and writes (views of the world's
+    own, so the step moves the world's bodies in place). Refuses what a batch does not run: a pre-solve hook,
+    event handlers and ``bounds`` (they run in Python after a step)."""
+    world.tables.check_unlocked()
+    if world.pre_solve is not None:
+        raise CaromError("a world with a pre-solve hook cannot be stepped in a WorldBatch (the hook is per world)")
+    if world.has_handlers:
+        raise CaromError("a world with event handlers (World.on) cannot be stepped in a WorldBatch: handlers "
+                         "run in Python after each step; read world(i).contact_events() instead")
+    if world.bounds is not None:
+        raise CaromError("a world with bounds cannot be stepped in a WorldBatch (bounds are checked in Python)")
+    bodies, shapes, tree, proxy, proxy_shape = world.step_tables()
+    tables = (bodies, shapes, tree, proxy, proxy_shape, world.tables.contacts, bookkeeping.table(world.tables),
+              bookkeeping.joined_keys(world))
+    gravity = world.gravity
+    settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),
+                int(MIX_RULES[world.friction_mixing]), int(MIX_RULES[world.restitution_mixing]),
+                bool(world.sleep_enabled), bool(world.tables.skip_apart))
+    return settings, tables
+
+
+def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarray, steps: int, dt: float,
+                  gravity: np.ndarray) -> None:
+    """Bring a world's Python side up to date after ``steps`` batched steps (the last of ``dt`` seconds): its
+    contact table, the broad phase's pair cache, the approach speeds, the step count and the last step's
+    events (from ``previous``, the table before the last step). ``gravity``
+    is the batch's setting for this world."""
+    t = world.tables
+    t.contacts = tables[5]
+    t.bp.set_candidates(tables[2].cand)
+    t.approach = approach
+    t.query_boxes = None
+    t.events = None
+    pending, t.pending_end = t.pending_end, []
+    if steps >= 1 and previous is not None:
+        t.raw_events = (previous[0], previous[8], previous[9], tables[5], approach, world.hit_event_threshold,
+                             pending)
+    else:
+        t.raw_events = None
+        t.events = empty_events()
+    world.step_count += steps
+    if steps:
+        t.last_dt = dt
+    world.gravity = np.array(gravity, dtype=np.float64)
+
+
+def check_rows(world: World, rows: Any) -> None:
+    """Raise the error ``World.set_state`` would raise for body rows that are not live bodies of ``world``, each
+    once (``World._rows_of``)."""
+    bulk.rows_of(world, rows, unique=True)
+
+
+def refused(world: World, code: int, body: int) -> Exception:
+    """The error ``World.step`` raises for a step the kernel refused (``code`` from ``first_bad_body``)."""
+    return world.refused_step_error(code, body)
+
+
+@njit
+def with_results(tables, contacts, cand):
+    """The tables of a world after a step: the new contact table, and the broad-phase tree tuple with the pair
+    cache the step handed back (member 9)."""
+    tree = tables[2]
+    new_tree = TreeTable(tree.moving, tree.static, tree.lower, tree.upper, tree.flags, tree.leaf, tree.moved,
+                         tree.moved_flag, tree.moved_meta, cand, tree.margin, tree.multiplier)
+    return (tables[0], tables[1], new_tree, tables[3], tables[4], contacts, tables[6], tables[7])
+
+
+@njit
+def clear_separations(contacts):
+    """What ``World.step`` does when ``_skip_apart`` is off: every pair is tested again."""
+    contacts[CACHE][:, CSEP] = -np.inf
+
+
+@njit
+def body_arrays(tables):
+    """(com, angle, velocity, angular velocity, local centre, alive) of a world's body table."""
+    b = tables[0]
+    return b.com, b.angle, b.vel, b.angvel, b.local_center, b.alive
+
+
+@njit
+def begin_end(previous, contacts):
+    """The rows of the touch events of a world's last step: (begin rows of ``contacts``, end rows of
+    ``previous``), as ``World.contact_events`` finds them (``_step.event_rows``), and the two tables' keys."""
+    begin, end, _, _, _ = _step.event_rows(previous[0], previous[8], contacts[0], contacts[8], contacts[1],
+                                           contacts[11], np.zeros((0, 2)), np.inf)
+    return begin, end, previous[0], contacts[0]
+
+
+@njit
+def key_shapes(key):
+    """The two shape rows of a contact key."""
+    return key >> _step.KEY_SHIFT, key & _step.KEY_MASK
+
+
+@njit
+def wake(tables, body):
+    """What ``World._wake(body)`` does: wake the body's sleeping island (its bodies' sleep timers to 0) and set
+    the body's own sleep timer to 0."""
+    b = tables[0]
+    asleep, sleep_time, island = b.asleep, b.sleep_time, b.island
+    if asleep[body]:
+        for o in range(asleep.shape[0]):
+            if asleep[o] and island[o] == island[body]:
+                asleep[o] = False
+                sleep_time[o] = 0.0
+    sleep_time[body] = 0.0
+
+
+@njit
+def lander_arrays(tables):
+    """(com, angle, velocity, angular velocity, inverse mass, inverse inertia, local centre, asleep) of a
+    world's body table."""
+    b = tables[0]
+    return b.com, b.angle, b.vel, b.angvel, b.inv_mass, b.inv_inertia, b.local_center, b.asleep

@@ -1,0 +1,307 @@
+"""LunarLanderVector: ``num_envs`` LunarLanders stepped in one compiled call (``gymnasium.make_vec``).
+
+Env i is :class:`carom.envs.LunarLander` seeded ``seed + i``, bitwise: its world is built by the single
+environment's own code at each reset, then stepped in a :class:`carom.batch.WorldBatch` with every other
+env's, and the engines, the leg flags, the observation and the reward are computed in the same compiled
+call, by the single environment's formulas in the same order of operations (``_lander_one``). The engines'
+random dispersion is drawn from each env's own generator (``RandomStreams``).
+
+What stays in Python: a reset builds its world (about a millisecond), so an env costs Python time once per
+episode, not per step. The wind (``enable_wind``) is not offered here; ``gymnasium.make_vec(...,
+vectorization_mode="sync")`` runs it over the single environment.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+from numba import prange
+
+import gymnasium as gym
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
+
+from ..batch import WorldBatch
+from .._jit import njit
+from ..batch import _adapter
+from ..batch._kernels import step_worlds, threads_for
+from ._vector import BatchVectorEnv, RandomStreams
+from .lunar_lander import (FPS, H, LEG_DOWN, MAIN_ENGINE_POWER, MAIN_ENGINE_Y_LOCATION, SCALE, SIDE_ENGINE_AWAY,
+                           SIDE_ENGINE_HEIGHT, SIDE_ENGINE_POWER, W, LunarLander)
+
+#: columns of the per-env row table: the lander's body row, its hull's shape row, the legs' shape rows
+LANDER, HULL, LEG0, LEG1 = range(4)
+
+
+class LunarLanderVector(BatchVectorEnv):
+    """``num_envs`` LunarLanders in one compiled call (module docstring). ``continuous``, ``gravity`` and
+    ``render_mode`` as :class:`carom.envs.LunarLander`; ``max_episode_steps`` (1,000 from the registration)
+    truncates an episode as ``TimeLimit`` does; ``autoreset_mode`` a ``gymnasium.vector.AutoresetMode`` (or its
+    value), NEXT_STEP by default. ``enable_wind`` must be False (the wind is not offered here: module docstring);
+    ``wind_power`` and ``turbulence_power`` are accepted for the registration's sake and unused."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": FPS, "autoreset_mode": None}
+
+    def __init__(self, num_envs: int = 1, continuous: bool = False, gravity: float = -10.0,
+                 enable_wind: bool = False, wind_power: float = 15.0, turbulence_power: float = 1.5,
+                 render_mode: str | None = None, max_episode_steps: int | None = 1000,
+                 autoreset_mode: Any = "NextStep"):
+        if enable_wind:
+            raise ValueError("enable_wind is not offered by the native vector LunarLander; use "
+                             "gymnasium.make_vec(..., vectorization_mode='sync') for wind")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got "
+                             f"{render_mode!r}")
+        self._setup(num_envs, max_episode_steps, autoreset_mode, render_mode)
+        n = self.num_envs
+        self._envs = [LunarLander(render_mode=render_mode, continuous=continuous, gravity=gravity)
+                      for _ in range(n)]
+        self.continuous = bool(continuous)
+        self.single_observation_space = self._envs[0].observation_space
+        self.single_action_space = self._envs[0].action_space
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self._obs = np.zeros((n, 8), np.float32)
+        self._rows = np.zeros((n, 4), np.int64)
+        self._prev_shaping = np.full(n, np.nan)
+        self._game_over = np.zeros(n, np.bool_)
+        self._leg_contact = np.zeros((n, 2))
+        self._power = np.zeros((n, 2))
+        self._streams = RandomStreams(n)
+        self._discrete_none = np.zeros(n, np.int64)
+        self._continuous_none = np.zeros((n, 2))
+        self._batch: WorldBatch | None = None
+        self._first: list = [None] * n
+
+    # --- resets ------------------------------------------------------------------------------------------
+    def _reset_env(self, i: int, seed: int | None) -> None:
+        """Env i's new episode: its single environment's world built from its generator (seeded with ``seed``
+        when given), put in slot i of the batch."""
+        env = self._envs[i]
+        if seed is not None:
+            gym.Env.reset(env, seed=seed)
+            self._streams.attach(i, env.np_random)
+        elif self._streams._gen[i] is None:
+            self._streams.attach(i, env.np_random)
+        self._streams.sync(i)
+        env.game_over = False
+        env.prev_shaping = None
+        env.leg_contact = np.zeros(2)
+        env.particles = np.zeros((0, 6))
+        env._build()
+        world = env.world
+        assert world is not None
+        if self._batch is not None:
+            self._batch.replace(i, world, keep_initial=False)
+        else:
+            # the first reset: the batch is made from every env's first world at once
+            self._first[i] = world
+            if all(w is not None for w in self._first):
+                self._batch = WorldBatch(self._first, keep_initial=False)
+                self._first = []
+        self._rows[i] = (env._lander_row, env._hull_shape_row, env._leg_shape_rows[0], env._leg_shape_rows[1])
+        self._prev_shaping[i] = np.nan
+        self._game_over[i] = False
+        self._leg_contact[i] = 0.0
+        self._streams.attach(i, env.np_random)
+
+    def _check_actions(self, actions: Any) -> Any:
+        """The actions as an int64 (N,) or float64 (N, 2) array, or Gymnasium's ``InvalidAction`` naming them."""
+        n = self.num_envs
+        if self.continuous:
+            a = np.asarray(actions, dtype=np.float64) if not isinstance(actions, str) else None
+            if a is None or a.shape != (n, 2) or not np.isfinite(a).all() or np.abs(a).max() > 1.0:
+                raise gym.error.InvalidAction(f"actions must be {n} × 2 finite numbers in [-1, 1] (the action space "
+                                              f"{self.action_space}), got {actions!r}")
+            return a
+        a = np.asarray(actions) if not isinstance(actions, str) else np.zeros(0)
+        if (a.shape != (n,) or a.dtype.kind not in "iu" or (a < 0).any() or (a > 3).any()):
+            raise gym.error.InvalidAction(f"actions must be {n} integers in 0..3 (the action space "
+                                          f"{self.action_space}), got {actions!r}")
+        return a.astype(np.int64)
+
+    def _no_actions(self) -> Any:
+        return self._continuous_none if self.continuous else self._discrete_none
+
+    # --- the compiled step -------------------------------------------------------------------------------
+    def _run(self, actions: Any, run: np.ndarray, fresh: np.ndarray) -> None:
+        """Three compiled calls, each over every env: the engines (``lander_fire``), the worlds' step (the
+        batch's ``step_worlds``: all worlds in one call) and the observations and rewards (``lander_observe``).
+        The envs of ``run`` fire their engines, those of ``fresh`` take their reset's first step (no engine)."""
+        batch = self._batch
+        if batch is None:
+            raise gym.error.ResetNeeded("the first reset() must reset every sub-environment (no reset_mask)")
+        self._streams.refill(2)
+        state = batch._kernel_state()
+        discrete = self._discrete_none if self.continuous else actions
+        continuous = actions if self.continuous else self._continuous_none
+        active = run | fresh
+        substeps, gravity, friction, restitution, sleep, skip, tables, previous, approach, bad = state
+        with threads_for(self.num_envs):
+            lander_fire(self.continuous, discrete, continuous, run, active, self._streams.buffer,
+                        self._streams.position, self._rows, self._power, tables)
+            bad[:, 0] = _adapter.BODY_OK
+            step_worlds(1.0 / FPS, substeps, gravity, friction, restitution, sleep, skip, active, tables, previous,
+                        approach, bad)
+            lander_observe(active, self._rows, self._power, self._prev_shaping, self._game_over, self._leg_contact,
+                           self._obs, self._rewards, self._terminations, tables, previous, bad)
+        batch._stepped(active, 1.0 / FPS)
+        if (bad[active, 0] != _adapter.BODY_OK).any():
+            i = int(np.flatnonzero(active & (bad[:, 0] != _adapter.BODY_OK))[0])
+            raise _adapter.refused(batch._worlds[i], int(bad[i, 0]), int(bad[i, 1]))
+
+
+@njit
+def _engines(continuous, discrete, cont, i):
+    """(main throttle, signed side throttle) of env i's action, as ``LunarLander._check_action``."""
+    if continuous:
+        a0 = cont[i, 0]
+        a1 = cont[i, 1]
+        main = (min(a0, 1.0) + 1.0) * 0.5 if a0 > 0.0 else 0.0
+        side = 0.0
+        if abs(a1) > 0.5:
+            side = math.copysign(min(max(abs(a1), 0.5), 1.0), a1)
+        return main, side
+    choice = discrete[i]
+    return (1.0 if choice == 2 else 0.0), (float(choice - 2) if choice == 1 or choice == 3 else 0.0)
+
+
+@njit
+def _fire(i, continuous, discrete, cont, run, buffer, position, rows, power, tables):
+    """Env i's engines, as ``LunarLander.step`` fires them (the same formulas in the same order, so bitwise the
+    same): two uniform draws for the dispersion, then the main and side engines' impulses on the hull, one after
+    the other as ``Body.apply_impulse`` (and ``World.apply_impulses``) adds them, waking the hull as they do.
+    Without ``run[i]`` (a reset's first step) no engine fires. The throttles go to ``power[i]``."""
+    if run[i]:
+        m_power, side = _engines(continuous, discrete, cont, i)
+    else:
+        m_power, side = 0.0, 0.0
+    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(tables[i])
+    L = rows[i, LANDER]
+    angle = angle_of[L]
+    c, s = math.cos(angle), math.sin(angle)
+    px = com[L, 0] - (c * lc[L, 0] - s * lc[L, 1])
+    py = com[L, 1] - (s * lc[L, 0] + c * lc[L, 1])
+    tip0, tip1 = math.sin(angle), math.cos(angle)
+    side0, side1 = -tip1, tip0
+    p = position[i]
+    d0 = (-1.0 + 2.0 * buffer[i, p]) / SCALE
+    d1 = (-1.0 + 2.0 * buffer[i, p + 1]) / SCALE
+    position[i] = p + 2
+    fired = 0
+    j = np.zeros((2, 2))
+    q = np.zeros((2, 2))
+    if m_power > 0.0:
+        reach = MAIN_ENGINE_Y_LOCATION / SCALE + 2 * d0
+        ox = tip0 * reach + side0 * d1
+        oy = -tip1 * reach - side1 * d1
+        j[fired, 0] = -ox * MAIN_ENGINE_POWER * m_power
+        j[fired, 1] = -oy * MAIN_ENGINE_POWER * m_power
+        q[fired, 0] = px + ox
+        q[fired, 1] = py + oy
+        fired += 1
+    s_power = abs(side)
+    if s_power > 0.0:
+        direction = math.copysign(1.0, side)
+        lever = 3 * d1 + direction * SIDE_ENGINE_AWAY / SCALE
+        ox = tip0 * d0 + side0 * lever
+        oy = -tip1 * d0 - side1 * lever
+        j[fired, 0] = -ox * SIDE_ENGINE_POWER * s_power
+        j[fired, 1] = -oy * SIDE_ENGINE_POWER * s_power
+        q[fired, 0] = px + ox - tip0 * 17 / SCALE
+        q[fired, 1] = py + oy + tip1 * SIDE_ENGINE_HEIGHT / SCALE
+        fired += 1
+    for k in range(fired):
+        vel[L, 0] = vel[L, 0] + inv_mass[L] * j[k, 0]
+        vel[L, 1] = vel[L, 1] + inv_mass[L] * j[k, 1]
+        rx = q[k, 0] - com[L, 0]
+        ry = q[k, 1] - com[L, 1]
+        angvel[L] = angvel[L] + inv_inertia[L] * (rx * j[k, 1] - ry * j[k, 0])
+    if fired:
+        _adapter.wake(tables[i], L)
+    power[i, 0] = m_power
+    power[i, 1] = s_power
+
+
+@njit
+def _observe(i, rows, power, prev_shaping, game_over, leg_contact, obs, rewards, terminations, tables, previous):
+    """Env i after its step, as ``LunarLander.step`` reads it: the contact events (a begin of the hull's contact is
+    a crash; a leg's begin sets its flag, its end clears it, the end winning), the observation, the shaping
+    reward less the engines' fuel, and the episode's end (a crash or leaving the screen: −100; the hull
+    asleep: +100)."""
+    begin, end, old_keys, keys = _adapter.begin_end(previous[i], tables[i][5])
+    hull, leg0, leg1 = rows[i, HULL], rows[i, LEG0], rows[i, LEG1]
+    for r in begin:
+        a, b = _adapter.key_shapes(keys[r])
+        if a == hull or b == hull:
+            game_over[i] = True
+        if a == leg0 or b == leg0:
+            leg_contact[i, 0] = 1.0
+        if a == leg1 or b == leg1:
+            leg_contact[i, 1] = 1.0
+    for r in end:
+        a, b = _adapter.key_shapes(old_keys[r])
+        if a == leg0 or b == leg0:
+            leg_contact[i, 0] = 0.0
+        if a == leg1 or b == leg1:
+            leg_contact[i, 1] = 0.0
+    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(tables[i])
+    L = rows[i, LANDER]
+    angle = angle_of[L]
+    c, s = math.cos(angle), math.sin(angle)
+    px = com[L, 0] - (c * lc[L, 0] - s * lc[L, 1])
+    py = com[L, 1] - (s * lc[L, 0] + c * lc[L, 1])
+    vx, vy = vel[L, 0], vel[L, 1]
+    pad = H / 4 + LEG_DOWN / SCALE
+    s0 = (px - W / 2) / (W / 2)
+    s1 = (py - pad) / (H / 2)
+    s2 = vx * (W / 2) / FPS
+    s3 = vy * (H / 2) / FPS
+    obs[i, 0] = s0
+    obs[i, 1] = s1
+    obs[i, 2] = s2
+    obs[i, 3] = s3
+    obs[i, 4] = angle
+    obs[i, 5] = 20.0 * angvel[L] / FPS
+    obs[i, 6] = leg_contact[i, 0]
+    obs[i, 7] = leg_contact[i, 1]
+    s6 = np.float64(obs[i, 6])
+    s7 = np.float64(obs[i, 7])
+    shaping = (-100 * math.sqrt(s0 * s0 + s1 * s1) - 100 * math.sqrt(s2 * s2 + s3 * s3) - 100 * abs(angle)
+               + 10 * s6 + 10 * s7)
+    reward = 0.0
+    if not math.isnan(prev_shaping[i]):
+        reward = shaping - prev_shaping[i]
+    prev_shaping[i] = shaping
+    reward -= power[i, 0] * 0.30
+    reward -= power[i, 1] * 0.03
+    terminated = False
+    if game_over[i] or abs(s0) >= 1.0:
+        terminated = True
+        reward = -100.0
+    if asleep[L]:
+        terminated = True
+        reward = +100.0
+    rewards[i] = reward
+    terminations[i] = terminated
+
+
+@numba.njit(cache=True, parallel=True)
+def lander_fire(continuous, discrete, cont, run, active, buffer, position, rows, power, tables):
+    """The engines of every env of ``active`` (``_fire``), the envs spread over the threads."""
+    for i in prange(active.shape[0]):
+        if active[i]:
+            _fire(np.int64(i), continuous, discrete, cont, run, buffer, position, rows, power, tables)
+
+
+@numba.njit(cache=True, parallel=True)
+def lander_observe(active, rows, power, prev_shaping, game_over, leg_contact, obs, rewards, terminations, tables,
+                   previous, bad):
+    """Observations, rewards and episode ends of every env of ``active`` whose step was not refused
+    (``_observe``), the envs spread over the threads."""
+    for i in prange(active.shape[0]):
+        if active[i] and bad[i, 0] == _adapter.BODY_OK:
+            _observe(np.int64(i), rows, power, prev_shaping, game_over, leg_contact, obs, rewards, terminations,
+                     tables, previous)
