@@ -13,8 +13,10 @@ Rounds are interleaved: each round runs every (scene, threads) of both engines o
 and goes hits both. The table gives the minimum and the median over rounds of the mean step time (ms), and
 carom ÷ Box2D for each.
 
-    python benchmarks/box2d.py --source /path/to/box2d [--rounds 5] [--threads 1,2] [--scenes rain,smash]
-    python benchmarks/box2d.py --source ... --build-only
+    python benchmarks/box2d.py [--source DIR] [--rounds 5] [--threads 1,2] [--scenes rain,smash]
+    python benchmarks/box2d.py --build-only
+
+Without ``--source`` the source is build/box2d-src, fetched there (Box2D v3 at BOX2D_COMMIT) if missing.
 """
 import argparse
 import json
@@ -61,23 +63,50 @@ def run(cmd, **kw):
     subprocess.run(cmd, check=True, **kw)
 
 
+#: the Box2D v3 commit the scenes were read from and the figures are taken with (fetched when no source is given)
+BOX2D_REPO = "https://github.com/erincatto/box2d"
+BOX2D_COMMIT = "617d32ab02570930625bbcb8479f54be9bf8d045"
+
+
+def fetch(tree):
+    """Fetch Box2D v3 at ``BOX2D_COMMIT`` (the commit the scenes follow) into ``tree``: the one
+    step that needs the network."""
+    os.makedirs(tree, exist_ok=True)
+    run(["git", "-C", tree, "init", "-q"])
+    run(["git", "-C", tree, "fetch", "-q", "--depth", "1", BOX2D_REPO, BOX2D_COMMIT])
+    run(["git", "-C", tree, "checkout", "-q", "FETCH_HEAD"])
+
+
 def source_dir(source):
-    """A Box2D source tree: ``source`` itself, or a tree exported from ``source`` when it is a git directory."""
+    """A Box2D source tree: ``source`` itself, or a tree exported from ``source`` when it is a git directory,
+    or fetched (:func:`fetch`) when ``source`` does not exist."""
     if os.path.exists(os.path.join(source, "CMakeLists.txt")):
+        return source
+    if not os.path.exists(source):
+        fetch(source)
         return source
     tree = os.path.join(os.path.dirname(BUILD), "box2d-src")
     if not os.path.exists(os.path.join(tree, "CMakeLists.txt")):
         os.makedirs(tree, exist_ok=True)
         archive = subprocess.run(["git", "--git-dir", source, "archive", "HEAD"], check=True, capture_output=True)
         subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
+        head = subprocess.run(["git", "--git-dir", source, "rev-parse", "HEAD"], capture_output=True, text=True)
+        with open(os.path.join(tree, ".box2d-commit"), "w") as f:
+            f.write(head.stdout)
     return tree
 
 
 def commit_of(source):
-    if os.path.exists(os.path.join(source, "CMakeLists.txt")):
-        args = ["git", "-C", source]
-    else:
-        args = ["git", "--git-dir", source]
+    """The Box2D commit of ``source`` (a checkout, a bare git directory, or a tree exported from one)."""
+    stamp = os.path.join(source_dir(source), ".box2d-commit")
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            return f.read().strip()[:8]
+    git = os.path.join(source, ".git")
+    args = (["git", "--git-dir", git] if os.path.exists(git) else
+            ["git", "--git-dir", source] if os.path.exists(os.path.join(source, "HEAD")) else None)
+    if args is None:
+        return "unknown"
     out = subprocess.run(args + ["rev-parse", "--short=8", "HEAD"], capture_output=True, text=True)
     return out.stdout.strip() or "unknown"
 
