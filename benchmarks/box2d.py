@@ -37,6 +37,9 @@ from _results import table, write_section  # noqa: E402
 BUILD = os.path.join(ROOT, "build", "box2d")
 #: Box2D's scene names, as its benchmark app registers them (benchmark/main.c).
 SCENES = ("joint_grid", "large_pyramid", "many_pyramids", "rain", "smash", "spinner", "tumbler")
+#: and its step counts (benchmark/main.c), of which the first is not timed
+B2_STEPS = {"joint_grid": 500, "large_pyramid": 500, "many_pyramids": 200, "rain": 1000, "smash": 300,
+            "spinner": 500, "tumbler": 750}
 
 CAROM = """
 import json, sys, time
@@ -186,7 +189,7 @@ def main(argv=None):
             for t in threads:
                 loads.append(load())
                 times.setdefault((s, t, "box2d"), []).append(box2d_ms(app, s, t))
-                for k in kinds[1:]:
+                for k in kinds[1:] if t > 1 else ["held"]:      # (one thread: nothing for the governor to choose)
                     res = carom_ms(s, t, k == "governed")
                     times.setdefault((s, t, k), []).append(res["ms"])
                     if k == "governed":
@@ -203,11 +206,13 @@ def main(argv=None):
             c = times[s, t, "held"]
             row = [s, t, f"{fmt(min(b))} / {fmt(statistics.median(b))}", f"{fmt(min(c))} / {fmt(statistics.median(c))}",
                    f"{min(c) / min(b):.2f} / {statistics.median(c) / statistics.median(b):.2f}"]
-            if "governed" in kinds:
+            if "governed" in kinds and t > 1:
                 g = times[s, t, "governed"]
                 row += [f"{fmt(min(g))} / {fmt(statistics.median(g))}",
                         f"{statistics.median(g) / statistics.median(c):.2f}",
-                        max(one_thread[s, t]) if t > 1 else ""]
+                        f"{max(one_thread[s, t])} of {B2_STEPS[s] - 1}"]
+            elif "governed" in kinds:
+                row += ["(held)", "", ""]
             rows.append(row)
     header = ["scene", "threads", "Box2D v3 AVX2 ms (min / median)", "carom held ms (min / median)",
               "carom ÷ Box2D (min / median)"]
