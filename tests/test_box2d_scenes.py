@@ -197,3 +197,18 @@ def test_rain():
     forearm = next(j for j in w.joints if j.body_b == humans[8])
     assert forearm.reference_angle == pytest.approx(0.25 * math.pi)
     assert forearm.max_motor_torque == pytest.approx(0.005)
+
+
+def test_carom_bench_runs_box2ds_scenes_under_their_names():
+    from carom import bench
+    for name in B.STEPS:
+        spec = bench.scene_spec(name)
+        assert (spec["module"], spec["builder"]) == ("box2d_scenes", name)
+        assert name in bench.DEFAULT_SCENES
+    w = bench.build_carom(bench.scene_spec("tumbler"))
+    assert not w.sleep_enabled                    # (carom bench: sleeping off for every engine)
+    assert [b.kind for b in w.bodies[:2]] == ["static", "dynamic"] and w.joint_count == 1
+    # the earlier variants, under names of their own
+    assert bench.scene_spec("tumbler_kinematic")["builder"] == "tumbler"
+    assert bench.scene_spec("many_pyramids_10x10")["kwargs"] == dict(rows=10, columns=10)
+    assert "smash_close" not in bench.DEFAULT_SCENES
