@@ -1086,8 +1086,8 @@ class ThreadGovernor:
     steps is a vote for the other mode; the mode changes only after ``CONFIRM`` such votes in a row, the probes
     then coming every ``CONFIRM_GAP`` steps, and each vote is judged against the kept steps around it. One
     probe that happens to fall on a cheap step (a scene whose step time wanders: the tumbler's boxes settle
-    and tumble in turns) or on a moment when the other thread was descheduled does not move the mode: the
-    tumbler, on a quiet machine, spent up to 720 of its 749 steps in one thread when one probe decided. A probe
+    and tumble in turns) or on a moment when the other thread was descheduled does not move the mode (with one
+    probe deciding, the tumbler ran up to 720 of its 749 steps in one thread on a quiet machine). A probe
     that does not vote for the switch ends the vote. The interval starts at ``FIRST_PROBE`` steps and doubles,
     up to ``MAX_INTERVAL``, each time a probe confirms the mode, so on a steady machine probes become rare (at
     most 1 step in 256 runs in the slower mode), and it starts again from ``FIRST_PROBE`` after a switch. Steps
