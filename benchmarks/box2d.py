@@ -194,6 +194,9 @@ def main(argv=None):
                     times.setdefault((s, t, k), []).append(res["ms"])
                     if k == "governed":
                         one_thread.setdefault((s, t), []).append(res["one_thread_steps"])
+                print(f"  {s} {t}: " + ", ".join(f"{k} {times[s, t, k][-1]:.3f}" for k in kinds
+                                                   if (s, t, k) in times) + f" (load {loads[-1]:.2f})",
+                      file=sys.stderr, flush=True)
         print(f"round {r + 1}/{a.rounds} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
 
     def fmt(x):
