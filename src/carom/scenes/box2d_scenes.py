@@ -136,6 +136,18 @@ HUMAN = (
 FOOT = ((-0.03, -0.185), (0.11, -0.185), (0.11, -0.16), (-0.03, -0.14))
 
 
+_HUMAN_SHAPES = []
+
+
+def _human_shapes():
+    """The human's capsules (bone order) and foot, made once (as Box2D's CreateHuman makes its b2Capsule values
+    once per call): a shape is copied into the body that takes it, so one geometry serves every ragdoll."""
+    if not _HUMAN_SHAPES:
+        _HUMAN_SHAPES.append([Capsule((0.0, y0), (0.0, y1), r) for _, _, _, (y0, y1, r), *_ in HUMAN])
+        _HUMAN_SHAPES.append(Polygon(FOOT, radius=0.015))
+    return _HUMAN_SHAPES
+
+
 def add_human(w, position, group, friction_torque=0.05, hertz=5.0, damping_ratio=0.5):
     """Box2D's human at scale 1 standing on ``position``: 11 capsule bodies (friction 0.2, category 2, mask 1|2,
     collision group −``group``; sleep threshold 0.1 m/s), 10 revolute joints with angle limits, joint friction
@@ -144,14 +156,13 @@ def add_human(w, position, group, friction_torque=0.05, hertz=5.0, damping_ratio
     touch the ground only). Returns the bodies in bone order."""
     x, y = position
     bodies = {}
-    for name, parent, height, (y0, y1, radius), pin, limits, share, damping, reference in HUMAN:
+    capsules, foot = _human_shapes()
+    for (name, parent, height, _, pin, limits, share, damping, reference), capsule in zip(HUMAN, capsules):
         body = w.add_body(position=(x, y + height), linear_damping=damping)
         body.sleep_threshold = 0.1
-        body.add_shape(Capsule((0.0, y0), (0.0, y1), radius), density=1.0, friction=0.2, category=2, mask=1 | 2,
-                       group=-group)
+        body.add_shape(capsule, density=1.0, friction=0.2, category=2, mask=1 | 2, group=-group)
         if name.startswith("lower") and name.endswith("leg"):
-            body.add_shape(Polygon(FOOT, radius=0.015), density=1.0, friction=0.05, category=2, mask=1,
-                           group=-group)
+            body.add_shape(foot, density=1.0, friction=0.05, category=2, mask=1, group=-group)
         if parent is not None:
             w.add_joint(joints.Revolute(bodies[parent], body, anchor=(x, y + pin), lower=limits[0] * math.pi,
                                         upper=limits[1] * math.pi, reference_angle=reference * math.pi,
