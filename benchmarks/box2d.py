@@ -167,6 +167,11 @@ def main(argv=None):
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--scenes", default=",".join(SCENES))
     ap.add_argument("--no-governed", action="store_true", help="skip the governed (adaptive) carom runs")
+    ap.add_argument("--governed-rounds", type=int, default=None,
+                    help="run the governed carom runs in the first N rounds only (default: every round)")
+    ap.add_argument("--merge", action="store_true",
+                    help="add to the figures of earlier runs (build/box2d/times.json) instead of starting afresh: "
+                         "a scene measured again replaces its earlier figures")
     ap.add_argument("--no-write", action="store_true", help="print the table only, leave RESULTS.md alone")
     a = ap.parse_args(argv)
     app = build(a.source, a.rebuild)
@@ -189,7 +194,8 @@ def main(argv=None):
             for t in threads:
                 loads.append(load())
                 times.setdefault((s, t, "box2d"), []).append(box2d_ms(app, s, t))
-                for k in kinds[1:] if t > 1 else ["held"]:      # (one thread: nothing for the governor to choose)
+                governed = t > 1 and (a.governed_rounds is None or r < a.governed_rounds)
+                for k in kinds[1:] if governed else ["held"]:   # (one thread: nothing for the governor to choose)
                     res = carom_ms(s, t, k == "governed")
                     times.setdefault((s, t, k), []).append(res["ms"])
                     if k == "governed":
@@ -199,6 +205,24 @@ def main(argv=None):
                       file=sys.stderr, flush=True)
         print(f"round {r + 1}/{a.rounds} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
 
+    store = os.path.join(BUILD, "times.json")
+    if a.merge and os.path.exists(store):
+        with open(store) as f:
+            saved = json.load(f)
+        for key, values in saved["times"].items():
+            s, t, k = key.split("|")
+            if s not in scenes:
+                times[s, int(t), k] = values
+        for key, values in saved["one_thread"].items():
+            s, t = key.split("|")
+            if s not in scenes:
+                one_thread[s, int(t)] = values
+        loads = loads + saved["loads"]
+        scenes = [s for s in SCENES if s in scenes or any(key[0] == s for key in times)]
+    with open(store, "w") as f:
+        json.dump(dict(times={f"{s}|{t}|{k}": v for (s, t, k), v in times.items()},
+                       one_thread={f"{s}|{t}": v for (s, t), v in one_thread.items()}, loads=loads), f)
+
     def fmt(x):
         return f"{x:.2f}"
 
@@ -207,9 +231,9 @@ def main(argv=None):
         for t in threads:
             b = times[s, t, "box2d"]
             c = times[s, t, "held"]
-            row = [s, t, f"{fmt(min(b))} / {fmt(statistics.median(b))}", f"{fmt(min(c))} / {fmt(statistics.median(c))}",
+            row = [s, t, len(b), f"{fmt(min(b))} / {fmt(statistics.median(b))}", f"{fmt(min(c))} / {fmt(statistics.median(c))}",
                    f"{min(c) / min(b):.2f} / {statistics.median(c) / statistics.median(b):.2f}"]
-            if "governed" in kinds and t > 1:
+            if "governed" in kinds and (s, t, "governed") in times:
                 g = times[s, t, "governed"]
                 row += [f"{fmt(min(g))} / {fmt(statistics.median(g))}",
                         f"{statistics.median(g) / statistics.median(c):.2f}",
@@ -217,7 +241,7 @@ def main(argv=None):
             elif "governed" in kinds:
                 row += ["(held)", "", ""]
             rows.append(row)
-    header = ["scene", "threads", "Box2D v3 AVX2 ms (min / median)", "carom held ms (min / median)",
+    header = ["scene", "threads", "rounds", "Box2D v3 AVX2 ms (min / median)", "carom held ms (min / median)",
               "carom ÷ Box2D (min / median)"]
     if "governed" in kinds:
         header += ["carom governed ms (min / median)", "governed ÷ held (median)", "governed: steps on 1 thread (max)"]
@@ -229,7 +253,7 @@ def main(argv=None):
     text = table(header, rows)
     note = (f"Box2D v3 {commit_of(a.source)} built Release with `BOX2D_AVX2=ON`, its `benchmark` app "
             f"(`-b=NAME -w=T -r=1`); carom's scenes from `carom.scenes.box2d_scenes`, built as Box2D builds them. "
-            f"{a.rounds} interleaved rounds; each figure is the mean step time (ms) over the steps after the first "
+            f"Interleaved rounds (the table gives each scene's count); each figure is the mean step time (ms) over the steps after the first "
             f"(Box2D's step counts), minimum / median over rounds. carom held: `set_num_threads(T, adaptive=False)`;"
             f" governed: the thread governor decides (`adaptive=True`). Load average (1 min) while measuring: "
             f"{min(loads):.2f}–{max(loads):.2f} on {os.cpu_count()} cores.")
