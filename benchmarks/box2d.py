@@ -163,7 +163,7 @@ def main(argv=None):
                     help="Box2D v3 source tree or bare git directory (default build/box2d-src)")
     ap.add_argument("--rebuild", action="store_true", help="build Box2D again even if build/box2d has it")
     ap.add_argument("--build-only", action="store_true")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5, help="0 with --merge: write the table of the saved figures")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--scenes", default=",".join(SCENES))
     ap.add_argument("--no-governed", action="store_true", help="skip the governed (adaptive) carom runs")
@@ -173,6 +173,7 @@ def main(argv=None):
                     help="add to the figures of earlier runs (build/box2d/times.json) instead of starting afresh: "
                          "a scene measured again replaces its earlier figures")
     ap.add_argument("--no-write", action="store_true", help="print the table only, leave RESULTS.md alone")
+    ap.add_argument("--note", default="", help="a remark added after the table (the machine's state, a profile)")
     a = ap.parse_args(argv)
     app = build(a.source, a.rebuild)
     if a.build_only:
@@ -183,7 +184,8 @@ def main(argv=None):
         if s not in SCENES:
             raise SystemExit(f"unknown scene {s!r}: one of {', '.join(SCENES)}")
     threads = [int(t) for t in a.threads.split(",")]
-    carom_ms(scenes[0], 1, False)                              # (compile, or load the cache)
+    if a.rounds > 0:
+        carom_ms(scenes[0], 1, False)                          # (compile, or load the cache)
     kinds = ["box2d", "held"] + ([] if a.no_governed else ["governed"])
     times = {}
     one_thread = {}
@@ -211,11 +213,11 @@ def main(argv=None):
             saved = json.load(f)
         for key, values in saved["times"].items():
             s, t, k = key.split("|")
-            if s not in scenes:
+            if s not in scenes or a.rounds == 0:
                 times[s, int(t), k] = values
         for key, values in saved["one_thread"].items():
             s, t = key.split("|")
-            if s not in scenes:
+            if s not in scenes or a.rounds == 0:
                 one_thread[s, int(t)] = values
         loads = loads + saved["loads"]
         scenes = [s for s in SCENES if s in scenes or any(key[0] == s for key in times)]
@@ -235,8 +237,9 @@ def main(argv=None):
                    f"{min(c) / min(b):.2f} / {statistics.median(c) / statistics.median(b):.2f}"]
             if "governed" in kinds and (s, t, "governed") in times:
                 g = times[s, t, "governed"]
+                same = c[:len(g)]           # (the governed runs are those of the first rounds: held in the same)
                 row += [f"{fmt(min(g))} / {fmt(statistics.median(g))}",
-                        f"{statistics.median(g) / statistics.median(c):.2f}",
+                        f"{min(g) / min(same):.2f} / {statistics.median(g) / statistics.median(same):.2f}",
                         f"{max(one_thread[s, t])} of {B2_STEPS[s] - 1}"]
             elif "governed" in kinds:
                 row += ["(held)", "", ""]
@@ -244,7 +247,7 @@ def main(argv=None):
     header = ["scene", "threads", "rounds", "Box2D v3 AVX2 ms (min / median)", "carom held ms (min / median)",
               "carom ÷ Box2D (min / median)"]
     if "governed" in kinds:
-        header += ["carom governed ms (min / median)", "governed ÷ held (median)", "governed: steps on 1 thread (max)"]
+        header += ["carom governed ms (min / median)", "governed ÷ held, same rounds (min / median)", "governed: steps on 1 thread (max)"]
     speedups = []
     if 1 in threads and 2 in threads:
         for s in scenes:
@@ -259,6 +262,8 @@ def main(argv=None):
             f"{min(loads):.2f}–{max(loads):.2f} on {os.cpu_count()} cores.")
     if speedups:
         note += " Two-thread speed-up, carom held (median 1 thread ÷ median 2 threads): " + ", ".join(speedups) + "."
+    if a.note:
+        note += "\n\n" + a.note
     print(text)
     print(note)
     if not a.no_write:
