@@ -136,7 +136,7 @@ HUMAN = (
 FOOT = ((-0.03, -0.185), (0.11, -0.185), (0.11, -0.16), (-0.03, -0.14))
 
 
-_HUMAN_SHAPES = []
+_HUMAN_SHAPES: list = []
 
 
 def _human_shapes():
