@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/sleep.py
 	$(PY) benchmarks/busy_core.py
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/box2d.py
 
 # A wheel that carries its compiled kernels (both processor levels), into dist/
 wheel: $(STAMP)

@@ -4,6 +4,11 @@ interleaved; the figure is the best over rounds of the minimum step time of the 
 ``world.profile_times``, steps 5 on), sleeping off as in ``carom bench``.
 
     python benchmarks/compare_trees.py --trees /path/to/base/src src [--rounds 3] [--steps 200]
+
+``--threads 2`` runs with two threads, held where the tree can hold them (``set_num_threads(2, adaptive=False)``;
+older trees take the count as it is). ``--builders`` takes the scenes as builders of
+``carom.scenes.rigid_scenes`` called with their defaults (sleeping off), which every tree has under the same
+name, where the bench entries of one name may differ between trees (many_pyramids: 10 × 10 before, 20 × 20 now).
 """
 import argparse
 import json
@@ -16,9 +21,17 @@ CODE = """
 import json, sys
 import carom
 from carom.bench import scene_spec, build_carom
-carom.set_num_threads(1)
-spec = scene_spec(sys.argv[1])
-w = build_carom(spec)
+threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+try:
+    carom.set_num_threads(threads, adaptive=False)
+except TypeError:                   # (a tree from before held thread counts)
+    carom.set_num_threads(threads)
+if sys.argv[4:5] == ["1"]:
+    from carom.scenes import rigid_scenes
+    w = getattr(rigid_scenes, sys.argv[1])()
+    w.sleep_enabled = False
+else:
+    w = build_carom(scene_spec(sys.argv[1]))
 w.profile = True
 best = float("inf")
 for i in range(int(sys.argv[2])):
@@ -29,9 +42,10 @@ print(json.dumps({"best_ms": best}))
 """
 
 
-def run(scene, tree, steps, env_extra=None):
+def run(scene, tree, steps, env_extra=None, threads=1, builders=False):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree), **(env_extra or {}))
-    out = subprocess.run([sys.executable, "-c", CODE, scene, str(steps)], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", CODE, scene, str(steps), str(threads), "1" if builders else "0"],
+                         env=env, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(out.stderr)
     return json.loads(out.stdout.strip().splitlines()[-1])["best_ms"]
@@ -43,15 +57,17 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--scenes", default=",".join(SCENES))
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--builders", action="store_true", help="scenes are rigid_scenes builders (module docstring)")
     a = ap.parse_args(argv)
     scenes = a.scenes.split(",")
     for t in a.trees:
-        run(scenes[0], t, 2)        # (compile)
+        run(scenes[0], t, 2, threads=a.threads, builders=a.builders)        # (compile)
     best = {(s, t): float("inf") for s in scenes for t in a.trees}
     for r in range(a.rounds):
         for s in scenes:
             for t in a.trees:
-                best[s, t] = min(best[s, t], run(s, t, a.steps))
+                best[s, t] = min(best[s, t], run(s, t, a.steps, threads=a.threads, builders=a.builders))
         print(f"round {r + 1} done", file=sys.stderr, flush=True)
     base = a.trees[0]
     print("| scene | " + " | ".join(a.trees) + " | " + " | ".join(f"{t} ÷ {base}" for t in a.trees[1:]) + " |")

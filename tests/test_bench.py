@@ -118,7 +118,7 @@ def test_tumbler_turns_at_25_degrees_per_second():
     assert drum.angular_velocity == pytest.approx(math.radians(25.0), rel=1e-12)
     np.testing.assert_allclose(drum.position, [0.0, 10.0], atol=1e-12)
     # every box is still inside the drum, in the drum's frame
-    spec = dict(bench.BENCH_SCENES["tumbler"])
+    spec = dict(bench.BENCH_SCENES["tumbler_kinematic"])
     desc = bench.describe(tumbler(grid=6))
     q = bench.quality(spec, desc, (w.positions, w.angles, w.velocities, w.angular_velocities), 91 * DT)
     assert q["escaped"] == 0

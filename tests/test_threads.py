@@ -205,3 +205,61 @@ def test_a_world_whose_steps_switch_thread_count_is_bitwise_the_one_of_a_single_
     b = run(lambda: pyramid(base=30), 60, 1)
     for name in STATE:
         assert np.array_equal(getattr(a.tables, name), getattr(b.tables, name))
+
+
+def test_the_governor_is_not_moved_by_a_lone_cheap_step():
+    """One thread is faster than the threads on one step in seven only (a scene whose step time wanders, or a
+    moment when the other thread was descheduled); otherwise the threads are faster: a probe that lands on a
+    cheap step is one vote, never three in a row, so the steps keep the threads."""
+    G = 10 ** 6
+    used = _govern(lambda n, k: G if n == 2 else (0.5 * G if k % 7 == 0 else 1.5 * G), 3000)
+    assert (used == 2).mean() > 0.99
+
+
+def test_the_governor_switches_after_three_agreeing_probes():
+    """From the first probe (after FIRST_PROBE steps of the threads and KEEP kept times) it takes CONFIRM probes,
+    CONFIRM_GAP steps apart, to move to one thread."""
+    from carom._jit import ThreadGovernor as T
+    G = 10 ** 6
+    used = _govern(lambda n, k: 2 * G if n == 2 else G, 60)
+    first_probe = T.FIRST_PROBE               # steps 0 … FIRST_PROBE − 1 with the threads, then the probe
+    switched = first_probe + (T.CONFIRM - 1) * (T.CONFIRM_GAP + 1) + 1
+    assert (used[:first_probe] == 2).all()
+    assert used[first_probe] == 1 and used[switched - 1] == 1
+    assert (used[first_probe + 1:switched - 1] == 2).sum() == (T.CONFIRM - 1) * T.CONFIRM_GAP
+    assert (used[switched:switched + 8] == 1).all()
+
+
+def test_held_threads_are_used_whatever_the_steps_time():
+    """``set_num_threads(n, adaptive=False)``: every step runs with the threads even where one thread times
+    faster; ``adaptive=True`` hands the choice back to the governor."""
+    try:
+        top = numba.config.NUMBA_NUM_THREADS
+        carom.set_num_threads(top, adaptive=False)
+        assert (_govern(lambda n, k: 2 * 10 ** 6 if n == 2 else 10 ** 6, 500) == 2).all()
+        carom.set_num_threads(top)
+        assert (_govern(lambda n, k: 2 * 10 ** 6 if n == 2 else 10 ** 6, 500)[100:] == 1).mean() > 0.97
+        with pytest.raises(carom.CaromError, match="adaptive"):
+            carom.set_num_threads(top, adaptive="no")
+    finally:
+        carom.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+HELD = """
+import carom, numba
+from carom import _jit
+from carom.scenes.rigid_scenes import pyramid
+w = pyramid(base=12)
+w.step(1 / 60)
+print(numba.get_num_threads(), _jit.threads_held)
+"""
+
+
+def test_carom_threads_in_the_environment_holds_the_count():
+    env = dict(os.environ, CAROM_THREADS="1", NUMBA_NUM_THREADS=str(numba.config.NUMBA_NUM_THREADS))
+    out = subprocess.run([sys.executable, "-c", HELD], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "True"]
+    env["CAROM_THREADS"] = "many"
+    out = subprocess.run([sys.executable, "-c", HELD], env=env, capture_output=True, text=True)
+    assert out.returncode != 0 and "CAROM_THREADS" in out.stderr and "'many'" in out.stderr

@@ -39,16 +39,25 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY) | {"WorldBatch"})
 
 
-def set_num_threads(n: int) -> None:
+def set_num_threads(n: int, adaptive: bool = True) -> None:
     """Use ``n`` threads for the parallel stages of the rigid step (narrow phase, solver rows, coloured
     contact sweeps). Results are bitwise the same for every thread count. The solver's threads meet at
     barriers, which needs Numba's OpenMP or work-queue threading layer (carom asks for them before TBB);
-    under TBB, chosen with NUMBA_THREADING_LAYER, a step runs in one thread."""
+    under TBB, chosen with NUMBA_THREADING_LAYER, a step runs in one thread.
+
+    ``adaptive`` (the default): each world's thread governor times its steps and runs them in one thread
+    while that is faster (another process busy on a core); ``adaptive=False`` holds the count: every step runs
+    with ``n`` threads, for benchmarks and for users who know their machine. The environment variable
+    ``CAROM_THREADS=n`` does the same as ``set_num_threads(n, adaptive=False)`` at the first step, unless the
+    program calls ``set_num_threads`` first."""
     import numba
+    from . import _jit
     top = numba.config.NUMBA_NUM_THREADS
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
         raise CaromError(f"threads must be an integer from 1 to {top} (this machine), got {n!r}")
-    numba.set_num_threads(n)
+    if not isinstance(adaptive, bool):
+        raise CaromError(f"adaptive must be True or False, got {adaptive!r}")
+    _jit.hold_threads(n, adaptive)
 
 
 def cpu_level() -> str:

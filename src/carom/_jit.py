@@ -1001,6 +1001,40 @@ def _thread_count_reader():
     return reader if callable(reader) and getattr(parallel, "_is_initialized", False) else None
 
 
+#: the step runs with exactly the threads set, not the governor's choice (``ThreadGovernor``): set by
+#: ``carom.set_num_threads(n, adaptive=False)`` or, at the first step, by the environment variable
+#: ``CAROM_THREADS`` (``environment_threads``)
+threads_held = False
+#: the thread count was chosen in this process (set_num_threads or CAROM_THREADS): CAROM_THREADS is read once
+_threads_chosen = False
+
+
+def hold_threads(n, adaptive):
+    """``carom.set_num_threads``: ``n`` threads from now on (checked by the caller), held unless ``adaptive``."""
+    global threads_held, _threads_chosen
+    numba.set_num_threads(n)
+    threads_held = not adaptive
+    _threads_chosen = True
+
+
+def environment_threads():
+    """Apply ``CAROM_THREADS=n`` (n threads, held: the governor does not choose) unless the program chose with
+    ``carom.set_num_threads`` first; called at the first step. A value that is not a thread count from 1 to
+    Numba's maximum raises a CaromError naming it."""
+    global _threads_chosen
+    if _threads_chosen:
+        return
+    _threads_chosen = True
+    value = os.environ.get("CAROM_THREADS", "").strip()
+    if not value:
+        return
+    top = numba.config.NUMBA_NUM_THREADS
+    if not value.isdigit() or not 1 <= int(value) <= top:
+        from .errors import CaromError
+        raise CaromError(f"CAROM_THREADS must be an integer from 1 to {top} (this machine), got {value!r}")
+    hold_threads(int(value), adaptive=False)
+
+
 def step_threads():
     """The thread count a step runs with: ``numba.get_num_threads()``, or 1 where the threading layer might
     run two items of a parallel loop in one thread (TBB, chosen by the user, or OpenMP allowed to give fewer
@@ -1008,6 +1042,7 @@ def step_threads():
     global _layer, _layer_limit, _read_thread_count
     n = _read_thread_count() if _read_thread_count is not None else 0
     if n <= 0:
+        environment_threads()
         n = numba.get_num_threads()       # (this also starts Numba's threads, so the layer is known below)
         _read_thread_count = _thread_count_reader()
         _forget_omp_spin()
@@ -1079,7 +1114,8 @@ def cycles_per_second() -> float:
 
 class ThreadGovernor:
     """Which thread count a world's steps run with: the threads available (``step_threads``) or one, whichever
-    the steps themselves time as faster.
+    the steps themselves time as faster; or always the threads available while they are held
+    (``carom.set_num_threads(n, adaptive=False)`` or ``CAROM_THREADS``: ``threads_held``).
 
     Why: threads help only while every one of them runs. When another process keeps a core busy, the solver's
     threads meet at dozens of barriers a step and wait there for the one the scheduler has parked; even with
@@ -1089,14 +1125,22 @@ class ThreadGovernor:
 
     How: the governor runs in one mode (the threads, or one thread) and keeps the time of its last
     ``KEEP`` steps (the step's own cycle count, read inside the compiled call). Every ``interval`` steps it
-    runs one step in the other mode (a probe); if that step took less than ``SWITCH`` × the median of the kept
-    ones, the other mode becomes the mode. The interval starts at ``FIRST_PROBE`` steps and doubles, up to
-    ``MAX_INTERVAL``, each time a probe confirms the mode, so on a steady machine probes become rare (at most
-    1 step in 256 runs in the slower mode), and it starts again from ``FIRST_PROBE`` after a switch. Steps
+    runs one step in the other mode (a probe). A probe that took less than ``SWITCH`` × the median of the kept
+    steps is a vote for the other mode; the mode changes only after ``CONFIRM`` such votes in a row, the probes
+    then coming every ``CONFIRM_GAP`` steps, and each vote is judged against the kept steps around it. One
+    probe that happens to fall on a cheap step (a scene whose step time wanders: the tumbler's boxes settle
+    and tumble in turns) or on a moment when the other thread was descheduled does not move the mode (with one
+    probe deciding, the tumbler ran up to 720 of its 749 steps in one thread on a quiet machine). A probe
+    that does not vote for the switch ends the vote. The interval starts at ``FIRST_PROBE`` steps and doubles,
+    up to ``MAX_INTERVAL``, each time a probe confirms the mode, so on a steady machine probes become rare (at
+    most 1 step in 256 runs in the slower mode), and it starts again from ``FIRST_PROBE`` after a switch. Steps
     shorter than ``MIN_CYCLES`` are too short to time against the noise: there it keeps the threads (a small
-    step runs in one thread anyway: ``_solver.PARALLEL_MIN_ITEMS``)."""
+    step runs in one thread anyway: ``_solver.PARALLEL_MIN_ITEMS``). ``one_thread_steps`` counts the steps it
+    ran in one thread while more were available (for benchmarks)."""
     KEEP = 5
     SWITCH = 0.9
+    CONFIRM = 3
+    CONFIRM_GAP = 2
     FIRST_PROBE = 8
     MAX_INTERVAL = 256
     MIN_CYCLES = 200_000
@@ -1105,16 +1149,20 @@ class ThreadGovernor:
         self.single = False          # the mode: one thread instead of the threads available
         self.probing = False         # the step under way is a probe (the other mode)
         self.kept = []               # cycles of the mode's last KEEP steps
+        self.votes = 0               # probes in a row that found the other mode faster
         self.interval = self.FIRST_PROBE
         self.until_probe = self.FIRST_PROBE
+        self.one_thread_steps = 0
 
     def threads(self, available):
         """The thread count of the next step, given the threads ``available``; call :meth:`record` after it."""
-        if available <= 1:
+        if available <= 1 or threads_held:
             self.probing = False
-            return 1
+            return available if available > 1 else 1
         self.probing = self.until_probe <= 0 and len(self.kept) >= self.KEEP
-        return 1 if self.single != self.probing else available
+        one = self.single != self.probing
+        self.one_thread_steps += one
+        return 1 if one else available
 
     def record(self, cycles):
         """The step just run took ``cycles`` (0 where the processor has no cycle counter: nothing learnt)."""
@@ -1125,15 +1173,23 @@ class ThreadGovernor:
             self.probing = False
             kept = sorted(self.kept)
             if cycles < self.SWITCH * kept[len(kept) // 2]:
-                self.single = not self.single
-                self.kept = [cycles]
-                self.interval = self.FIRST_PROBE
-            else:
-                self.interval = min(2 * self.interval, self.MAX_INTERVAL)
+                self.votes += 1
+                if self.votes >= self.CONFIRM:
+                    self.single = not self.single
+                    self.kept = [cycles]
+                    self.votes = 0
+                    self.interval = self.FIRST_PROBE
+                    self.until_probe = self.interval
+                else:
+                    self.until_probe = self.CONFIRM_GAP
+                return
+            self.votes = 0
+            self.interval = min(2 * self.interval, self.MAX_INTERVAL)
             self.until_probe = self.interval
             return
         if cycles < self.MIN_CYCLES and not self.single:
             self.kept = []
+            self.votes = 0
             return
         self.kept.append(cycles)
         if len(self.kept) > self.KEEP:
