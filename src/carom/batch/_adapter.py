@@ -101,7 +101,7 @@ def refused(world: World, code: int, body: int) -> Exception:
 @njit
 def with_results(tables, contacts, cand):
     """The tables of a world after a step: the new contact table, and the broad-phase tree tuple with the pair
-    cache the step handed back (member 9)."""
+    cache the step handed back (``cand``)."""
     tree = tables[2]
     new_tree = TreeTable(tree.moving, tree.static, tree.lower, tree.upper, tree.flags, tree.leaf, tree.moved,
                          tree.moved_flag, tree.moved_meta, cand, tree.margin, tree.multiplier)

@@ -1,7 +1,8 @@
 """The narrow stage (``narrow_stage``): every candidate pair's manifold with a speculative margin, in blocks over
 the sorted keys; last step's contact carried over by merge (warm starting by feature id), the manifold reused
-from the contact cache (the ``cache`` field, ``CTX`` … ``CACHE_WIDTH``) when the pair barely moved, a pair provably still apart
-skipped; chain segments' ghost-vertex rule (``chain_manifold``). Writes the new contact table (``NarrowTable``).
+from the contact cache (the ``cache`` field, columns ``CTX`` … ``CSEP``) when the pair barely moved, a pair
+provably still apart skipped; chain segments' ghost-vertex rule (``chain_manifold``). Writes the new contact
+table (``NarrowTable``).
 """
 import math
 

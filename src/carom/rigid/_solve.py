@@ -283,7 +283,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         solver.bundle_count, solver.solved)
     com, angle, vel, angvel, force, torque = (
         bodies.com, bodies.angle, bodies.vel, bodies.angvel, bodies.force, bodies.torque)
-    c_count, c_nimp, c_timp, c_step = contacts.count, contacts.normal_impulse, contacts.tangent_impulse, contacts.step_impulse
+    c_count, c_nimp, c_timp, c_step = (contacts.count, contacts.normal_impulse, contacts.tangent_impulse,
+                                       contacts.step_impulse)
     NB = com.shape[0]
     inv_dt = 1.0 / dt
     h = dt / substeps

@@ -154,7 +154,7 @@ class WorldTables:
         self.pending_end: list = []
         #: each contact point's approach speed in the last step (rows of the contact table; empty when the step
         #: solved nothing, None when unknown: no step since the world was made or restored)
-        self.approach = None
+        self.approach: "Optional[np.ndarray]" = None
         # the joint table (carom.rigid.joints): kind, alive, generation, enabled, the two bodies, anchors and axis
         # in the bodies' frames, settings, accumulated impulses (warm starting), the last step's reaction (force,
         # torque), collide_connected, the force and torque thresholds and whether crossing one only reports

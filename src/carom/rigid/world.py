@@ -80,7 +80,7 @@ class World:
         self.substeps = substeps
         self.friction_mixing = friction_mixing
         self.restitution_mixing = restitution_mixing
-        self._arg_views = None          # (step_tables)
+        self._arg_views: "Optional[tuple]" = None          # (step_tables)
         self.step_count = 0
         self._governor = ThreadGovernor()     # the step's thread count: the threads, or one if faster
         self.sleep_enabled = True
