@@ -11,6 +11,7 @@ from carom.geometry import Circle, Segment, box
 from carom.scenes.rigid_scenes import pyramid
 from tables import assert_same_contacts, contact_state
 from carom.rigid.events import without_colouring
+from carom.rigid._layout import CONTACT_NAMES
 
 
 def _two_circles(m1, v1, m2, v2, n, e, r=0.5):
@@ -415,7 +416,6 @@ def test_kept_colouring_gives_the_world_a_fresh_colouring_gives():
     """A step reuses last step's colouring while the contacts and the bodies' kinds and sleep are unchanged;
     putting a body to sleep and removing one make it colour afresh (steps 0, 30 and 50 here). Either way the world is bitwise the one
     whose every step colours afresh."""
-    from carom.rigid import _solver
 
     def run(fresh):
         w = pyramid(base=10)
@@ -429,7 +429,7 @@ def test_kept_colouring_gives_the_world_a_fresh_colouring_gives():
             if i == 50:
                 w.remove(w.bodies[7])
             if fresh:
-                w.tables.contacts = without_colouring(w.tables.contacts[:_solver.COLOURING])
+                w.tables.contacts = without_colouring(getattr(w.tables.contacts, name) for name in CONTACT_NAMES)
             perm = w.tables.contacts.perm
             w.step(1 / 60)
             kept += w.tables.contacts.perm is perm

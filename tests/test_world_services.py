@@ -395,8 +395,8 @@ def test_events_read_after_the_shape_slot_is_reused_name_the_old_shape():
     for _ in range(120):
         w.step(DT)
         raw = w.tables.raw_events             # (not settled: events are found only when asked for)
-        if raw is not None and _step.event_rows(raw[0], raw[1], raw[3].keys, raw[3].touching, raw[3].count, raw[3].step_impulse,
-                                                raw[4], raw[5])[0].size:    # this step began a contact
+        if raw is not None and _step.event_rows(raw[0], raw[1], raw[3].keys, raw[3].touching, raw[3].count,
+                                                raw[3].step_impulse, raw[4], raw[5])[0].size:    # this step began a contact
             break
     ball_index, ball_shape = ball.index, ball.shapes[0].index
     w.remove(ball)
