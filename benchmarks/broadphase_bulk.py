@@ -60,7 +60,7 @@ def measure(name, world, warm=30, steps=20):
     gx, gy = (float(g) for g in world.gravity)
     T = np.zeros(4)
     for _ in range(steps):
-        bodies, shapes, tree, proxy, _proxy_shape = world._kernel_args()
+        bodies, shapes, tree, proxy, _proxy_shape = world.step_tables()
         _r, _a, _m, _xf, lower, upper = _step.bounds_stage(1 / 60, gx, gy, bodies, shapes, 1)
         world.tables.bp.set_candidates(timed_broad(shapes, tree, proxy, lower, upper, T))
         world.step(1 / 60)

@@ -6,12 +6,14 @@ from carom.rigid.events import contacts_to_save
 
 
 def contact_state(w):
-    """Copies of the members of w's contact table, with the unwritten cache rows zeroed (as a snapshot saves
+    """A copy of w's contact table (a ``ContactTable``), with the unwritten cache rows zeroed (as a snapshot saves
     them: ``carom.rigid.events.contacts_to_save``, which test_world_services checks on its own)."""
-    return [np.array(a, copy=True) for a in contacts_to_save(w.tables)]
+    c = contacts_to_save(w.tables)
+    return type(c)(*(np.array(a, copy=True) for a in c))
 
 
 def assert_same_contacts(a, b):
     """Worlds a and b have bitwise the same contact tables (``contact_state``)."""
-    for i, (x, y) in enumerate(zip(contact_state(a), contact_state(b))):
-        np.testing.assert_array_equal(x, y, err_msg=f"contact table member {i}")
+    x, y = contact_state(a), contact_state(b)
+    for name in x._fields:
+        np.testing.assert_array_equal(getattr(x, name), getattr(y, name), err_msg=f"contact table field {name}")

@@ -38,7 +38,7 @@ def _net(n, limited=False, anchored=True):
 
 
 def _plain_count(w):
-    bodies = w._kernel_args()[0]
+    bodies = w.step_tables()[0]
     _, _, pcount = joints_to_solve(joint_rows.table(w.tables), bodies[7], bodies[16])
     return int(pcount.sum())
 

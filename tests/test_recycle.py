@@ -12,7 +12,7 @@ from carom.scenes.rigid_scenes import pyramid, pile
 
 def poses(w):
     """Each body's (origin x, origin y, cos, sin) and speculative motion, as the next step computes them."""
-    bodies, shapes = w._kernel_args()[:2]
+    bodies, shapes = w.step_tables()[:2]
     reach, awake, motion, xf, lower, upper = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes, 1)
     return xf, motion
 
@@ -22,7 +22,10 @@ def fresh_and_recycled(w):
     step started from (the poses the narrow phase saw). Returns (rows, recycled flags)."""
     xf, motion = poses(w)
     w.step(1 / 60)
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
+    c = w.tables.contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = (
+        c.keys, c.count, c.ids, c.normal_impulse, c.tangent_impulse, c.normal, c.points, c.separation, c.touching,
+        c.sensor, c.cache)
     out = []
     recycled = []
     scratch_v = np.empty((8, 2))
@@ -54,7 +57,10 @@ def test_resting_pyramid_recycles_most_contacts_and_they_match_a_fresh_test():
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
     assert recycled.mean() > 0.5, recycled.mean()
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
+    c = w.tables.contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = (
+        c.keys, c.count, c.ids, c.normal_impulse, c.tangent_impulse, c.normal, c.points, c.separation, c.touching,
+        c.sensor, c.cache)
     for (k, ba, m, xa), r in zip(rows, recycled):
         ox, oy, c, s = xa
         assert m[0] == count[k], (k, r)
@@ -72,7 +78,10 @@ def test_moving_pile_recomputes_what_moved():
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
     assert (~recycled).any()
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
+    c = w.tables.contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = (
+        c.keys, c.count, c.ids, c.normal_impulse, c.tangent_impulse, c.normal, c.points, c.separation, c.touching,
+        c.sensor, c.cache)
     for (k, ba, m, xa), r in zip(rows, recycled):
         if not r:
             assert m[0] == count[k]
@@ -111,7 +120,10 @@ def test_recomputed_circle_pairs_match_collide_sat_bitwise():
     for _ in range(40):
         w.step(1 / 60)
     rows, recycled = fresh_and_recycled(w)
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
+    c = w.tables.contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = (
+        c.keys, c.count, c.ids, c.normal_impulse, c.tangent_impulse, c.normal, c.points, c.separation, c.touching,
+        c.sensor, c.cache)
     checked = 0
     for (k, ba, m, xa), r in zip(rows, recycled):
         a, b = int(keys[k] >> 32), int(keys[k] & 0xFFFFFFFF)
@@ -139,14 +151,17 @@ def test_a_fast_pair_keeps_no_cache_and_is_tested_afresh_when_it_slows():
     b.add_shape(box(0.5, 0.5), friction=0.0)
     w.step(1 / 60)
     assert 3.0 / 60 > UNCACHED_MOTION
-    cache = w.tables.contacts[_step.CACHE]
-    assert w.tables.contacts[1][0] > 0
+    cache = w.tables.contacts.cache
+    assert w.tables.contacts.count[0] > 0
     assert cache[0, _step.CTC] == 0.0 and cache[0, _step.CTS] == 0.0
     b.velocity = (0.0, 0.0)
     rows, recycled = fresh_and_recycled(w)
     assert list(recycled) == [False]
     (k, ba, m, xa), = rows
-    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = w.tables.contacts[:11]
+    c = w.tables.contacts
+    keys, count, ids, nimp, timp, normal, points, sep, touch, sensor, cache = (
+        c.keys, c.count, c.ids, c.normal_impulse, c.tangent_impulse, c.normal, c.points, c.separation, c.touching,
+        c.sensor, c.cache)
     assert count[k] == m[0] and list(sep[k, :m[0]]) == [m[5], m[9]][:m[0]]
     assert cache[k, _step.CTC] != 0.0
     rows, recycled = fresh_and_recycled(w)

@@ -10,7 +10,8 @@ from carom.errors import SimulationError, StaleHandleError, GeometryError, World
 from carom.geometry import Circle, Segment, box
 from carom.scenes.rigid_scenes import pyramid
 from tables import assert_same_contacts, contact_state
-from carom.rigid.events import no_colouring
+from carom.rigid.events import without_colouring
+from carom.rigid._layout import CONTACT_NAMES
 
 
 def _two_circles(m1, v1, m2, v2, n, e, r=0.5):
@@ -415,7 +416,6 @@ def test_kept_colouring_gives_the_world_a_fresh_colouring_gives():
     """A step reuses last step's colouring while the contacts and the bodies' kinds and sleep are unchanged;
     putting a body to sleep and removing one make it colour afresh (steps 0, 30 and 50 here). Either way the world is bitwise the one
     whose every step colours afresh."""
-    from carom.rigid import _solver
 
     def run(fresh):
         w = pyramid(base=10)
@@ -429,10 +429,10 @@ def test_kept_colouring_gives_the_world_a_fresh_colouring_gives():
             if i == 50:
                 w.remove(w.bodies[7])
             if fresh:
-                w.tables.contacts = w.tables.contacts[:_solver.COLOURING] + no_colouring()
-            perm = w.tables.contacts[_solver.C_PERM]
+                w.tables.contacts = without_colouring(getattr(w.tables.contacts, name) for name in CONTACT_NAMES)
+            perm = w.tables.contacts.perm
             w.step(1 / 60)
-            kept += w.tables.contacts[_solver.C_PERM] is perm
+            kept += w.tables.contacts.perm is perm
         return w, kept
 
     a, kept = run(False)
@@ -456,7 +456,7 @@ def test_colouring_keeps_each_colour_in_key_order_block_by_block():
     w.sleep_enabled = False
     for _ in range(12):
         w.step(1 / 60)
-    keys, count, sensor = w.tables.contacts[0], w.tables.contacts[1], w.tables.contacts[9]
+    keys, count, sensor = w.tables.contacts.keys, w.tables.contacts.count, w.tables.contacts.sensor
     shape_body = w.tables.s_body[:w.tables.n_shapes]
     kind, asleep = w.tables.kind[:w.tables.n_bodies], w.tables.asleep[:w.tables.n_bodies]
     perm, pair, start, _ = _solver.colour_contacts(keys, count, sensor, shape_body, kind, asleep)

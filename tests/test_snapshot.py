@@ -92,13 +92,21 @@ def reencode(d):
 
 # --- (1) restore continues bitwise identically -------------------------------------------------------------
 
+def test_the_contact_fields_are_the_contact_tables():
+    """The snapshot saves the contact table's fields by name: the names it lists are the table's (before the
+    colouring, which a restore recomputes)."""
+    from carom.rigid._layout import ContactTable, NarrowTable
+    names = tuple(n for n, _, _ in S.CONTACT_FIELDS)
+    assert names == NarrowTable._fields == ContactTable._fields[:len(names)]
+
+
 def test_the_busy_world_has_what_it_should():
     w = busy_world()
     assert w.tables.asleep[:w.tables.n_bodies].sum() >= 4, "the stack (at least) should be asleep"
     assert w.awake_count >= 2
     assert len(w.tables.free_shapes) >= 1                      # the removed shape just before the snapshot
     assert w.tables.pending_end, "the removed touching shape leaves pending end events"
-    assert w.tables.contacts[0].size > 20 and w.tables.contacts[8].sum() > 10
+    assert w.tables.contacts.keys.size > 20 and w.tables.contacts.touching.sum() > 10
     assert (w.tables.s_group[:w.tables.n_shapes] < 0).any() and w.tables.s_sensor[:w.tables.n_shapes].any()
 
 

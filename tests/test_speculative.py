@@ -14,7 +14,7 @@ from carom.rigid import _step
 def _pair_row(w, a, b):
     """The contact table row of the pair of shapes a and b, or None."""
     sa, sb = sorted((a.index, b.index))
-    keys = w.tables.contacts[0]
+    keys = w.tables.contacts.keys
     k = np.searchsorted(keys, (sa << 32) | sb)
     return k if k < len(keys) and keys[k] == (sa << 32) | sb else None
 
@@ -30,7 +30,7 @@ def test_bodies_flying_together_get_no_speculative_points():
         w.step(1 / 60)
         k = _pair_row(w, a, b)
         assert k is not None                     # a candidate of the broad phase
-        assert w.tables.contacts[1][k] == 0            # and no manifold
+        assert w.tables.contacts.count[k] == 0            # and no manifold
 
 
 def test_boxes_are_swept_along_the_motion():
@@ -43,7 +43,7 @@ def test_boxes_are_swept_along_the_motion():
     w.step(1 / 60)
     assert _pair_row(w, a, b) is None
     k = _pair_row(w, a, c)
-    assert k is not None and w.tables.contacts[1][k] > 0
+    assert k is not None and w.tables.contacts.count[k] > 0
     bodies, shapes = w.step_tables()[:2]
     lower, upper = _step.bounds_stage(1 / 60, 0.0, 0.0, bodies, shapes, 1)[4:]
     half = 0.5 * SPECULATIVE_DISTANCE

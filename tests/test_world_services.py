@@ -40,7 +40,7 @@ def check_world(w):
         assert w.tables.proxy_shape[p] == s and w.tables.bp._flags[p] != 0
     assert len(w.tables.bp) == int(s_alive.sum())
     # the contact table is sorted, unique, between live shapes of different bodies
-    keys, count = w.tables.contacts[0], w.tables.contacts[1]
+    keys, count = w.tables.contacts.keys, w.tables.contacts.count
     assert (np.diff(keys) > 0).all()
     sa, sb = keys >> 32, keys & 0xFFFFFFFF
     assert (sa < sb).all() and s_alive[sa].all() and s_alive[sb].all()
@@ -48,7 +48,7 @@ def check_world(w):
     assert ((count >= 0) & (count <= 2)).all()
     # a touching contact between two dynamic bodies never joins a sleeping and an awake body
     ba, bb = w.tables.s_body[sa], w.tables.s_body[sb]
-    dyn = (w.tables.kind[ba] == _step.DYNAMIC) & (w.tables.kind[bb] == _step.DYNAMIC) & (count > 0) & ~w.tables.contacts[9]
+    dyn = (w.tables.kind[ba] == _step.DYNAMIC) & (w.tables.kind[bb] == _step.DYNAMIC) & (count > 0) & ~w.tables.contacts.sensor
     assert (w.tables.asleep[ba][dyn] == w.tables.asleep[bb][dyn]).all()
 
 
@@ -395,8 +395,8 @@ def test_events_read_after_the_shape_slot_is_reused_name_the_old_shape():
     for _ in range(120):
         w.step(DT)
         raw = w.tables.raw_events             # (not settled: events are found only when asked for)
-        if raw is not None and _step.event_rows(raw[0], raw[1], raw[3][0], raw[3][8], raw[3][1], raw[3][11],
-                                                raw[4], raw[5])[0].size:    # this step began a contact
+        if raw is not None and _step.event_rows(raw[0], raw[1], raw[3].keys, raw[3].touching, raw[3].count,
+                                                raw[3].step_impulse, raw[4], raw[5])[0].size:    # this step began a contact
             break
     ball_index, ball_shape = ball.index, ball.shapes[0].index
     w.remove(ball)
@@ -409,15 +409,15 @@ def test_events_read_after_the_shape_slot_is_reused_name_the_old_shape():
 
 def test_a_snapshot_holds_no_unwritten_cache_rows():
     """Two circles keep no contact cache, nor does a pair moving too fast to be recycled (its row is marked:
-    cos and sin 0; carom.rigid._step.CACHE): those rows in memory hold whatever the allocation held. A
+    cos and sin 0; the contact table's ``cache``): those rows in memory hold whatever the allocation held. A
     snapshot (and a pickle) saves them as zeros, so no stray bytes leave the process and two snapshots of one
     state are the same bytes; the world itself is left as it was."""
     from carom.scenes.rigid_scenes import circle_pile
     w = circle_pile(count=200)
     for _ in range(60):
         w.step(DT)
-    keys = w.tables.contacts[0]
-    cache = w.tables.contacts[_step.CACHE]
+    keys = w.tables.contacts.keys
+    cache = w.tables.contacts.cache
     circles = (w.tables.s_count[keys >> 32] == 1) & (w.tables.s_count[keys & 0xFFFFFFFF] == 1)
     marked = ~circles & (cache[:, _step.CTC] == 0.0) & (cache[:, _step.CTS] == 0.0)
     assert circles.sum() > 100 and marked.sum() > 0
@@ -426,8 +426,8 @@ def test_a_snapshot_holds_no_unwritten_cache_rows():
     cache[marked, _step.CTC] = cache[marked, _step.CTS] = 0.0
     live = [a.copy() for a in w.tables.contacts]
     w2 = carom.World.restore(w.snapshot())
-    assert np.all(w2.tables.contacts[_step.CACHE][unwritten] == 0.0)
-    assert np.array_equal(w2.tables.contacts[_step.CACHE][~unwritten], cache[~unwritten])
+    assert np.all(w2.tables.contacts.cache[unwritten] == 0.0)
+    assert np.array_equal(w2.tables.contacts.cache[~unwritten], cache[~unwritten])
     for x, y in zip(live, w.tables.contacts):
         assert np.array_equal(x, y, equal_nan=True)
     cache[circles] = 1.0                        # other stray bytes: the saved table is the same

@@ -11,10 +11,10 @@ interfaces, and nowhere else in the batch:
   ``check_unlocked()``); the joints' bookkeeping (``joints.bookkeeping.table``, ``joined_keys``) and
   ``bulk.rows_of``;
 * the step (``rigid/_step.py``): ``step_kernel`` (called as is, on one thread, without a pre-solve hook),
-  ``STAGES`` (the length of its clock), ``BODY_OK``, ``CACHE`` and ``CSEP`` (the contact cache's separation
-  column, cleared before a step when ``skip_apart`` is off), ``event_rows``, ``KEY_SHIFT``, ``KEY_MASK``; the body
-  table's and tree table's fields by name (``BodyTable``, ``TreeTable`` of ``rigid/_layout.py``) and the contact
-  table's members 0, 1, 8, 9, 11 (keys, count, touching, sensor, step impulse).
+  ``STAGES`` (the length of its clock), ``BODY_OK``, ``CSEP`` (the contact cache's separation column, cleared
+  before a step when ``skip_apart`` is off), ``event_rows``, ``KEY_SHIFT``, ``KEY_MASK``; the body, tree and
+  contact tables' fields by name (``BodyTable``, ``TreeTable``, ``ContactTable`` of ``rigid/_layout.py``: of the
+  contacts ``keys``, ``count``, ``touching``, ``sensor``, ``cache``, ``step_impulse``).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ CLOCK_LENGTH = len(_step.STAGES) + 1
 BODY_OK = _step.BODY_OK
 #: the step kernel, called for each world of a batch
 step_kernel = _step.step_kernel
-CACHE, CSEP = _step.CACHE, _step.CSEP
+CSEP = _step.CSEP
 
 
 def world_tables(world: World) -> tuple[tuple, tuple]:
@@ -76,8 +76,8 @@ def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarr
     t.events = None
     pending, t.pending_end = t.pending_end, []
     if steps >= 1 and previous is not None:
-        t.raw_events = (previous[0], previous[8], previous[9], tables[5], approach, world.hit_event_threshold,
-                             pending)
+        t.raw_events = (previous.keys, previous.touching, previous.sensor, tables[5], approach,
+                        world.hit_event_threshold, pending)
     else:
         t.raw_events = None
         t.events = empty_events()
@@ -101,7 +101,7 @@ def refused(world: World, code: int, body: int) -> Exception:
 @njit
 def with_results(tables, contacts, cand):
     """The tables of a world after a step: the new contact table, and the broad-phase tree tuple with the pair
-    cache the step handed back (member 9)."""
+    cache the step handed back (``cand``)."""
     tree = tables[2]
     new_tree = TreeTable(tree.moving, tree.static, tree.lower, tree.upper, tree.flags, tree.leaf, tree.moved,
                          tree.moved_flag, tree.moved_meta, cand, tree.margin, tree.multiplier)
@@ -111,7 +111,7 @@ def with_results(tables, contacts, cand):
 @njit
 def clear_separations(contacts):
     """What ``World.step`` does when ``_skip_apart`` is off: every pair is tested again."""
-    contacts[CACHE][:, CSEP] = -np.inf
+    contacts.cache[:, CSEP] = -np.inf
 
 
 @njit
@@ -125,9 +125,9 @@ def body_arrays(tables):
 def begin_end(previous, contacts):
     """The rows of the touch events of a world's last step: (begin rows of ``contacts``, end rows of
     ``previous``), as ``World.contact_events`` finds them (``_step.event_rows``), and the two tables' keys."""
-    begin, end, _, _, _ = _step.event_rows(previous[0], previous[8], contacts[0], contacts[8], contacts[1],
-                                           contacts[11], np.zeros((0, 2)), np.inf)
-    return begin, end, previous[0], contacts[0]
+    begin, end, _, _, _ = _step.event_rows(previous.keys, previous.touching, contacts.keys, contacts.touching,
+                                           contacts.count, contacts.step_impulse, np.zeros((0, 2)), np.inf)
+    return begin, end, previous.keys, contacts.keys
 
 
 @njit

@@ -1,12 +1,13 @@
 """Graph colouring of the contacts (the prepare stage's first part): contacts of one colour touch disjoint
 dynamic bodies, so a colour's bundles are solved in parallel; a kept colouring is reused when the pairs and the
-bodies' flags are the step's. The colouring members of the contact table (``COLOURING``, ``C_*``).
+bodies' flags are the step's. The colouring is kept in the contact table (``ContactTable``'s last fields, from
+``perm`` on: ``with_colouring``).
 """
 import numpy as np
 
 from .._jit import njit, trailing_zeros
 from .._simd import LANES
-from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
+from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, CONTACT_NAMES, ContactTable
 from ._contact_rows import OVERFLOW
 
 
@@ -120,16 +121,19 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
     return perm, pair, start, solved
 
 
-#: the contact table's members from this index on are the colouring it was solved with (``colouring_of``):
-#: perm, body pairs, colour starts, solved bodies, and the body flags it depended on (``body_flags``)
-COLOURING = 12
-C_PERM, C_PAIR, C_START, C_SOLVED, C_FLAGS = range(COLOURING, COLOURING + 5)
+#: the number of the contact table's fields before the colouring (``ContactTable``: the narrow phase's
+#: ``NarrowTable``)
+COLOURING = len(CONTACT_NAMES)
 
 
 @njit
-def colouring_of(solver):
-    """The colouring a step solved with, kept in its contact table for the next step (``prepare_stage``)."""
-    return solver[0], solver[4], solver[1], solver[9], solver[10]
+def with_colouring(contacts, solver):
+    """The contact table a step leaves (``ContactTable``): the narrow phase's (``contacts``) with the colouring it
+    was solved with (of ``solver``, the prepare stage's ``SolverTable``), kept for the next step (``prepare_stage``)."""
+    return ContactTable(contacts.keys, contacts.count, contacts.ids, contacts.normal_impulse,
+                        contacts.tangent_impulse, contacts.normal, contacts.points, contacts.separation,
+                        contacts.touching, contacts.sensor, contacts.cache, contacts.step_impulse,
+                        solver.perm, solver.pair, solver.colour_start, solver.solved, solver.body_flags)
 
 
 @njit
@@ -167,5 +171,5 @@ def same_colouring(pairs_same, c_count, c_sensor, flags, old):
     contacts leave the table with its colouring: ``World._purge_contacts``). A resting pile keeps its contacts
     from step to step, and the colouring, a serial pass in key order, then costs a comparison instead (0.18 ms
     in the large pyramid, whose contacts stay the same 84 steps in 100)."""
-    return (pairs_same and _same(c_count, old[1]) and _same(c_sensor, old[9])
-            and _same(flags, old[C_FLAGS]))
+    return (pairs_same and _same(c_count, old.count) and _same(c_sensor, old.sensor)
+            and _same(flags, old.body_flags))

@@ -29,8 +29,9 @@ def sensor_stage(bodies, shapes, awake, contacts):
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_sensor, verts,
      normals) = (shapes.body, shapes.alive, shapes.offset, shapes.vert_count, shapes.radius, shapes.sensor,
                  shapes.verts, shapes.normals)
-    keys, c_count, c_normal, c_point, c_sep, c_touch, c_sensor = (contacts[0], contacts[1], contacts[5],
-                                                                 contacts[6], contacts[7], contacts[8], contacts[9])
+    keys, c_count, c_normal, c_point, c_sep, c_touch, c_sensor = (
+        contacts.keys, contacts.count, contacts.normal, contacts.points, contacts.separation, contacts.touching,
+        contacts.sensor)
     any_sensor = False
     for s in range(shape_sensor.shape[0]):
         any_sensor = any_sensor or (shape_sensor[s] and shape_alive[s])

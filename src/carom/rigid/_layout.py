@@ -44,3 +44,28 @@ ShapeTable = namedtuple("ShapeTable", ["body", "alive", "offset", "vert_count", 
 #: fat-box margin and multiplier.
 TreeTable = namedtuple("TreeTable", ["moving", "static", "lower", "upper", "flags", "leaf", "moved", "moved_flag",
                                      "moved_meta", "cand", "margin", "multiplier"])
+#: What the narrow phase finds for each candidate pair (``_narrow.narrow_stage``), one row per pair in key order:
+#: the pair's key, its point count, the points' feature ids, normal and tangent impulses (warm start), the normal
+#: (from A to B), the points (world frame) and their separations, whether it touches, whether it is a sensor pair,
+#: its cache row (columns ``_narrow.CTX`` … ``CSEP``: the manifold in body A's frame) and each point's impulses
+#: over the whole step. The names are the snapshot's (``snapshot.CONTACT_FIELDS``).
+NarrowTable = namedtuple("NarrowTable", ["keys", "count", "ids", "normal_impulse", "tangent_impulse", "normal",
+                                         "points", "separation", "touching", "sensor", "cache", "step_impulse"])
+CONTACT_NAMES = NarrowTable._fields
+#: The contact table a world keeps between steps (``WorldTables.contacts``, ``_step.step_kernel``'s result): the
+#: narrow phase's table, then the colouring it was solved with (``_colouring.with_colouring``), kept for the next
+#: step (``COLOURING_NAMES``): the solved contacts in colour order (``perm``), their bodies' pairs (``pair``), where
+#: each colour starts in ``perm`` (``colour_start``), the solved bodies (``solved``) and the body flags the
+#: colouring read (``body_flags``).
+ContactTable = namedtuple("ContactTable", ["keys", "count", "ids", "normal_impulse", "tangent_impulse", "normal",
+                                           "points", "separation", "touching", "sensor", "cache", "step_impulse",
+                                           "perm", "pair", "colour_start", "solved", "body_flags"])
+COLOURING_NAMES = ContactTable._fields[len(CONTACT_NAMES):]
+#: What the prepare stage hands the solve (``_prepare.prepare_stage``): the solved contacts in colour order
+#: (``perm``), where each colour starts in ``perm`` (``colour_start``) and in the bundles (``bundle_start``),
+#: each bundle's first contact in ``perm`` (``bundle_first``), each contact's bodies (``pair``), the packed rows
+#: (bundle × field × lane, single precision: ``rows``), each bundle's bodies and write flags (``bundle_body``,
+#: ``bundle_move``), its contact count (``bundle_count``), the solved bodies (``solved``) and the body flags the
+#: colouring read (``body_flags``).
+SolverTable = namedtuple("SolverTable", ["perm", "colour_start", "bundle_start", "bundle_first", "pair", "rows",
+                                         "bundle_body", "bundle_move", "bundle_count", "solved", "body_flags"])

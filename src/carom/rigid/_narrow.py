@@ -1,7 +1,8 @@
 """The narrow stage (``narrow_stage``): every candidate pair's manifold with a speculative margin, in blocks over
 the sorted keys; last step's contact carried over by merge (warm starting by feature id), the manifold reused
-from the contact cache (``CACHE`` … ``CACHE_WIDTH``) when the pair barely moved, a pair provably still apart
-skipped; chain segments' ghost-vertex rule (``chain_manifold``). Writes the new contact table.
+from the contact cache (the ``cache`` field, columns ``CTX`` … ``CSEP``) when the pair barely moved, a pair
+provably still apart skipped; chain segments' ghost-vertex rule (``chain_manifold``). Writes the new contact
+table (``NarrowTable``).
 """
 import math
 
@@ -13,11 +14,11 @@ from ..constants import SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, APA
 from ..geometry._math import relative_transform
 from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold,
                                  _to_frame, _incident_edge, _clip, _point_result)
-from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
+from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable
 from ._bounds import pair_motion
 
 
-# Contact cache (the table's member CACHE, one row per contact): the manifold as it was computed, in body A's
+# Contact cache (the table's field ``cache``, one row per contact): the manifold as it was computed, in body A's
 # frame: the relative pose (t, cos, sin) of B's frame in A's, the normal, and per point the anchor on A's
 # surface (A frame) and the anchor on B's surface (B frame). A recycled manifold is rebuilt from it. For a
 # manifold without points, CSEP holds collide_sat's lower bound of the pair's separation at that pose (−inf
@@ -28,7 +29,6 @@ from ._bounds import pair_motion
 # too fast to be recycled next step (UNCACHED_MOTION): its row's (cos, sin) is set to (0, 0), which no rotation
 # has and ``_recycle`` always refuses, and the rest is left as it was (``_mark_uncached``;
 # writing the 15 values was 60 µs a step, a fourteenth of the narrow phase, in a smash).
-CACHE = 10
 CTX, CTY, CTC, CTS, CNX, CNY = 0, 1, 2, 3, 4, 5
 CQ0 = 6
 CSEP = CQ0 + 2 * 4
@@ -332,7 +332,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                 # one-way shapes: with none, the empty direction table spares each pair the look)
                 m = chain_manifold(m, a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts,
                                    normals, ghost, chain, sv, snm)
-            # (two circles keep no cache, nor does a pair moving too fast to be recycled next step: CACHE)
+            # (two circles keep no cache, nor does a pair moving too fast to be recycled next step: the ``cache`` field)
             if not circles:
                 if m[0] > 0 and spec > SPECULATIVE_DISTANCE + UNCACHED_MOTION:
                     _mark_uncached(c_cache, k)
@@ -614,8 +614,8 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     Sensor pairs are tested for overlap only (no speculative margin) and are never solved. A touching contact
     between an awake body and a sleeping one wakes the sleeping body's island (``awake`` is updated). Pairs
     are independent, so blocks of them run in parallel. ``in_place``: the pairs are last step's
-    (``same_pairs``). Returns the contact table (keys, count, feature ids, normal and tangent impulses,
-    normal, points, separations, touching, sensor, cache, the step's impulses).
+    (``same_pairs``). Returns the contact table (``NarrowTable``: keys, count, feature ids, normal and tangent
+    impulses, normal, points, separations, touching, sensor, cache, the step's impulses).
 
     Contact recycling: a pair whose bodies barely moved relative to each other since its manifold was
     computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests (two circles
@@ -648,7 +648,7 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     c_sensor = np.empty(K, np.bool_)
     # with the same pairs as last step (``in_place``: ``same_pairs``) the cache is updated in place, so a
     # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
-    c_cache = old[CACHE] if in_place else np.empty((K, CACHE_WIDTH))
+    c_cache = old.cache if in_place else np.empty((K, CACHE_WIDTH))
     # each point's normal and tangent impulse over the whole step: zeroed by the blocks with the rest of each
     # row, written by the solver for the contacts it solves (``_solver._write_back``)
     c_step = np.empty((K, 2, 2))
@@ -665,7 +665,8 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # (no one-way shape: an empty table of directions, which the blocks take as "none")
     shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals,
                   shapes.one_way if any_one_way else shapes.one_way[:0], shapes.ghost, shapes.chain)
-    old_data = old[:9] + (old[CACHE],)
+    old_data = (old.keys, old.count, old.ids, old.normal_impulse, old.tangent_impulse, old.normal, old.points,
+                old.separation, old.touching, old.cache)
     _narrow_blocks(maxc, shape_data, bodies.local_center, awake, motion, xf, keys, old_data, table, in_place, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
     # body asleep (sleeping off, or a busy scene) there is nothing to wake and the pass over the pairs is
@@ -692,4 +693,5 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
                 asleep[b] = False
                 sleep_time[b] = 0.0
                 awake[b] = True
-    return (keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache, c_step)
+    return NarrowTable(keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache,
+                       c_step)

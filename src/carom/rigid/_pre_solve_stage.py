@@ -25,7 +25,9 @@ def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contac
     (shape_body, shape_count, shape_friction, shape_restitution, shape_tangent) = (shapes.body, shapes.vert_count,
      shapes.friction,
                                                                                   shapes.restitution, shapes.tangent_speed)
-    keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache = contacts[:11]
+    keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache = (
+        contacts.keys, contacts.count, contacts.ids, contacts.normal_impulse, contacts.tangent_impulse,
+        contacts.normal, contacts.points, contacts.separation, contacts.touching, contacts.sensor, contacts.cache)
     K = keys.shape[0]
     material = np.empty((K, 3))
     points = np.zeros(6)

@@ -6,11 +6,11 @@ from numba import prange
 
 from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed
 from .._simd import LANES, LANES64, PARTS, ROW, splat64, store_part, insert, gather_rows64, select, vmin
-from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
+from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
 from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX,
                             QAY, QBX, QBY, RELV, RIMP, RNA, RNB, ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP,
                             TMASS, TS, chunk_count, mix)
-from ._colouring import C_PAIR, C_PERM, C_SOLVED, C_START, body_flags, colour_contacts, same_colouring
+from ._colouring import body_flags, colour_contacts, same_colouring
 
 
 @njit
@@ -24,22 +24,23 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     must not act on it through a long lever arm), the effective masses, the separation offsets the substeps
     track between the cores, the warm-start impulses and the approach speed.
 
-    Returns the solver tuple (perm, colour starts, bundle starts, each bundle's first contact, body pairs,
-    rows, bundle bodies, bundle write flags, each bundle's contact count, solved bodies, the body flags the
-    colouring read): lane q < count of bundle j holds contact ``perm[first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
+    Returns the ``SolverTable`` (``_layout``: perm, colour_start, bundle_start, bundle_first, pair, rows,
+    bundle_body, bundle_move, bundle_count, solved, body_flags): lane q < ``bundle_count[j]`` of bundle j holds
+    contact ``perm[bundle_first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
     each overflow contact gets a bundle of its own (its contacts share bodies, so they cannot share a bundle).
     Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
     mass, so they change nothing. ``material``: each contact's (friction, restitution, tangent speed) as the
     pre-solve hook left them (``_step.pre_solve_stage``), used instead of the shapes' mixed values; empty
     without a hook.
     """
-    keys, c_count = contacts[0], contacts[1]
+    keys, c_count = contacts.keys, contacts.count
     NB = bodies.kind.shape[0]
     flags = body_flags(bodies.kind, bodies.asleep)
-    if same_colouring(pairs_same, c_count, contacts[9], flags, old):
-        perm, pair, start, solved = old[C_PERM], old[C_PAIR], old[C_START], old[C_SOLVED]
+    if same_colouring(pairs_same, c_count, contacts.sensor, flags, old):
+        perm, pair, start, solved = old.perm, old.pair, old.colour_start, old.solved
     else:
-        perm, pair, start, solved = colour_contacts(keys, c_count, contacts[9], shapes.body, bodies.kind, bodies.asleep)
+        perm, pair, start, solved = colour_contacts(keys, c_count, contacts.sensor, shapes.body, bodies.kind,
+                                                    bodies.asleep)
     bstart = np.zeros(OVERFLOW + 2, np.int64)
     for c in range(OVERFLOW + 1):
         m = start[c + 1] - start[c]
@@ -87,10 +88,11 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
         materials = materials or shapes.tangent_speed[s] != 0.0 or shapes.rolling[s] != 0.0
     shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
                   shapes.rolling if materials else shapes.rolling[:0])
-    contact_data = (keys, c_count, contacts[3], contacts[4], contacts[5], contacts[6], contacts[7], material)
+    contact_data = (keys, c_count, contacts.normal_impulse, contacts.tangent_impulse, contacts.normal,
+                    contacts.points, contacts.separation, material)
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)
-    return perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags
+    return SolverTable(perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags)
 
 
 # columns of prepare_stage's body table

@@ -278,11 +278,13 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     the contact table, the joints' reactions to the joint table.
     Returns the start-of-step positions and angles (for continuous collision) and each contact point's
     approach speed (for hit events and ``World.contact_data``; 0 for contacts not solved)."""
-    perm, bstart, bfirst, rows, body, move, bcount, solved = (solver[0], solver[2], solver[3], solver[5], solver[6],
-                                                              solver[7], solver[8], solver[9])
+    perm, bstart, bfirst, rows, body, move, bcount, solved = (
+        solver.perm, solver.bundle_start, solver.bundle_first, solver.rows, solver.bundle_body, solver.bundle_move,
+        solver.bundle_count, solver.solved)
     com, angle, vel, angvel, force, torque = (
         bodies.com, bodies.angle, bodies.vel, bodies.angvel, bodies.force, bodies.torque)
-    c_count, c_nimp, c_timp, c_step = contacts[1], contacts[3], contacts[4], contacts[11]
+    c_count, c_nimp, c_timp, c_step = (contacts.count, contacts.normal_impulse, contacts.tangent_impulse,
+                                       contacts.step_impulse)
     NB = com.shape[0]
     inv_dt = 1.0 / dt
     h = dt / substeps

@@ -83,8 +83,7 @@ from ._contact_rows import (  # noqa: F401
     NMASS, NX, NY, OVERFLOW, P0, PARALLEL_MIN_ITEMS, POINT_WIDTH, QAX, QAY, QBX, QBY, RELV, RIMP, RNA, RNB,
     ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS, TS, chunk_count, mix, soft_params)
 from ._colouring import (  # noqa: F401
-    COLOURING, COLOUR_BLOCK, C_FLAGS, C_PAIR, C_PERM, C_SOLVED, C_START, _same, body_flags, colour_contacts,
-    colouring_of, same_colouring, same_pairs)
+    COLOURING, COLOUR_BLOCK, _same, body_flags, colour_contacts, same_colouring, same_pairs, with_colouring)
 from ._prepare import (  # noqa: F401
     TCX, TCY, TG, TI, TM, TVX, TVY, TW, _impact_speed, _prepare_all_rows, _prepare_bundle, _prepare_bundles,
     _prepare_part, _prepare_point, prepare_stage)

@@ -10,17 +10,17 @@ import math
 import numba
 import numpy as np
 from .._jit import njit, linking_entry_njit, cycle_counter
-from ._colouring import colouring_of, same_pairs, COLOURING
+from ._colouring import with_colouring, same_pairs
 from ._prepare import prepare_stage
 from ._solve import solve_stage
-from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK
+from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, SolverTable
 from ._bounds import (  # noqa: F401
     MOTION_WIDTH, M_BOUND, M_DX, M_DY, M_FALL, M_SWEPT, M_TURN, _body_bounds, _bounds_chunks, _origin, _shape_bounds,
     body_origin, bounds_stage, pair_motion)
 from ._broad import (  # noqa: F401
     _sorted_has, broad_stage, live_proxy_boxes, should_collide)
 from ._narrow import (  # noqa: F401
-    CACHE, CACHE_WIDTH, CHAIN, CHAIN_CONVEX, CHAIN_NEXT, CHAIN_PREV, CHAIN_SIN_TOL, CNX, CNY, CQ0, CSEP, CTC, CTS,
+    CACHE_WIDTH, CHAIN, CHAIN_CONVEX, CHAIN_NEXT, CHAIN_PREV, CHAIN_SIN_TOL, CNX, CNY, CQ0, CSEP, CTC, CTS,
     CTX, CTY, NARROW_BLOCKS, ONE_WAY_COS, _chain_rule, _clear_manifold, _collide_pair, _is_one_way, _mark_uncached,
     _narrow_block, _narrow_blocks, _put_manifold, _recycle, _recycle_point, _still_apart, _store_cache,
     chain_manifold, invalid_cache_rows, narrow_stage, one_way_passes)
@@ -100,7 +100,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[2] = cycle_counter()
     # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and
     # the colouring may be kept
-    same = same_pairs(keys, old[0])
+    same = same_pairs(keys, old.keys)
     contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, same, threads)
     clock[3] = cycle_counter()
     # the user's pre-solve hook: contacts disabled, materials changed for this step (with none, an empty table)
@@ -113,10 +113,10 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape)
     sensor_stage(bodies, shapes, awake, contacts)
     clock[6] = cycle_counter()
-    sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver[4], joints)
+    sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver.pair, joints)
     clock[7] = cycle_counter()
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
-    return contacts + colouring_of(solver), new_cand, approach, bad
+    return with_colouring(contacts, solver), new_cand, approach, bad
 
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
@@ -142,8 +142,8 @@ def compile_late_stages(step_types):
         kernel.compile(arg_types)
         return kernel.overloads[arg_types].signature.return_type
 
-    # the narrow phase's table: last step's without the colouring (``colouring_of``)
-    contacts = numba.types.Tuple(old.types[:COLOURING])
+    # the narrow phase's table (``NarrowTable``): last step's fields without the colouring (``with_colouring``)
+    contacts = numba.types.NamedTuple(old.types[:len(NarrowTable._fields)], NarrowTable)
     solver = returned(prepare_stage, (bodies, shapes, contacts, old, numba.types.boolean, friction_rule,
                                       restitution_rule, threads, numba.types.UniTuple(dt, 3),
                                       numba.typeof(np.zeros((1, 3)))))
@@ -152,5 +152,6 @@ def compile_late_stages(step_types):
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
     com0, angle0 = solved[0], solved[1]
     returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
-    returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver[4], joints))
+    returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver.types[SolverTable._fields.index("pair")],
+                           joints))
     returned(sensor_stage, (bodies, shapes, awake, contacts))

@@ -11,6 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _step, _solver
+from ._layout import CONTACT_NAMES, ContactTable
 
 _PAIR_FIELDS = [("shape_a", np.int64), ("shape_b", np.int64), ("body_a", np.int64), ("body_b", np.int64)]
 #: begin-touch records: the shapes (rows of the shape table), their bodies, a contact point and the normal
@@ -55,16 +56,23 @@ class ContactEvent:
 
 
 def no_colouring():
-    """The colouring members of a contact table that has none (the next step colours afresh)."""
+    """The colouring fields of a contact table that has none (``ContactTable``'s from ``perm`` on, in order: the
+    next step colours afresh)."""
     return (np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros(_solver.OVERFLOW + 2, np.int64),
             np.zeros(1, np.bool_), np.zeros(0, np.int8))
 
 
+def without_colouring(fields):
+    """A ``ContactTable`` of the contact fields ``fields`` (``snapshot.CONTACT_FIELDS``' order: a ``NarrowTable``'s)
+    and no colouring."""
+    return ContactTable(*fields, *no_colouring())
+
+
 def empty_contacts():
-    """A contact table without contacts (a new world's): members as ``snapshot.CONTACT_FIELDS``, then no colouring."""
-    return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2)),
+    """A contact table without contacts (a new world's ``ContactTable``): no rows, no colouring."""
+    return ContactTable(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2)),
             np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2, 2)), np.zeros((0, 2)), np.zeros(0, np.bool_),
-            np.zeros(0, np.bool_), np.zeros((0, _step.CACHE_WIDTH)), np.zeros((0, 2, 2))) + no_colouring()
+            np.zeros(0, np.bool_), np.zeros((0, _step.CACHE_WIDTH)), np.zeros((0, 2, 2)), *no_colouring())
 
 
 def empty_events():
@@ -90,14 +98,15 @@ def pair_rows(t, dtype, keys, rows, sensor):
 def build_events(t, old_keys, old_touch, old_sensor, contacts, approach, hit_threshold, pending):
     """Event records of a step from last step's keys, touch and sensor flags, this step's contact table and
     the solver's approach speeds (``_step.event_rows``), and the end events of removed shapes (``pending``)."""
-    begin_k, end_j, hit_k, hit_p, hit_v = _step.event_rows(old_keys, old_touch, contacts[0], contacts[8],
-                                                           contacts[1], contacts[11], approach, hit_threshold)
+    begin_k, end_j, hit_k, hit_p, hit_v = _step.event_rows(old_keys, old_touch, contacts.keys, contacts.touching,
+                                                           contacts.count, contacts.step_impulse, approach,
+                                                           hit_threshold)
     ended_keys = old_keys[end_j]
     ended_sensor = old_sensor[end_j]
     if begin_k.size == 0 and end_j.size == 0 and hit_k.size == 0 and not pending:
         return empty_events()
-    keys, count, normal, points, sep, sensor = (contacts[0], contacts[1], contacts[5], contacts[6],
-                                                contacts[7], contacts[9])
+    keys, count, normal, points, sep, sensor = (contacts.keys, contacts.count, contacts.normal, contacts.points,
+                                                contacts.separation, contacts.sensor)
     begin, swap = pair_rows(t, BEGIN_DTYPE, keys, begin_k, sensor)
     deepest = (count[begin_k] == 2) & (sep[begin_k, 1] < sep[begin_k, 0])
     begin["point"] = points[begin_k, deepest.astype(np.int64)]
@@ -127,17 +136,17 @@ def purge_shape(t, s):
     """Drop the contacts of shape s (about to be removed); touching ones become pending end events."""
     settle(t)
     c = t.contacts
-    keys = c[0]
+    keys = c.keys
     mine = ((keys >> _step.KEY_SHIFT) == s) | ((keys & _step.KEY_MASK) == s)
     if not mine.any():
         return
-    ended = np.flatnonzero(mine & c[8])
+    ended = np.flatnonzero(mine & c.touching)
     if ended.size:
-        rows, _ = pair_rows(t, END_DTYPE, keys, ended, c[9])
-        rows["sensor"] = c[9][ended]
+        rows, _ = pair_rows(t, END_DTYPE, keys, ended, c.sensor)
+        rows["sensor"] = c.sensor[ended]
         t.pending_end.append(rows)
     # (the colouring goes: the next step colours the remaining contacts afresh)
-    t.contacts = tuple(a[~mine] for a in c[:_solver.COLOURING]) + no_colouring()
+    t.contacts = without_colouring(getattr(c, name)[~mine] for name in CONTACT_NAMES)
     if t.approach is not None and t.approach.shape[0] == keys.shape[0]:
         t.approach = t.approach[~mine]
 
@@ -145,8 +154,8 @@ def purge_shape(t, s):
 def contact_forces(t, which):
     """The contact force of the last step on the bodies of rows ``which``: the step impulses of the
     contact table, P = λn·n + λt·t on shape_b's body and −P on shape_a's, summed and divided by dt."""
-    keys, count, normal, sensor, step = (t.contacts[0], t.contacts[1], t.contacts[5],
-                                         t.contacts[9], t.contacts[11])
+    c = t.contacts
+    keys, count, normal, sensor, step = c.keys, c.count, c.normal, c.sensor, c.step_impulse
     out = np.zeros((len(which), 2))
     if t.last_dt == 0.0 or keys.size == 0:
         return out
@@ -163,9 +172,9 @@ def contact_forces(t, which):
 
 def contact_data(t):
     """The last step's contacts with points, sensors excluded, one row per point (``World.contact_data``)."""
-    keys, count, normal, points, sep, touch, sensor, step = (
-        t.contacts[0], t.contacts[1], t.contacts[5], t.contacts[6], t.contacts[7],
-        t.contacts[8], t.contacts[9], t.contacts[11])
+    c = t.contacts
+    keys, count, normal, points, sep, touch, sensor, step = (c.keys, c.count, c.normal, c.points, c.separation,
+                                                             c.touching, c.sensor, c.step_impulse)
     k = np.flatnonzero((count > 0) & ~sensor)
     c = count[k]
     row = np.repeat(k, c)
@@ -186,16 +195,16 @@ def contact_data(t):
 
 def contacts_to_save(t):
     """The contact table with the cache rows the narrow phase left unwritten zeroed: those of two-circle
-    pairs, and those marked as holding no manifold (cos and sin 0: ``_step.CACHE``). In memory they hold
+    pairs, and those marked as holding no manifold (cos and sin 0: ``_narrow._mark_uncached``). In memory they hold
     whatever the allocation held, which must not leave the process in a snapshot or a pickle (and would
     make two snapshots of one state differ). A zeroed marked row is still marked."""
     c = t.contacts
-    keys = c[0]
-    cache = c[_step.CACHE]
+    keys = c.keys
+    cache = c.cache
     unwritten = ((t.s_count[keys >> _solver.KEY_SHIFT] == 1) & (t.s_count[keys & _solver.KEY_MASK] == 1)
                  | (cache[:, _step.CTC] == 0.0) & (cache[:, _step.CTS] == 0.0))
     if not unwritten.any():
         return c
     cache = cache.copy()
     cache[unwritten] = 0.0
-    return c[:_step.CACHE] + (cache,) + c[_step.CACHE + 1:]
+    return c._replace(cache=cache)

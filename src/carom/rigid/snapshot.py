@@ -57,7 +57,7 @@ from ..geometry import _pairs as K
 from ..geometry._tree import tree_new, tree_rebuild
 from ..geometry.broadphase import DynamicTree
 from ..geometry.shapes import Circle, Capsule, Segment, Polygon, Shape
-from . import _step, _solver
+from . import _step
 from . import joints as _joints
 from . import events as _events
 from .body import Body
@@ -105,7 +105,8 @@ JOINT_FIELDS = (("j_kind", I8, ()), ("j_alive", B1, ()), ("j_gen", I8, ()), ("j_
                 ("j_body", I8, (2,)), ("j_local", F8, (_joints.LOCAL_WIDTH,)), ("j_param", F8, (_joints.PARAM_WIDTH,)),
                 ("j_impulse", F8, (_joints.IMPULSE_WIDTH,)), ("j_reaction", F8, (3,)), ("j_collide", B1, ()),
                 ("j_threshold", F8, (2,)), ("j_report", B1, ()))
-#: the contact table's members before the colouring (``World._empty_contacts``, ``_solver.COLOURING``)
+#: the contact table's fields before the colouring (``_layout.ContactTable``, whose field names these are;
+#: ``events.empty_contacts``)
 CONTACT_FIELDS = (("keys", I8, ()), ("count", I8, ()), ("ids", I8, (2,)), ("normal_impulse", F8, (2,)),
                   ("tangent_impulse", F8, (2,)), ("normal", F8, (2,)), ("points", F8, (2, 2)),
                   ("separation", F8, (2,)), ("touching", B1, ()), ("sensor", B1, ()),
@@ -309,13 +310,13 @@ def encode(world) -> bytes:
     bp = world.tables.bp
     bp.flush()            # (shapes added since the last step get their leaves, as the step would give them)
     npx = bp._n
-    contacts = _events.contacts_to_save(world.tables)[:_solver.COLOURING]
+    contacts = _events.contacts_to_save(world.tables)
     w = _Writer()
     w.int("n_bodies", nb)
     w.int("n_shapes", ns)
     w.int("n_verts", nv)
     w.int("n_proxies", npx)
-    w.int("n_contacts", contacts[0].shape[0])
+    w.int("n_contacts", contacts.keys.shape[0])
     w.int("n_joints", world.tables.n_joints)
     w.int("static_body", world.tables.static_body.index)
     w.int("step_count", world.step_count)
@@ -346,8 +347,8 @@ def encode(world) -> bytes:
     for attr, code, _ in JOINT_FIELDS:
         w.array(_entry_name("joint.", attr), _rows(world, attr, code, world.tables.n_joints))
     w.array("joint.free", np.array(world.tables.free_joints, np.int64))
-    for (name, _, _), arr in zip(CONTACT_FIELDS, contacts):
-        w.array("contact." + name, arr)
+    for name, _, _ in CONTACT_FIELDS:
+        w.array("contact." + name, getattr(contacts, name))
     flags = bp._flags[:npx]
     fat_lo = np.zeros((npx, 2))
     fat_hi = np.zeros((npx, 2))
@@ -969,7 +970,7 @@ def _build(d, geometry, world_class):
         w.tables.body_shapes[b] = [ShapeHandle(w, s, int(gen[s]), geometry[s]) for s in listed[starts[b]:starts[b + 1]]]
     sb = d["static_body"]
     w.tables.static_body = Body(w, sb, int(w.tables.gen[sb]))
-    w.tables.contacts = tuple(d["contact." + n] for n, _, _ in CONTACT_FIELDS) + _events.no_colouring()
+    w.tables.contacts = _events.without_colouring(d["contact." + n] for n, _, _ in CONTACT_FIELDS)
     w.tables.bp, w.tables.proxy_shape = _build_broad_phase(d)
     w.step_count = d["step_count"]
     w.tables.last_dt = d["last_dt"]

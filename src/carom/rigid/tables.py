@@ -26,7 +26,8 @@ old handles go stale):
   ``joint_data``; ``joined`` (sorted body-pair keys joints keep apart, None when to be rebuilt).
 - the broad phase ``bp`` (a :class:`~carom.geometry.broadphase.DynamicTree`) and ``proxy_shape`` (proxy → shape);
   ``query_boxes`` (the boxes the queries last synced the tree with, None when stale).
-- the last step: ``contacts`` (the contact table: members as ``snapshot.CONTACT_FIELDS``, then the colouring), ``approach`` (approach speeds),
+- the last step: ``contacts`` (the contact table, a ``ContactTable`` of ``_layout``: the fields of
+  ``snapshot.CONTACT_FIELDS``, then the colouring), ``approach`` (approach speeds),
   ``last_dt``; its events: ``events`` (built records), ``raw_events`` (what they are built from, until asked
   for), ``pending_end`` (end events of removed shapes).
 - ``locked``: True while the world steps (nothing may change then: :meth:`WorldTables.check_unlocked`).
@@ -224,14 +225,14 @@ class WorldTables:
             self.asleep[:n][group] = False
             self.sleep_time[:n][group] = 0.0
         self.sleep_time[b] = 0.0
-        if partners and self.contacts[0].size and self.asleep[:n].any():
+        if partners and self.contacts.keys.size and self.asleep[:n].any():
             for o in self.touching(b):
                 if self.asleep[o]:
                     self.wake(int(o))
 
     def touching(self, b):
         """The bodies with which body b has contacts with points in the last step's table (sorted, unique)."""
-        keys, count = self.contacts[0], self.contacts[1]
+        keys, count = self.contacts.keys, self.contacts.count
         ba = self.s_body[keys >> _step.KEY_SHIFT]
         bb = self.s_body[keys & _step.KEY_MASK]
         touching = count > 0
@@ -244,8 +245,8 @@ class WorldTables:
         asleep = self.asleep[:n]
         if rows.size and asleep.any():
             woken = rows
-            if partners and self.contacts[0].size:
-                keys, count = self.contacts[0], self.contacts[1]
+            if partners and self.contacts.keys.size:
+                keys, count = self.contacts.keys, self.contacts.count
                 ba = self.s_body[keys >> _step.KEY_SHIFT]
                 bb = self.s_body[keys & _step.KEY_MASK]
                 mine = np.zeros(n, np.bool_)

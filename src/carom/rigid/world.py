@@ -555,7 +555,7 @@ class World:
         try:
             old = self.tables.contacts
             if not self.tables.skip_apart:
-                old[_step.CACHE][:, _step.CSEP] = -np.inf
+                old.cache[:, _step.CSEP] = -np.inf
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = self._step_args(dt, self._governor.threads(step_threads()), clock)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
@@ -576,7 +576,8 @@ class World:
             # sensor flags are kept (holding the whole table grew the heap by several tables)
             pending, self.tables.pending_end = self.tables.pending_end, []
             self.tables.events = None
-            self.tables.raw_events = (old[0], old[8], old[9], contacts, approach, self.hit_event_threshold, pending)
+            self.tables.raw_events = (old.keys, old.touching, old.sensor, contacts, approach, self.hit_event_threshold,
+                                      pending)
             self.step_count += 1
             self.tables.last_dt = dt
             if inside is not None:
@@ -624,8 +625,9 @@ class World:
         normal points from shape_a to shape_b; the tangent is (normal.y, −normal.x); the impulse acts on
         shape_b's body and its opposite on shape_a's. :meth:`contact_data` gives the same numbers (and the approach
         speeds) as arrays, one row per point, without a Python loop."""
-        keys, count, ids, _, _, normal, points, sep, touch, sensor = self.tables.contacts[:10]
-        step = self.tables.contacts[11]
+        c = self.tables.contacts
+        keys, count, normal, points, sep, touch, sensor, step = (c.keys, c.count, c.normal, c.points, c.separation,
+                                                                 c.touching, c.sensor, c.step_impulse)
         nimp = step[:, :, 0]
         timp = step[:, :, 1]
         out = []
