@@ -18,6 +18,7 @@ interfaces, and nowhere else in the batch:
 """
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,11 @@ from ..rigid.events import empty_events
 from ..rigid.joints import bookkeeping
 from ..rigid.world import MIX_RULES, World
 
+#: One world's tables as a batched step reads and writes them: the step's body, shape and tree tables, shape →
+#: proxy and proxy → shape, last step's contact table, the joint table and the body pairs joints keep apart.
+WorldStepTables = namedtuple("WorldStepTables", ["bodies", "shapes", "tree", "shape_proxy", "proxy_shape",
+                                                 "contacts", "joints", "joined"])
+
 #: the length of the step's clock array (one slot per stage, plus the start)
 CLOCK_LENGTH = len(_step.STAGES) + 1
 BODY_OK = _step.BODY_OK
@@ -40,8 +46,7 @@ CSEP = _step.CSEP
 
 def world_tables(world: World) -> tuple[tuple, tuple]:
     """``(settings, tables)`` of a world for a batched step: settings = (substeps, gravity x, gravity y,
-    friction rule, restitution rule, sleep enabled, skip apart), tables = (bodies, shapes, tree, shape → proxy,
-    proxy → shape, contacts, joints, joined keys), the arrays the step reads and writes (views of the world's
+    friction rule, restitution rule, sleep enabled, skip apart), tables = a :data:`WorldStepTables`, the arrays the step reads and writes (views of the world's
     own, so the step moves the world's bodies in place). Refuses what a batch does not run: a pre-solve hook,
     event handlers and ``bounds`` (they run in Python after a step)."""
     world.tables.check_unlocked()
@@ -53,7 +58,8 @@ def world_tables(world: World) -> tuple[tuple, tuple]:
     if world.bounds is not None:
         raise CaromError("a world with bounds cannot be stepped in a WorldBatch (bounds are checked in Python)")
     bodies, shapes, tree, proxy, proxy_shape = world.step_tables()
-    tables = (bodies, shapes, tree, proxy, proxy_shape, world.tables.contacts, bookkeeping.table(world.tables),
+    tables = WorldStepTables(bodies, shapes, tree, proxy, proxy_shape, world.tables.contacts,
+                             bookkeeping.table(world.tables),
               bookkeeping.joined_keys(world))
     gravity = world.gravity
     settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),
@@ -69,14 +75,14 @@ def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarr
     events (from ``previous``, the table before the last step). ``gravity``
     is the batch's setting for this world."""
     t = world.tables
-    t.contacts = tables[5]
-    t.bp.set_candidates(tables[2].cand)
+    t.contacts = tables.contacts
+    t.bp.set_candidates(tables.tree.cand)
     t.approach = approach
     t.query_boxes = None
     t.events = None
     pending, t.pending_end = t.pending_end, []
     if steps >= 1 and previous is not None:
-        t.raw_events = (previous.keys, previous.touching, previous.sensor, tables[5], approach,
+        t.raw_events = (previous.keys, previous.touching, previous.sensor, tables.contacts, approach,
                         world.hit_event_threshold, pending)
     else:
         t.raw_events = None
@@ -102,10 +108,11 @@ def refused(world: World, code: int, body: int) -> Exception:
 def with_results(tables, contacts, cand):
     """The tables of a world after a step: the new contact table, and the broad-phase tree tuple with the pair
     cache the step handed back (``cand``)."""
-    tree = tables[2]
+    tree = tables.tree
     new_tree = TreeTable(tree.moving, tree.static, tree.lower, tree.upper, tree.flags, tree.leaf, tree.moved,
                          tree.moved_flag, tree.moved_meta, cand, tree.margin, tree.multiplier)
-    return (tables[0], tables[1], new_tree, tables[3], tables[4], contacts, tables[6], tables[7])
+    return WorldStepTables(tables.bodies, tables.shapes, new_tree, tables.shape_proxy, tables.proxy_shape, contacts,
+                           tables.joints, tables.joined)
 
 
 @njit
@@ -117,7 +124,7 @@ def clear_separations(contacts):
 @njit
 def body_arrays(tables):
     """(com, angle, velocity, angular velocity, local centre, alive) of a world's body table."""
-    b = tables[0]
+    b = tables.bodies
     return b.com, b.angle, b.vel, b.angvel, b.local_center, b.alive
 
 
@@ -140,7 +147,7 @@ def key_shapes(key):
 def wake(tables, body):
     """What ``World._wake(body)`` does: wake the body's sleeping island (its bodies' sleep timers to 0) and set
     the body's own sleep timer to 0."""
-    b = tables[0]
+    b = tables.bodies
     asleep, sleep_time, island = b.asleep, b.sleep_time, b.island
     if asleep[body]:
         for o in range(asleep.shape[0]):
@@ -154,5 +161,5 @@ def wake(tables, body):
 def lander_arrays(tables):
     """(com, angle, velocity, angular velocity, inverse mass, inverse inertia, local centre, asleep) of a
     world's body table."""
-    b = tables[0]
+    b = tables.bodies
     return b.com, b.angle, b.vel, b.angvel, b.inv_mass, b.inv_inertia, b.local_center, b.asleep

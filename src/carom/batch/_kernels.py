@@ -63,13 +63,14 @@ def step_one(i, dt, substeps, gravity, friction_rule, restitution_rule, sleep_en
     ``approach``). A refused step (``first_bad_body``) leaves the world as it was and its code and body in
     ``bad[i]``."""
     t = tables[i]
-    old = t[5]
+    old = t.contacts
     if not skip_apart[i]:
         _adapter.clear_separations(old)
     clock = np.zeros(_adapter.CLOCK_LENGTH, np.int64)
     contacts, cand, appr, b = _adapter.step_kernel(dt, substeps[i], gravity[i, 0], gravity[i, 1], friction_rule[i],
-                                                   restitution_rule[i], sleep_enabled[i], t[0], t[1], t[2], t[3],
-                                                   t[4], old, t[6], t[7], np.int64(1), np.int64(0), clock)
+                                                   restitution_rule[i], sleep_enabled[i], t.bodies, t.shapes, t.tree,
+                                                   t.shape_proxy, t.proxy_shape, old, t.joints, t.joined,
+                                                   np.int64(1), np.int64(0), clock)
     bad[i, 0] = b[0]
     bad[i, 1] = b[1]
     if b[0] == _adapter.BODY_OK:

@@ -114,11 +114,11 @@ class WorldBatch:
         empty = np.zeros((0, 2))
         if append:
             self._tables.append(tables)
-            self._previous.append(tables[5])
+            self._previous.append(tables.contacts)
             self._approach.append(empty)
         else:
             self._tables[i] = tables
-            self._previous[i] = tables[5]
+            self._previous[i] = tables.contacts
             self._approach[i] = empty
         self._since_sync[i] = -1          # (no step since: no events)
 

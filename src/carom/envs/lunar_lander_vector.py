@@ -231,7 +231,7 @@ def _observe(i, rows, power, prev_shaping, game_over, leg_contact, obs, rewards,
     a crash; a leg's begin sets its flag, its end clears it, the end winning), the observation, the shaping
     reward less the engines' fuel, and the episode's end (a crash or leaving the screen: −100; the hull
     asleep: +100)."""
-    begin, end, old_keys, keys = _adapter.begin_end(previous[i], tables[i][5])
+    begin, end, old_keys, keys = _adapter.begin_end(previous[i], tables[i].contacts)
     hull, leg0, leg1 = rows[i, HULL], rows[i, LEG0], rows[i, LEG1]
     for r in begin:
         a, b = _adapter.key_shapes(keys[r])
