@@ -44,7 +44,7 @@ step_kernel = _step.step_kernel
 CSEP = _step.CSEP
 
 
-def world_tables(world: World) -> tuple[tuple, tuple]:
+def world_tables(world: World) -> tuple[tuple, WorldStepTables]:
     """``(settings, tables)`` of a world for a batched step: settings = (substeps, gravity x, gravity y,
     friction rule, restitution rule, sleep enabled, skip apart), tables = a :data:`WorldStepTables`, the arrays the step reads and writes (views of the world's
     own, so the step moves the world's bodies in place). Refuses what a batch does not run: a pre-solve hook,
@@ -68,7 +68,7 @@ def world_tables(world: World) -> tuple[tuple, tuple]:
     return settings, tables
 
 
-def store_results(world: World, tables: tuple, previous: Any, approach: np.ndarray, steps: int, dt: float,
+def store_results(world: World, tables: WorldStepTables, previous: Any, approach: np.ndarray, steps: int, dt: float,
                   gravity: np.ndarray) -> None:
     """Bring a world's Python side up to date after ``steps`` batched steps (the last of ``dt`` seconds): its
     contact table, the broad phase's pair cache, the approach speeds, the step count and the last step's

@@ -102,7 +102,7 @@ class WorldBatch:
             raise CaromError(f"count must be a positive integer, got {count!r}")
         return int(count)
 
-    def _put(self, i: int, settings: tuple, tables: tuple, append: bool = False) -> None:
+    def _put(self, i: int, settings: tuple, tables: "_adapter.WorldStepTables", append: bool = False) -> None:
         """Slot i of the batch from a world's settings and tables."""
         substeps, gx, gy, friction, restitution, sleep, skip = settings
         self.gravity[i] = (gx, gy)
