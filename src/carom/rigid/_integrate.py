@@ -300,6 +300,12 @@ _CAPPED_SPEED = MAX_TRANSLATION_SPEED * (1.0 - 1e-12)
 
 
 @njit
+def beyond_caps(vx, vy, w, max_w):
+    """Whether (v, ω) is beyond a cap that ``capped_velocity`` would apply (the one test both use)."""
+    return vx * vx + vy * vy > _CAPPED_SPEED * _CAPPED_SPEED or abs(w) > max_w
+
+
+@njit
 def capped_velocity(vx, vy, w, max_w):
     """(v, ω) within the documented caps: |v| ≤ MAX_TRANSLATION_SPEED (direction kept), |ω| ≤ max_w."""
     sp2 = vx * vx + vy * vy

@@ -276,9 +276,6 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         bb = shape_body[bsh]
         sensor = shape_sensor[a] or shape_sensor[bsh]
         c_sensor[k] = sensor
-        for p in range(2):
-            c_step[k, p, 0] = 0.0
-            c_step[k, p, 1] = 0.0
         while j_old < n_old and old_keys[j_old] < keys[k]:
             j_old += 1
         matched = j_old < n_old and old_keys[j_old] == keys[k]
@@ -649,9 +646,10 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # with the same pairs as last step (``in_place``: ``same_pairs``) the cache is updated in place, so a
     # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
     c_cache = old.cache if in_place else np.empty((K, CACHE_WIDTH))
-    # each point's normal and tangent impulse over the whole step: zeroed by the blocks with the rest of each
-    # row, written by the solver for the contacts it solves (``_solver._write_back``)
-    c_step = np.empty((K, 2, 2))
+    # each point's normal and tangent impulse over the whole step: zeros, written by the solver for the contacts
+    # it solves (``_solver._write_back``). One memset, not four stores in each pair's row in the blocks: in
+    # the large pyramid the blocks' stores cost 15-30 µs more a step (3 %) than the memset of 480 kB
+    c_step = np.zeros((K, 2, 2))
     # one-way shapes are looked for per pair only when there are any (``one_way_passes``)
     any_one_way = False
     for s in range(S):
