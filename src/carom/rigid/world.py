@@ -28,6 +28,7 @@ from . import mass as _mass
 from . import shape as _shape
 from . import bulk as _bulk
 from . import snapshot as _snapshot
+from . import body as _body
 from . import presolve as _presolve
 from .body import Body, unlocked as _unlocked
 from .events import (BEGIN_DTYPE, END_DTYPE, HIT_DTYPE, ContactEvents, ContactEvent, ContactData, EVENT_KINDS,
@@ -338,18 +339,31 @@ class World:
         i = body._i()
         if body == self.tables.static_body:
             raise CaromError("the world's static_body cannot be removed")
-        self.tables.wake(i, partners=True)
-        n = self.tables.n_joints
-        for j in np.flatnonzero(self.tables.j_alive[:n] & ((self.tables.j_body[:n, 0] == i) | (self.tables.j_body[:n, 1] == i))):
-            _joint_rows.remove(self.tables, int(j))
-        for sh in list(self.tables.body_shapes[i]):
-            _shape.remove_shape(self, sh, update_mass=False)
-        self.tables.alive[i] = False
-        self.tables.asleep[i] = False
-        self.tables.gen[i] += 1
-        self.tables.free_bodies.append(i)
-        self.tables.mass_override[i] = 0
-        self.tables.body_data.pop(i, None)
+        _body.remove_bodies(self, [i])
+
+    def remove_bodies(self, bodies: "Any") -> None:
+        """Remove many bodies at once, each with its shapes and joints (``bodies``: Body handles of this world,
+        each once); their handles go stale. The world is bit for bit the one :meth:`remove` body after body in
+        the same order gives, but the contact and joint tables are gone over once for all of them, not once
+        per shape (removing a few hundred bodies from a world of ten thousand contacts: milliseconds instead
+        of most of a second). Every handle is checked first (a body of this world, live, not the world's
+        static body, not listed twice); a refused call changes nothing."""
+        self.tables.check_unlocked()
+        if isinstance(bodies, (Body, str, bytes)) or not hasattr(bodies, "__iter__"):
+            raise CaromError(f"bodies must be an iterable of Body handles of this world, got {bodies!r}")
+        rows = []
+        seen = set()
+        for body in bodies:
+            if not isinstance(body, Body) or body.world is not self:
+                raise CaromError(f"expected Body handles of this world, got {body!r}")
+            i = body._i()
+            if body == self.tables.static_body:
+                raise CaromError("the world's static_body cannot be removed")
+            if i in seen:
+                raise CaromError(f"body {i} is listed twice")
+            seen.add(i)
+            rows.append(i)
+        _body.remove_bodies(self, rows)
 
     # --- joints (carom.rigid.joints) ------------------------------------------------------------------------
     def add_joint(self, definition: "Any") -> Joint:
