@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .. import _validate
+from .._jit import entry_njit
 from ..constants import FLOAT32_LIMIT, WORLD_LIMIT, MAX_TRANSLATION_SPEED, SPECULATIVE_DISTANCE, WELDING_TOLERANCE
 from ..errors import CaromError, GeometryError, SimulationError, StaleHandleError
 from ..geometry.aabb import core_aabb
@@ -428,13 +429,25 @@ def _sleeping_shape_near(t, lower, upper):
     of every shape's box cost about 1 ms per added shape in a world of 15,000 shapes (most of adding rain's
     ragdolls while others slept)."""
     ns = t.n_shapes
-    rows = np.flatnonzero(t.s_alive[:ns] & t.asleep[t.s_body[:ns]])
-    if rows.size == 0:
-        return False
-    c = t.com[t.s_body[rows]]
-    r = t.s_reach[rows] * (1.0 + 1e-9) + 1e-9 * (1.0 + np.abs(c).max(axis=1))
-    return bool(((c[:, 0] + r >= lower[0]) & (c[:, 0] - r <= upper[0]) & (c[:, 1] + r >= lower[1])
-                 & (c[:, 1] - r <= upper[1])).any())
+    return bool(_disc_meets_box(t.s_alive[:ns], t.s_body[:ns], t.s_reach[:ns], t.asleep, t.com, float(lower[0]),
+                                float(lower[1]), float(upper[0]), float(upper[1])))
+
+
+@entry_njit
+def _disc_meets_box(s_alive, s_body, s_reach, asleep, com, lx, ly, ux, uy):
+    """:func:`_sleeping_shape_near`'s loop over the shapes, stopping at the first that may reach the box."""
+    for s in range(s_alive.shape[0]):
+        if not s_alive[s]:
+            continue
+        b = s_body[s]
+        if not asleep[b]:
+            continue
+        cx = com[b, 0]
+        cy = com[b, 1]
+        r = s_reach[s] * (1.0 + 1e-9) + 1e-9 * (1.0 + max(abs(cx), abs(cy)))
+        if cx + r >= lx and cx - r <= ux and cy + r >= ly and cy - r <= uy:
+            return True
+    return False
 
 
 def vertex_rows(t, n):
