@@ -174,14 +174,19 @@ def test_a_refused_batch_changes_nothing():
     other = World()
     stranger = other.add_body()
     before = _state(w)
-    for bad in ([pile[1], pile[1]], [pile[1], w.static_body], [pile[2], stranger], [pile[3], "body"], pile[1],
-                "abc", 7):
+    for bad in ([pile[1], pile[1]], [pile[1], pile[1].index], [pile[1], w.static_body], [pile[2], stranger],
+                [pile[3], "body"], [pile[3], 10 ** 6], np.array([pile[1].index, -1]), pile[1], "abc", 7):
         with pytest.raises(CaromError) as e:
             w.remove_bodies(bad)
         assert str(e.value)
     assert _state(w) == before
     w.remove_bodies([])
     assert _state(w) == before
+    # indices as the bulk writes take them: the same world as handles
+    twin = _twin(w)
+    w.remove_bodies(np.array([pile[4].index, pile[2].index]))
+    twin.remove_bodies([twin.body_handle(pile[4].index), twin.body_handle(pile[2].index)])
+    assert _state(w) == _state(twin)
 
 
 @pytest.mark.parametrize("steps", [120, 400])

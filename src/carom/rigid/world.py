@@ -342,27 +342,18 @@ class World:
         _body.remove_bodies(self, [i])
 
     def remove_bodies(self, bodies: "Any") -> None:
-        """Remove many bodies at once, each with its shapes and joints (``bodies``: Body handles of this world,
-        each once); their handles go stale. The world is bit for bit the one :meth:`remove` body after body in
-        the same order gives, but the contact and joint tables are gone over once for all of them, not once
-        per shape (removing a few hundred bodies from a world of ten thousand contacts: milliseconds instead
-        of most of a second). Every handle is checked first (a body of this world, live, not the world's
-        static body, not listed twice); a refused call changes nothing."""
+        """Remove many bodies at once, each with its shapes and joints; their handles go stale. ``bodies``: Body
+        handles of this world or body indices, each once, as the bulk writes take them (:meth:`set_state`).
+
+        The world is bit for bit the one :meth:`remove` body after body in the same order gives, but the
+        contact and joint tables are gone over once for all of them, not once per shape (removing a few hundred
+        bodies from a world of ten thousand contacts: milliseconds instead of most of a second). Every entry is
+        checked first (a live body of this world, not the world's static body, not listed twice); a refused
+        call changes nothing."""
         self.tables.check_unlocked()
-        if isinstance(bodies, (Body, str, bytes)) or not hasattr(bodies, "__iter__"):
-            raise CaromError(f"bodies must be an iterable of Body handles of this world, got {bodies!r}")
-        rows = []
-        seen = set()
-        for body in bodies:
-            if not isinstance(body, Body) or body.world is not self:
-                raise CaromError(f"expected Body handles of this world, got {body!r}")
-            i = body._i()
-            if body == self.tables.static_body:
-                raise CaromError("the world's static_body cannot be removed")
-            if i in seen:
-                raise CaromError(f"body {i} is listed twice")
-            seen.add(i)
-            rows.append(i)
+        rows = _bulk.rows_of(self, bodies, unique=True)
+        if (rows == self.tables.static_body.index).any():
+            raise CaromError("the world's static_body cannot be removed")
         _body.remove_bodies(self, rows)
 
     # --- joints (carom.rigid.joints) ------------------------------------------------------------------------
