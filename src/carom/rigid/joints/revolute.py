@@ -102,7 +102,8 @@ def emit_record(j, param, imp, rows, r, h, g):
 def _angle_row(rows, r, col, lo, hi, s, kind, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia,
                mb, ib, c):
     """An angle row of the record (impulse in column ``col``): ``_rows.scalar_row`` with the Jacobian (0, 0, s)
-    on both bodies and ``bias_of`` for ``kind`` (0 spring, 1 motor, 2 limit)."""
+    on both bodies and ``bias_of`` for ``kind`` (0 spring, 1 motor, 2 limit). (``col`` and ``kind`` are passed as
+    np.int64, not as constants: a constant is typed as its value, and each call would compile its own copy.)"""
     zero = 0.0
     lam = rows[r, col]
     if warm:
@@ -143,21 +144,21 @@ def solve_record(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby,
     bodies' angle changes so far."""
     features = np.int64(rows[r, R_FEATURES])
     if features & SPRING_ON:
-        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, R_SL, -INF, INF, 1.0, 0, warm, use_bias, jsoft, inv_h,
-                                                  vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib,
-                                                  rows[r, R_SC0] + 1.0 * db - 1.0 * da)
-    if features & MOTOR_ON:
-        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, R_ML, rows[r, R_MLO], rows[r, R_MHI], 1.0, 1, warm,
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_SL), -INF, INF, 1.0, np.int64(0), warm,
                                                   use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb,
-                                                  ib, rows[r, R_MC0] + 1.0 * db - 1.0 * da)
+                                                  ib, rows[r, R_SC0] + 1.0 * db - 1.0 * da)
+    if features & MOTOR_ON:
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_ML), rows[r, R_MLO], rows[r, R_MHI], 1.0,
+                                                  np.int64(1), warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx,
+                                                  vby, vbw, ma, ia, mb, ib, rows[r, R_MC0] + 1.0 * db - 1.0 * da)
     if features & LOWER_ON:
-        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, R_LL, 0.0, INF, 1.0, 2, warm, use_bias, jsoft, inv_h,
-                                                  vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib,
-                                                  rows[r, R_LC0] + 1.0 * db - 1.0 * da)
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_LL), 0.0, INF, 1.0, np.int64(2), warm,
+                                                  use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb,
+                                                  ib, rows[r, R_LC0] + 1.0 * db - 1.0 * da)
     if features & UPPER_ON:
-        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, R_UL, 0.0, INF, -1.0, 2, warm, use_bias, jsoft, inv_h,
-                                                  vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib,
-                                                  rows[r, R_UC0] + -1.0 * db - -1.0 * da)
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_UL), 0.0, INF, -1.0, np.int64(2), warm,
+                                                  use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb,
+                                                  ib, rows[r, R_UC0] + -1.0 * db - -1.0 * da)
     lx, ly = rows[r, R_PX], rows[r, R_PY]
     if warm:
         px, py = lx, ly
