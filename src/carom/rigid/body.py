@@ -515,3 +515,4 @@ class Body:
         """
         i = self._i()
         return _shape.add_chain(self.world, i, points, loop, friction, restitution, category, mask, group)
+

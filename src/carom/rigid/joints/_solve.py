@@ -230,7 +230,9 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
 @njit
 def _emit(k, j, param, imp, rows, r, h, g):
     if k == REVOLUTE:
-        return revolute.emit(j, param, imp, rows, r, h, g)
+        if param[j, revolute.GENERIC_ROWS] != 0.0:
+            return revolute.emit(j, param, imp, rows, r, h, g)
+        return revolute.emit_record(j, param, imp, rows, r, h, g)
     if k == DISTANCE:
         return distance.emit(j, param, imp, rows, r, h, g)
     if k == PRISMATIC:
@@ -302,8 +304,20 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
         rby = qbs * frame[i, RBX] + qbc * frame[i, RBY]
         dx = frame[i, DCX] + (np.float64(fstate[b, DPX]) - np.float64(fstate[a, DPX])) + rbx - rax
         dy = frame[i, DCY] + (np.float64(fstate[b, DPY]) - np.float64(fstate[a, DPY])) + rby - ray
+        r0 = rstart[i]
+        record = rstart[i + 1] > r0 and rows[r0, TYPE] == revolute.ROW_REVOLUTE
+        if record:
+            da, db = dangle[a], dangle[b]
+        else:
+            da = db = 0.0
         for p in range(first, last):
             warm = p == 0
+            if record:
+                # a revolute joint's one row (``revolute.solve_record``)
+                vax, vay, vaw, vbx, vby, vbw = revolute.solve_record(rows, r0, warm, use_bias, jsoft, inv_h, vax, vay,
+                                                                     vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
+                                                                     rby, dx, dy, da, db)
+                continue
             for r in range(rstart[i], rstart[i + 1]):
                 if rows[r, TYPE] == ROW_POINT:
                     vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby,
@@ -351,6 +365,9 @@ def store_reactions(jlist, joints, jbody, frame, rstart, rows, inv_h):
         reaction[j, 2] = 0.0
     for i in range(jlist.shape[0]):
         j = jlist[i]
+        if rstart[i + 1] > rstart[i] and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE:
+            revolute.store_record(rows, rstart[i], j, imp, reaction, inv_h)
+            continue
         fx = fy = t = 0.0
         for r in range(rstart[i], rstart[i + 1]):
             typ = np.int64(rows[r, TYPE])

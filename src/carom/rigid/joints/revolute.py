@@ -4,8 +4,11 @@ about it, with an optional limit on the relative angle, a motor and a rotational
 Solved, as Box2D does, spring first, then motor, then limits, then the point (so the point constraint has the
 last word): spring Ċ = ωB − ωA with bias β·(θ − target); motor Ċ − speed with |λ| ≤ max torque × h; lower limit
 C = θ − lower ≥ 0, upper C = upper − θ ≥ 0; point d = 0 (``_rows.solve_point``)."""
-from ..._jit import njit
-from ._common import INF, G_ANG0, ROW_ANGLE, ROW_POINT, BIAS_RIGID, BIAS_LIMIT, BIAS_SPRING, BIAS_MOTOR, add_row
+import numpy as np
+
+from ..._jit import njit, llvm_inline_njit
+from ._common import (INF, G_ANG0, ROW_ANGLE, ROW_POINT, BIAS_RIGID, BIAS_LIMIT, BIAS_SPRING, BIAS_MOTOR, add_row,
+                      soft)
 
 REF, LOWER, UPPER, MOTOR_SPEED, MAX_MOTOR_TORQUE, HERTZ, DAMPING_RATIO, TARGET = range(8)
 # impulses: the point (x, y), spring, motor, lower, upper
@@ -38,3 +41,174 @@ def emit(j, param, imp, rows, r, h, g):
         r = add_row(rows, r, ROW_ANGLE, BIAS_LIMIT, imp, j, float(HIGH), 0.0, INF, param[j, UPPER] - angle0, -1.0,
                     -1.0, 0.0, 0.0, h)
     return add_row(rows, r, ROW_POINT, BIAS_RIGID, imp, j, float(PX), 0.0, INF, 0.0, 0.0, 0.0, 0.0, 0.0, h)
+
+
+# ------------------------------------------------------------------------------------------ the compact record
+#: A revolute joint is solved from one row of the step's row table (``ROW_REVOLUTE``), not from its five generic
+#: rows: the sweeps stream the row table, and the generic rows were 5 × 24 numbers (15 cache lines) a joint, of
+#: which a sweep reads 2 a row. A ragdoll's joints (limits, motor, spring) spent most of the solve waiting on
+#: them. The record's columns: the type and which rows the joint has (FEATURES: SPRING_ON | MOTOR_ON | …); the
+#: spring's impulse, error constant, softness (``_common.soft``) and error at the biased solve; the motor's
+#: impulse, bounds (± max torque × h) and bias (−speed); each limit's impulse and error constant; the point's
+#: impulses. The arithmetic is the generic rows', operation for operation (``_rows.scalar_row``, ``bias_of``,
+#: ``solve_point`` with their constants: an angle row's Jacobian (0, 0, ±1), the limits' bounds [0, ∞), the
+#: point's infinite cap), so the results are bitwise the generic rows'. A joint whose param column
+#: GENERIC_ROWS is set keeps the generic rows (tests compare the two).
+(R_TYPE, R_FEATURES, R_SL, R_SC0, R_SBETA, R_SMS, R_SISC, R_SALPHA, R_SCS0, R_ML, R_MLO, R_MHI, R_MC0, R_LL, R_LC0,
+ R_UL, R_UC0, R_PX, R_PY) = range(19)
+SPRING_ON, MOTOR_ON, LOWER_ON, UPPER_ON = 1, 2, 4, 8
+#: ``_common.ROW_*``'s code of the record (a float, as the row table stores it)
+ROW_REVOLUTE = 7.0
+#: the param column that keeps a joint on the generic rows (tests only)
+GENERIC_ROWS = 15
+
+
+@njit
+def emit_record(j, param, imp, rows, r, h, g):
+    """The joint's record in row r (module comment above); returns r + 1."""
+    for f in range(rows.shape[1]):
+        rows[r, f] = 0.0
+    angle0 = g[G_ANG0]
+    features = 0
+    rows[r, R_TYPE] = ROW_REVOLUTE
+    if param[j, HERTZ] > 0.0:
+        features |= SPRING_ON
+        rows[r, R_SL] = imp[j, SPRING]
+        rows[r, R_SC0] = angle0 - param[j, TARGET]
+        rows[r, R_SBETA], rows[r, R_SMS], rows[r, R_SISC], rows[r, R_SALPHA] = soft(param[j, HERTZ],
+                                                                                    param[j, DAMPING_RATIO], h)
+    if param[j, MAX_MOTOR_TORQUE] > 0.0:
+        features |= MOTOR_ON
+        m = param[j, MAX_MOTOR_TORQUE] * h
+        rows[r, R_ML] = imp[j, MOTOR]
+        rows[r, R_MLO] = -m
+        rows[r, R_MHI] = m
+        rows[r, R_MC0] = -param[j, MOTOR_SPEED]
+    if param[j, LOWER] > -INF:
+        features |= LOWER_ON
+        rows[r, R_LL] = imp[j, LOW]
+        rows[r, R_LC0] = angle0 - param[j, LOWER]
+    if param[j, UPPER] < INF:
+        features |= UPPER_ON
+        rows[r, R_UL] = imp[j, HIGH]
+        rows[r, R_UC0] = param[j, UPPER] - angle0
+    rows[r, R_FEATURES] = features
+    rows[r, R_PX] = imp[j, PX]
+    rows[r, R_PY] = imp[j, PY]
+    return r + 1
+
+
+@llvm_inline_njit
+def _angle_row(rows, r, col, lo, hi, s, kind, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia,
+               mb, ib, c):
+    """An angle row of the record (impulse in column ``col``): ``_rows.scalar_row`` with the Jacobian (0, 0, s)
+    on both bodies and ``bias_of`` for ``kind`` (0 spring, 1 motor, 2 limit). (``col`` and ``kind`` are passed as
+    np.int64, not as constants: a constant is typed as its value, and each call would compile its own copy.)"""
+    zero = 0.0
+    lam = rows[r, col]
+    if warm:
+        d = lam
+    else:
+        k = ma * (zero * zero + zero * zero) + ia * s * s + mb * (zero * zero + zero * zero) + ib * s * s
+        if k <= 0.0:
+            return vax, vay, vaw, vbx, vby, vbw
+        if kind == 0:
+            if use_bias:
+                rows[r, R_SCS0] = c
+            else:
+                c0 = rows[r, R_SCS0]
+                c = c0 + rows[r, R_SALPHA] * (c - c0)
+            bias, ms, isc = c * rows[r, R_SBETA], rows[r, R_SMS], rows[r, R_SISC]
+        elif kind == 1:
+            bias, ms, isc = rows[r, R_MC0], 1.0, 0.0
+        elif c > 0.0:
+            bias, ms, isc = c * inv_h, 1.0, 0.0
+        elif use_bias:
+            bias, ms, isc = jsoft[0] * c, jsoft[1], jsoft[2]
+        else:
+            bias, ms, isc = 0.0, 1.0, 0.0
+        cdot = zero * vbx + zero * vby + s * vbw - zero * vax - zero * vay - s * vaw
+        new = lam - ms * (cdot + bias) / k - isc * lam
+        new = min(max(new, lo), hi)
+        rows[r, col] = new
+        d = new - lam
+    return (vax - ma * d * zero, vay - ma * d * zero, vaw - ia * d * s, vbx + mb * d * zero, vby + mb * d * zero,
+            vbw + ib * d * s)
+
+
+@llvm_inline_njit
+def solve_record(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
+                 rby, dx, dy, da, db):
+    """One pass (the warm start, or the solve) over the record's rows in the generic rows' order: spring, motor,
+    lower and upper limit, the point (``_rows.solve_point`` of a rigid point with no cap); ``da``, ``db`` the
+    bodies' angle changes so far."""
+    features = np.int64(rows[r, R_FEATURES])
+    if features & SPRING_ON:
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_SL), -INF, INF, 1.0, np.int64(0), warm,
+                                                  use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb,
+                                                  ib, rows[r, R_SC0] + 1.0 * db - 1.0 * da)
+    if features & MOTOR_ON:
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_ML), rows[r, R_MLO], rows[r, R_MHI], 1.0,
+                                                  np.int64(1), warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx,
+                                                  vby, vbw, ma, ia, mb, ib, rows[r, R_MC0] + 1.0 * db - 1.0 * da)
+    if features & LOWER_ON:
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_LL), 0.0, INF, 1.0, np.int64(2), warm,
+                                                  use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb,
+                                                  ib, rows[r, R_LC0] + 1.0 * db - 1.0 * da)
+    if features & UPPER_ON:
+        vax, vay, vaw, vbx, vby, vbw = _angle_row(rows, r, np.int64(R_UL), 0.0, INF, -1.0, np.int64(2), warm,
+                                                  use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb,
+                                                  ib, rows[r, R_UC0] + -1.0 * db - -1.0 * da)
+    lx, ly = rows[r, R_PX], rows[r, R_PY]
+    if warm:
+        px, py = lx, ly
+    else:
+        if use_bias:
+            rate, ms, isc = jsoft[0], jsoft[1], jsoft[2]
+        else:
+            rate, ms, isc = 0.0, 1.0, 0.0
+        cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
+        cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
+        k11 = ma + mb + ray * ray * ia + rby * rby * ib
+        k12 = -ray * rax * ia - rby * rbx * ib
+        k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
+        det = k11 * k22 - k12 * k12
+        if det == 0.0:
+            return vax, vay, vaw, vbx, vby, vbw
+        inv = 1.0 / det
+        bx = (k22 * cx - k12 * cy) * inv
+        by = (k11 * cy - k12 * cx) * inv
+        nx = lx - ms * bx - isc * lx
+        ny = ly - ms * by - isc * ly
+        rows[r, R_PX] = nx
+        rows[r, R_PY] = ny
+        px, py = nx - lx, ny - ly
+    return (vax - ma * px, vay - ma * py, vaw - ia * (rax * py - ray * px), vbx + mb * px, vby + mb * py,
+            vbw + ib * (rbx * py - rby * px))
+
+
+@njit
+def store_record(rows, r, j, imp, reaction, inv_h):
+    """The record's impulses back to the joint table and the joint's reaction, as ``_solve.store_reactions`` sums
+    the generic rows' (the angle rows' impulses times their factor of B for the torque, then the point's)."""
+    features = np.int64(rows[r, R_FEATURES])
+    fx = fy = t = 0.0
+    if features & SPRING_ON:
+        imp[j, SPRING] = rows[r, R_SL]
+        t += rows[r, R_SL] * 1.0
+    if features & MOTOR_ON:
+        imp[j, MOTOR] = rows[r, R_ML]
+        t += rows[r, R_ML] * 1.0
+    if features & LOWER_ON:
+        imp[j, LOW] = rows[r, R_LL]
+        t += rows[r, R_LL] * 1.0
+    if features & UPPER_ON:
+        imp[j, HIGH] = rows[r, R_UL]
+        t += rows[r, R_UL] * -1.0
+    imp[j, PX] = rows[r, R_PX]
+    imp[j, PY] = rows[r, R_PY]
+    fx += rows[r, R_PX]
+    fy += rows[r, R_PY]
+    reaction[j, 0] = fx * inv_h
+    reaction[j, 1] = fy * inv_h
+    reaction[j, 2] = t * inv_h
