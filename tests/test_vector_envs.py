@@ -165,3 +165,36 @@ def test_bad_use_raises_and_changes_nothing():
     for bad in (np.zeros((2, 3)), np.array([[0.0, 1.5], [0.0, 0.0]]), np.array([[np.nan, 0.0], [0.0, 0.0]])):
         with pytest.raises(gym.error.InvalidAction):
             cont.step(bad)
+
+
+def test_a_compiled_reset_rebuilds_the_single_envs_world_bitwise():
+    """The resets after the first put each world back in place in one compiled call: every array of world i's
+    step tables (bodies, shapes, broad phase, joints, contacts) after the reset's first step equals, byte for
+    byte, the single environment's world reset with seed + i (16 terrains and pushes), also after episodes."""
+    from carom.batch import _adapter
+    from carom.envs.lunar_lander import LunarLander
+
+    def flat(value, out):
+        if isinstance(value, np.ndarray):
+            out.append(value)
+        elif isinstance(value, tuple):
+            for v in value:
+                flat(v, out)
+        return out
+
+    n = 16
+    env = gym.make_vec(ID, num_envs=n).unwrapped
+    env.reset(seed=100)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        env.step(rng.integers(0, 4, n))
+    env.reset(seed=200)
+    for i in range(n):
+        single = LunarLander()
+        single.reset(seed=200 + i)
+        ours = flat(env._batch._tables[i], [])
+        theirs = flat(_adapter.world_tables(single.world)[1], [])
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        assert np.array_equal(env._smooth[i], single.terrain[:, 1])

@@ -8,7 +8,9 @@ default, SAME_STEP, DISABLED with ``reset(options={"reset_mask": ...})``), the t
 ``max_episode_steps``, as the registration's ``TimeLimit`` wrapper does), the infos (dicts of arrays with their
 ``_key`` masks) and ``render()``.
 
-A subclass provides ``_reset_env(i, seed)`` (build env i's world and put it in the batch), ``_check_actions``
+A subclass provides ``_reset_envs(mask, seeds)`` (a new episode for every env of the boolean mask, env i's
+generator seeded with ``seeds[i]`` when that is not None; or ``_reset_env(i, seed)``, one env at a time),
+``_check_actions``
 (the actions as arrays, or an error that changes nothing) and ``_run(actions, run, fresh)`` (one compiled call:
 the worlds of ``run`` step, those of ``fresh`` take their reset's first step without an action; fills
 ``self._obs``, ``self._rewards`` and ``self._terminations``).
@@ -81,8 +83,7 @@ class BatchVectorEnv(VectorEnv):
             if not mask.any():
                 raise ValueError("`options['reset_mask']` must contain a boolean array with at least one True value, "
                                  f"got reset_mask={mask}")
-        for i in np.flatnonzero(mask):
-            self._reset_env(int(i), seeds[i])
+        self._reset_envs(mask, seeds)
         self._run(self._no_actions(), self._none, mask)
         self._after_reset(mask)
         self._terminations[mask] = False
@@ -109,8 +110,8 @@ class BatchVectorEnv(VectorEnv):
             fresh = self._autoreset.copy()
         else:
             fresh = self._none
-        for i in np.flatnonzero(fresh):
-            self._reset_env(int(i), None)
+        if fresh.any():
+            self._reset_envs(fresh, None)
         run = ~fresh
         self._run(acts, run, fresh)
         self._elapsed[run] += 1
@@ -129,8 +130,7 @@ class BatchVectorEnv(VectorEnv):
                 for i in np.flatnonzero(done):
                     final[i] = self._obs[i].copy()
                 infos = {"final_obs": final, "_final_obs": done.copy(), "final_info": {}, "_final_info": done.copy()}
-                for i in np.flatnonzero(done):
-                    self._reset_env(int(i), None)
+                self._reset_envs(done, None)
                 self._run(self._no_actions(), self._none, done)
                 self._elapsed[done] = 0
         self._terminations = terminated
@@ -154,6 +154,12 @@ class BatchVectorEnv(VectorEnv):
             env.close()
 
     # --- for subclasses ----------------------------------------------------------------------------------
+    def _reset_envs(self, mask: np.ndarray, seeds: list | None) -> None:
+        """A new episode for every env of ``mask`` (env i's generator seeded with ``seeds[i]`` first when ``seeds``
+        is a list and that is not None): here one env at a time, by ``_reset_env``."""
+        for i in np.flatnonzero(mask):
+            self._reset_env(int(i), None if seeds is None else seeds[i])
+
     def _reset_env(self, i: int, seed: int | None) -> None:
         raise NotImplementedError
 

@@ -18,6 +18,7 @@ from typing import Any
 import numba
 import numpy as np
 from numba import prange
+from numba.typed import List as typed_list
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -27,12 +28,16 @@ from ..batch import WorldBatch
 from .._jit import njit
 from ..batch import _adapter
 from ..batch._kernels import step_worlds, threads_for
+from ..geometry.aabb import core_aabb
 from ._vector import BatchVectorEnv, RandomStreams
-from .lunar_lander import (FPS, H, LEG_DOWN, MAIN_ENGINE_POWER, MAIN_ENGINE_Y_LOCATION, SCALE, SIDE_ENGINE_AWAY,
+from .lunar_lander import (CHUNKS, FPS, H, INITIAL_RANDOM, KICK_ANGLE, KICK_SPIN, KICK_VX, KICK_VY0, KICK_X,
+                           KICK_Y, KICK_Y0, LEG_DOWN, MAIN_ENGINE_POWER, MAIN_ENGINE_Y_LOCATION, SCALE, SIDE_ENGINE_AWAY,
                            SIDE_ENGINE_HEIGHT, SIDE_ENGINE_POWER, W, LunarLander)
 
 #: columns of the per-env row table: the lander's body row, its hull's shape row, the legs' shape rows
 LANDER, HULL, LEG0, LEG1 = range(4)
+#: the uniform draws of a reset (``LunarLander._build``): the terrain's CHUNKS + 1 heights, the push's two
+RESET_DRAWS = CHUNKS + 3
 
 
 class LunarLanderVector(BatchVectorEnv):
@@ -73,39 +78,82 @@ class LunarLanderVector(BatchVectorEnv):
         self._discrete_none = np.zeros(n, np.int64)
         self._continuous_none = np.zeros((n, 2))
         self._batch: WorldBatch | None = None
-        self._first: list = [None] * n
+        self._smooth = np.zeros((n, CHUNKS))          # each env's terrain heights (for drawing)
+        self._template: Any = None
+        self._terrain_rows = np.zeros(CHUNKS, np.int64)
+        self._kick_rows = np.zeros(3, np.int64)
+        self._unkicked: tuple = ()
 
     # --- resets ------------------------------------------------------------------------------------------
-    def _reset_env(self, i: int, seed: int | None) -> None:
-        """Env i's new episode: its single environment's world built from its generator (seeded with ``seed``
-        when given), put in slot i of the batch."""
-        env = self._envs[i]
-        if seed is not None:
-            gym.Env.reset(env, seed=seed)
+    def _reset_envs(self, mask: np.ndarray, seeds: list | None) -> None:
+        """New episodes for the envs of ``mask``. The first reset builds every env's world with its single
+        environment's own code (``LunarLander._build``) and keeps env 0's, before its first step, as the template;
+        every later one is one compiled call over all of them (``lander_reset``): each world put back into the
+        template's state in place, then given its new terrain, push and first-step kick from its own generator's
+        next draws, as ``_build`` draws and computes them."""
+        if self._batch is None:
+            if not mask.all():
+                raise gym.error.ResetNeeded("the first reset() must reset every sub-environment (no reset_mask)")
+            self._build_all(seeds)
+            return
+        streams = self._streams
+        if seeds is not None:
+            for i in np.flatnonzero(mask):
+                if seeds[i] is not None:
+                    env = self._envs[i]
+                    gym.Env.reset(env, seed=seeds[i])
+                    streams.attach(int(i), env.np_random)
+        streams.refill(RESET_DRAWS + 2)
+        state = self._batch._kernel_state()
+        _, _, _, _, _, _, tables, previous, approach, _ = state
+        centres, starts, turned, moving = self._unkicked
+        with threads_for(self.num_envs):
+            lander_reset(mask, self._template, self._terrain_rows, self._kick_rows, centres, starts, turned, moving, streams.buffer, streams.position,
+                         self._smooth, tables, previous, approach)
+        self._batch._restored(mask)
+        self._prev_shaping[mask] = np.nan
+        self._game_over[mask] = False
+        self._leg_contact[mask] = 0.0
+
+    def _build_all(self, seeds: list | None) -> None:
+        """The first reset: every env's world built by its single environment, the batch made of them, env 0's
+        tables copied as the template of the later resets."""
+        worlds = []
+        for i, env in enumerate(self._envs):
+            if seeds is not None and seeds[i] is not None:
+                gym.Env.reset(env, seed=seeds[i])
+            env.game_over = False
+            env.prev_shaping = None
+            env.leg_contact = np.zeros(2)
+            env.particles = np.zeros((0, 6))
+            env._build()
+            assert env.world is not None
+            worlds.append(env.world)
+            self._rows[i] = (env._lander_row, env._hull_shape_row, env._leg_shape_rows[0], env._leg_shape_rows[1])
+            self._smooth[i] = env.terrain[:, 1]
             self._streams.attach(i, env.np_random)
-        elif self._streams._gen[i] is None:
-            self._streams.attach(i, env.np_random)
-        self._streams.sync(i)
-        env.game_over = False
-        env.prev_shaping = None
-        env.leg_contact = np.zeros(2)
-        env.particles = np.zeros((0, 6))
-        env._build()
-        world = env.world
-        assert world is not None
-        if self._batch is not None:
-            self._batch.replace(i, world, keep_initial=False)
-        else:
-            # the first reset: the batch is made from every env's first world at once
-            self._first[i] = world
-            if all(w is not None for w in self._first):
-                self._batch = WorldBatch(self._first, keep_initial=False)
-                self._first = []
-        self._rows[i] = (env._lander_row, env._hull_shape_row, env._leg_shape_rows[0], env._leg_shape_rows[1])
-        self._prev_shaping[i] = np.nan
-        self._game_over[i] = False
-        self._leg_contact[i] = 0.0
-        self._streams.attach(i, env.np_random)
+        first = self._envs[0]
+        template = _adapter.world_tables(first.world)[1]
+        # (in a typed list, as the batch's tables: a parallel loop takes a list of tables, not a tuple of them)
+        self._template = typed_list([_adapter.copy_tables(template)])
+        self._terrain_rows = np.array(first._terrain_shape_rows, np.int64)
+        self._kick_rows = np.array([first._lander_row, *first._leg_rows], np.int64)
+        self._unkicked = tuple(np.ascontiguousarray(a, np.float64) for a in first._unkicked)
+        self._batch = WorldBatch(worlds, keep_initial=False)
+        want = _adapter.layout(template)
+        if any(_adapter.layout(t) != want for t in self._batch._tables) or (self._rows != self._rows[0]).any():
+            raise AssertionError("the LunarLander worlds differ in layout: the compiled reset needs them alike")
+        self._prev_shaping[:] = np.nan
+        self._game_over[:] = False
+        self._leg_contact[:] = 0.0
+
+    def render(self) -> tuple[Any, ...] | None:
+        """One frame per sub-environment (``render_mode="rgb_array"``), each drawn by its single environment from
+        its world and its terrain."""
+        if self.render_mode is not None and self._ready.all():
+            for env, heights in zip(self._envs, self._smooth):
+                env._set_terrain(heights.copy())
+        return super().render()
 
     def _check_actions(self, actions: Any) -> Any:
         """The actions as an int64 (N,) or float64 (N, 2) array, or Gymnasium's ``InvalidAction`` naming them."""
@@ -305,3 +353,83 @@ def lander_observe(active, rows, power, prev_shaping, game_over, leg_contact, ob
         if active[i] and bad[i, 0] == _adapter.BODY_OK:
             _observe(np.int64(i), rows, power, prev_shaping, game_over, leg_contact, obs, rewards, terminations,
                      tables, previous)
+
+
+@njit
+def _reset_one(i, template, terrain_rows, kick_rows, centres, starts, turned, moving, buffer, position, smooth, tables,
+               previous, approach):
+    """Env i's new episode, as ``LunarLander._build`` makes it (the same draws, formulas and order of operations,
+    so bitwise the same world): the world put back into the template's state (``_adapter.restore_world``), then
+    from the env's next ``RESET_DRAWS`` uniform draws the terrain (CHUNKS + 1 heights in [0, H/2), the pad's five
+    flat, smoothed over three neighbours; each segment's vertices, edge normals, reach, its static body's smallest
+    extent and its broad-phase box, as ``Body.add_shape`` computes them), the push (a force on the lander) and the
+    first-step kick (``LunarLander._first_step_kick``, then ``World.set_state``'s centres of mass)."""
+    _adapter.restore_world(template[0], tables, previous, approach, i)
+    t = tables[i]
+    p = position[i]
+    height = np.empty(CHUNKS + 1)
+    for k in range(CHUNKS + 1):
+        height[k] = 0.0 + (H / 2 - 0.0) * buffer[i, p + k]
+    for k in range(CHUNKS // 2 - 2, CHUNKS // 2 + 3):
+        height[k] = H / 4
+    for k in range(CHUNKS):
+        smooth[i, k] = 0.33 * (height[k - 1] + height[k] + height[k + 1])
+    body, offset, proxy, verts, normals, reach = _adapter.shape_rows(t)
+    min_extent, force = _adapter.body_extent(t)
+    lower, upper = _adapter.proxy_boxes(t)
+    step_x = W / (CHUNKS - 1)
+    for k in range(CHUNKS - 1):
+        sh = terrain_rows[k + 1]
+        o = offset[sh]
+        ax, ay = step_x * k, smooth[i, k]
+        bx, by = step_x * (k + 1), smooth[i, k + 1]
+        verts[o, 0], verts[o, 1], verts[o + 1, 0], verts[o + 1, 1] = ax, ay, bx, by
+        # (shapes.edge_normals: edge a → b and b → a turned clockwise, over their lengths)
+        for e, (ex, ey) in enumerate(((bx - ax, by - ay), (ax - bx, ay - by))):
+            length = math.sqrt(ey * ey + ex * ex)
+            normals[o + e, 0] = ey / length
+            normals[o + e, 1] = -ex / length
+        reach[sh] = max(math.hypot(ax, ay), math.hypot(bx, by)) + 0.0
+        min_extent[body[sh]] = 0.5 * min(max(ax, bx) - min(ax, bx), max(ay, by) - min(ay, by))
+        lx, ly, ux, uy = core_aabb(verts[o:o + 2], 0.0, 0.0, 0.0, 1.0, 0.0)
+        q = proxy[sh]
+        lower[q, 0], lower[q, 1], upper[q, 0], upper[q, 1] = lx, ly, ux, uy
+    p += CHUNKS + 1
+    fx = -INITIAL_RANDOM + (INITIAL_RANDOM - -INITIAL_RANDOM) * buffer[i, p]
+    fy = -INITIAL_RANDOM + (INITIAL_RANDOM - -INITIAL_RANDOM) * buffer[i, p + 1]
+    position[i] = p + 2
+    lander = kick_rows[0]
+    force[lander, 0] = 0.0 + fx
+    force[lander, 1] = 0.0 + fy
+    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(t)
+    spin = KICK_SPIN * fx
+    sx, sy = KICK_X * fx, KICK_Y * fy + KICK_Y0
+    hx, hy = centres[0, 0], centres[0, 1]
+    turn = KICK_ANGLE * fx
+    c, s = math.cos(turn), math.sin(turn)
+    for k in range(kick_rows.shape[0]):
+        b = kick_rows[k]
+        arm_x, arm_y = centres[k, 0] - hx, centres[k, 1] - hy
+        vx = moving[k, 0] + spin * -arm_y
+        vy = moving[k, 1] + spin * arm_x
+        ox, oy = starts[k, 0] - hx, starts[k, 1] - hy
+        px = (hx + sx) + (c * ox - s * oy)
+        py = (hy + sy) + (s * ox + c * oy)
+        a = turned[k] + turn
+        angle_of[b] = a
+        ca, sa = math.cos(a), math.sin(a)
+        com[b, 0] = px + (ca * lc[b, 0] - sa * lc[b, 1])
+        com[b, 1] = py + (sa * lc[b, 0] + ca * lc[b, 1])
+        vel[b, 0] = vx + KICK_VX * fx
+        vel[b, 1] = vy + KICK_VY0
+        angvel[b] = spin
+
+
+@numba.njit(cache=True, parallel=True)
+def lander_reset(mask, template, terrain_rows, kick_rows, centres, starts, turned, moving, buffer, position, smooth,
+                 tables, previous, approach):
+    """A new episode for every env of ``mask`` (``_reset_one``), the envs spread over the threads."""
+    for i in prange(mask.shape[0]):
+        if mask[i]:
+            _reset_one(np.int64(i), template, terrain_rows, kick_rows, centres, starts, turned, moving, buffer,
+                       position, smooth, tables, previous, approach)
