@@ -28,7 +28,7 @@ from ..errors import CaromError
 from ..rigid import _step, bulk
 from ..rigid._layout import ContactTable, TreeTable
 from ..rigid.events import empty_events
-from ..rigid.joints import bookkeeping
+from ..rigid.joints import bookkeeping, revolute
 from ..rigid.world import MIX_RULES, World
 
 #: One world's tables as a batched step reads and writes them: the step's body, shape and tree tables, shape →
@@ -301,3 +301,21 @@ def proxy_boxes(tables):
 def body_extent(tables):
     """The bodies' smallest extents (``min_extent``) and forces."""
     return tables.bodies.min_extent, tables.bodies.force
+
+
+#: the revolute joint's motor columns of the joint table's ``param``
+REVOLUTE_MOTOR_SPEED = revolute.MOTOR_SPEED
+REVOLUTE_MAX_MOTOR_TORQUE = revolute.MAX_MOTOR_TORQUE
+
+
+@njit
+def joint_arrays(tables):
+    """(settings, bodies) of a world's joint table: ``param`` (J, PARAM_WIDTH) and ``body`` (J, 2)."""
+    return tables.joints.param, tables.joints.body
+
+
+@njit
+def contact_points(tables):
+    """(keys, point counts, point separations, sensor flags) of a world's contact table after its last step."""
+    c = tables.contacts
+    return c.keys, c.count, c.separation, c.sensor

@@ -172,6 +172,42 @@ class BatchVectorEnv(VectorEnv):
     def _run(self, actions: Any, run: np.ndarray, fresh: np.ndarray) -> None:
         raise NotImplementedError
 
+    # --- shared by subclasses ----------------------------------------------------------------------------
+    _batch: Any
+
+    def _box_actions(self, actions: Any, width: int) -> np.ndarray:
+        """Continuous actions as a float64 (num_envs, width) array of finite numbers in [-1, 1], or Gymnasium's
+        ``InvalidAction`` naming them (nothing changed)."""
+        n = self.num_envs
+        a = np.asarray(actions, dtype=np.float64) if not isinstance(actions, str) else None
+        if a is None or a.shape != (n, width) or not np.isfinite(a).all() or np.abs(a).max() > 1.0:
+            raise gym.error.InvalidAction(f"actions must be {n} × {width} finite numbers in [-1, 1] (the action "
+                                          f"space {self.action_space}), got {actions!r}")
+        return a
+
+    def _tables(self) -> tuple:
+        """The batch's compiled state (``WorldBatch._kernel_state``), or ``ResetNeeded`` before the first reset."""
+        if self._batch is None:
+            raise gym.error.ResetNeeded("the first reset() must reset every sub-environment (no reset_mask)")
+        return self._batch._kernel_state()
+
+    def _step_worlds(self, state: tuple, active: np.ndarray, dt: float) -> None:
+        """One compiled call stepping the worlds of ``active`` by ``dt`` (``state``: :meth:`_tables`)."""
+        from ..batch import _adapter
+        from ..batch._kernels import step_worlds
+        substeps, gravity, friction, restitution, sleep, skip, tables, previous, approach, bad = state
+        bad[:, 0] = _adapter.BODY_OK
+        step_worlds(dt, substeps, gravity, friction, restitution, sleep, skip, active, tables, previous, approach, bad)
+        self._batch._stepped(active, dt)
+
+    def _raise_refused(self, state: tuple, active: np.ndarray) -> None:
+        """The error ``World.step`` raises for the first world of ``active`` whose step was refused, if any."""
+        from ..batch import _adapter
+        bad = state[-1]
+        if (bad[active, 0] != _adapter.BODY_OK).any():
+            i = int(np.flatnonzero(active & (bad[:, 0] != _adapter.BODY_OK))[0])
+            raise _adapter.refused(self._batch._worlds[i], int(bad[i, 0]), int(bad[i, 1]))
+
 
 class RandomStreams:
     """Each sub-environment's own random generator, read in compiled code from a buffer of its next draws.

@@ -27,7 +27,7 @@ from gymnasium.vector.utils import batch_space
 from ..batch import WorldBatch
 from .._jit import njit
 from ..batch import _adapter
-from ..batch._kernels import step_worlds, threads_for
+from ..batch._kernels import threads_for
 from ..geometry.aabb import core_aabb
 from ._vector import BatchVectorEnv, RandomStreams
 from .lunar_lander import (CHUNKS, FPS, H, INITIAL_RANDOM, KICK_ANGLE, KICK_SPIN, KICK_VX, KICK_VY0, KICK_X,
@@ -104,8 +104,7 @@ class LunarLanderVector(BatchVectorEnv):
                     gym.Env.reset(env, seed=seeds[i])
                     streams.attach(int(i), env.np_random)
         streams.refill(RESET_DRAWS + 2)
-        state = self._batch._kernel_state()
-        _, _, _, _, _, _, tables, previous, approach, _ = state
+        tables, previous, approach = self._tables()[6:9]
         centres, starts, turned, moving = self._unkicked
         with threads_for(self.num_envs):
             lander_reset(mask, self._template, self._terrain_rows, self._kick_rows, centres, starts, turned, moving, streams.buffer, streams.position,
@@ -159,11 +158,7 @@ class LunarLanderVector(BatchVectorEnv):
         """The actions as an int64 (N,) or float64 (N, 2) array, or Gymnasium's ``InvalidAction`` naming them."""
         n = self.num_envs
         if self.continuous:
-            a = np.asarray(actions, dtype=np.float64) if not isinstance(actions, str) else None
-            if a is None or a.shape != (n, 2) or not np.isfinite(a).all() or np.abs(a).max() > 1.0:
-                raise gym.error.InvalidAction(f"actions must be {n} × 2 finite numbers in [-1, 1] (the action space "
-                                              f"{self.action_space}), got {actions!r}")
-            return a
+            return self._box_actions(actions, 2)
         a = np.asarray(actions) if not isinstance(actions, str) else np.zeros(0)
         if (a.shape != (n,) or a.dtype.kind not in "iu" or (a < 0).any() or (a > 3).any()):
             raise gym.error.InvalidAction(f"actions must be {n} integers in 0..3 (the action space "
@@ -178,27 +173,19 @@ class LunarLanderVector(BatchVectorEnv):
         """Three compiled calls, each over every env: the engines (``lander_fire``), the worlds' step (the
         batch's ``step_worlds``: all worlds in one call) and the observations and rewards (``lander_observe``).
         The envs of ``run`` fire their engines, those of ``fresh`` take their reset's first step (no engine)."""
-        batch = self._batch
-        if batch is None:
-            raise gym.error.ResetNeeded("the first reset() must reset every sub-environment (no reset_mask)")
+        state = self._tables()
         self._streams.refill(2)
-        state = batch._kernel_state()
         discrete = self._discrete_none if self.continuous else actions
         continuous = actions if self.continuous else self._continuous_none
         active = run | fresh
-        substeps, gravity, friction, restitution, sleep, skip, tables, previous, approach, bad = state
+        tables, previous, bad = state[6], state[7], state[9]
         with threads_for(self.num_envs):
             lander_fire(self.continuous, discrete, continuous, run, active, self._streams.buffer,
                         self._streams.position, self._rows, self._power, tables)
-            bad[:, 0] = _adapter.BODY_OK
-            step_worlds(1.0 / FPS, substeps, gravity, friction, restitution, sleep, skip, active, tables, previous,
-                        approach, bad)
+            self._step_worlds(state, active, 1.0 / FPS)
             lander_observe(active, self._rows, self._power, self._prev_shaping, self._game_over, self._leg_contact,
                            self._obs, self._rewards, self._terminations, tables, previous, bad)
-        batch._stepped(active, 1.0 / FPS)
-        if (bad[active, 0] != _adapter.BODY_OK).any():
-            i = int(np.flatnonzero(active & (bad[:, 0] != _adapter.BODY_OK))[0])
-            raise _adapter.refused(batch._worlds[i], int(bad[i, 0]), int(bad[i, 1]))
+        self._raise_refused(state, active)
 
 
 @njit
