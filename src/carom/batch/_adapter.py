@@ -319,3 +319,9 @@ def contact_points(tables):
     """(keys, point counts, point separations, sensor flags) of a world's contact table after its last step."""
     c = tables.contacts
     return c.keys, c.count, c.separation, c.sensor
+
+
+@njit
+def chain_arrays(tables):
+    """(one-way directions, ghost vertices) of a world's shapes (chain segments: ``Body.add_chain``)."""
+    return tables.shapes.one_way, tables.shapes.ghost

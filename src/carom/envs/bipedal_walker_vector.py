@@ -32,7 +32,8 @@ from .._jit import njit
 from ..batch import _adapter
 from ..batch._kernels import threads_for
 from ._vector import BatchVectorEnv
-from .bipedal_walker import (FPS, LIDAR_DIRECTIONS, MOTOR_SPEEDS, MOTORS_TORQUE, SCALE, SKIN, SPEED_HIP, SPEED_KNEE,
+from ..geometry.aabb import core_aabb
+from .bipedal_walker import (FPS, INITIAL_RANDOM, LIDAR_DIRECTIONS, MOTOR_SPEEDS, MOTORS_TORQUE, SCALE, SKIN, SPEED_HIP, SPEED_KNEE,
                              TERRAIN_GRASS, TERRAIN_LENGTH, TERRAIN_STEP, VIEWPORT_H, VIEWPORT_W, BipedalWalker,
                              _lidar_fractions)
 
@@ -46,6 +47,8 @@ JOINT_REF = np.array([-0.05, 0.0, 0.05, 0.0])
 PARTNERS = 32
 #: the motors' settings when a walker is built: speeds, largest torques
 START_SPEEDS = np.array([-1.0, 1.0, 1.0, 1.0])
+#: the terrain's colour as the single environment draws it
+TERRAIN_COLOUR = (102, 153, 76)
 
 
 class BipedalWalkerVector(BatchVectorEnv):
@@ -84,10 +87,72 @@ class BipedalWalkerVector(BatchVectorEnv):
         self._none = np.zeros(n, np.bool_)
         self._no_action = np.zeros((n, 4))
         self._courses: Any = None
+        self._template: Any = None
+        self._segments = np.zeros(0, np.int64)
+        self._pieces = np.zeros(0, np.int64)
+        self._hull_mass = 0.0
+        self._surface = np.zeros((n, TERRAIN_LENGTH, 2))
+        self._one_way = np.zeros((n, TERRAIN_LENGTH - 1, 2))
+        self._push = np.zeros(n)
         self._batch: WorldBatch | None = None
         self._first: list = [None] * n
 
     # --- resets ------------------------------------------------------------------------------------------
+    def _reset_envs(self, mask: np.ndarray, seeds: list | None) -> None:
+        """New episodes for the envs of ``mask``. The first reset, and every reset in hardcore (whose courses
+        differ in their obstacles, so in their worlds' layout), build each world with the single environment's
+        code (``_reset_env``). Later ordinary resets draw each course in Python with the single environment's
+        own code (``_generate_terrain``, ``_generate_clouds``, the push: the random numbers in its order), then
+        put every world of ``mask`` back into the template's state and lay its course into it in one compiled
+        call (``walker_reset``)."""
+        if self._batch is None or self.hardcore:
+            super()._reset_envs(mask, seeds)
+            if self._template is None and not self.hardcore and self._batch is not None:
+                self._make_template()
+            return
+        for i in np.flatnonzero(mask):
+            env = self._envs[i]
+            if seeds is not None and seeds[i] is not None:
+                gym.Env.reset(env, seed=seeds[i])
+            env._generate_terrain()
+            env._generate_clouds()
+            self._push[i] = env.np_random.uniform(-INITIAL_RANDOM, INITIAL_RANDOM)
+            surface = np.stack([env.terrain_x, env.terrain_y], axis=1)
+            self._surface[i] = surface
+            self._one_way[i] = _chain_sides(surface)
+            pack, xmin, xmax = env._lidar_layout(surface, [])
+            env._lidar_pack, env._lidar_xmin, env._lidar_xmax = pack, xmin, xmax
+            self._courses[i] = tuple(pack) + (xmin, xmax)
+        tables, previous, approach = self._tables()[6:9]
+        with threads_for(self.num_envs):
+            walker_reset(mask, self._template, self._segments, self._pieces, self._bodies[0, HULL], self._hull_mass,
+                         self._surface, self._one_way, self._push, tables, previous, approach)
+        self._batch._restored(mask)
+        self._motor[mask, 0] = START_SPEEDS
+        self._motor[mask, 1] = MOTORS_TORQUE
+        self._ground[mask] = 1.0
+        self._partner_count[mask] = 0
+        self._game_over[mask] = False
+
+    def _make_template(self) -> None:
+        """After the first reset: env 0's world, before its first step, as the template of the later resets, its
+        terrain segments' shape rows and their chain pieces (every ordinary walker world has the same layout)."""
+        assert self._batch is not None
+        env = self._envs[0]
+        assert env.world is not None
+        t = env.world.tables
+        segments = np.flatnonzero(t.s_chain[:t.n_shapes] != 0)
+        self._segments = segments.astype(np.int64)
+        pieces = t.s_body[segments]
+        self._pieces = np.searchsorted(np.unique(pieces), pieces).astype(np.int64)
+        self._hull_mass = float(env.hull.mass) if env.hull is not None else 0.0
+        template = self._batch._tables[0]
+        want = _adapter.layout(template)
+        if any(_adapter.layout(t) != want for t in self._batch._tables) or (self._bodies != self._bodies[0]).any():
+            raise AssertionError("the walker worlds differ in layout: the compiled reset needs them alike")
+        # (in a typed list, as the batch's tables: a parallel loop takes a list of tables, not a tuple of them)
+        self._template = typed_list([_adapter.copy_tables(template)])
+
     def _reset_env(self, i: int, seed: int | None) -> None:
         """Env i's new episode: its single environment's course and walker built from its generator (seeded with
         ``seed`` when given), put in slot i of the batch, its course packed for the lidar."""
@@ -146,7 +211,86 @@ class BipedalWalkerVector(BatchVectorEnv):
             for env, x, lidar in zip(self._envs, self._x, self._lidar):
                 env.scroll = float(x) - VIEWPORT_W / SCALE / 5
                 env.lidar_fractions[:] = lidar
+                x_, y_ = env.terrain_x, env.terrain_y
+                env.terrain_poly = [([(x_[k], y_[k]), (x_[k + 1], y_[k + 1]), (x_[k + 1], 0.0), (x_[k], 0.0)],
+                                     TERRAIN_COLOUR) for k in range(x_.shape[0] - 1)]
         return super().render()
+
+
+def _chain_sides(surface: np.ndarray) -> np.ndarray:
+    """Each terrain segment's free side (its ``one_way`` direction) as ``Body.add_chain`` and ``Body.add_shape``
+    compute it: (−d_y, d_x)/|d|, made unit again (Python's ``math.hypot``, which a compiled kernel does not
+    reproduce bit for bit, so this stays in Python)."""
+    out = np.empty((surface.shape[0] - 1, 2))
+    for k in range(surface.shape[0] - 1):
+        d = surface[k + 1] - surface[k]
+        nrm = np.array([-d[1], d[0]]) / math.hypot(d[0], d[1])
+        x, y = float(nrm[0]), float(nrm[1])
+        length = math.hypot(x, y)
+        out[k, 0] = x / length
+        out[k, 1] = y / length
+    return out
+
+
+@njit
+def _reset_one(i, template, segments, pieces, hull, hull_mass, surface, one_way, push, tables, previous, approach):
+    """Env i's new episode, as ``BipedalWalker._build`` makes it from its course (the same formulas and order
+    of operations, so bitwise the same world): the world put back into the template's state
+    (``_adapter.restore_world``), then each terrain segment's vertices, edge normals, free side, ghost vertices
+    (its chain piece's neighbours, as ``Body.add_chain`` sets them), reach and broad-phase box, each piece's
+    smallest extent (``mass.parts_mass``), and the hull's push."""
+    _adapter.restore_world(template[0], tables, previous, approach, i)
+    t = tables[i]
+    body, offset, proxy, verts, normals, reach = _adapter.shape_rows(t)
+    one_way_of, ghost = _adapter.chain_arrays(t)
+    min_extent, _ = _adapter.body_extent(t)
+    lower, upper = _adapter.proxy_boxes(t)
+    count = segments.shape[0]
+    extent = np.full(pieces[count - 1] + 1, np.inf)
+    for k in range(count):
+        sh = segments[k]
+        o = offset[sh]
+        ax, ay = surface[i, k, 0], surface[i, k, 1]
+        bx, by = surface[i, k + 1, 0], surface[i, k + 1, 1]
+        verts[o, 0], verts[o, 1], verts[o + 1, 0], verts[o + 1, 1] = ax, ay, bx, by
+        ex, ey = bx - ax, by - ay
+        length = math.sqrt(ey * ey + ex * ex)
+        normals[o, 0], normals[o, 1] = ey / length, -ex / length
+        ex, ey = ax - bx, ay - by
+        length = math.sqrt(ey * ey + ex * ex)
+        normals[o + 1, 0], normals[o + 1, 1] = ey / length, -ex / length
+        one_way_of[sh, 0], one_way_of[sh, 1] = one_way[i, k, 0], one_way[i, k, 1]
+        first = k == 0 or pieces[k - 1] != pieces[k]
+        last = k == count - 1 or pieces[k + 1] != pieces[k]
+        for c in range(4):
+            ghost[sh, c] = 0.0
+        if not first:
+            ghost[sh, 0], ghost[sh, 1] = surface[i, k - 1, 0], surface[i, k - 1, 1]
+        if not last:
+            ghost[sh, 2], ghost[sh, 3] = surface[i, k + 2, 0], surface[i, k + 2, 1]
+        reach[sh] = max(math.hypot(ax, ay), math.hypot(bx, by)) + 0.0
+        ext = 0.5 * min(max(ax, bx) - min(ax, bx), max(ay, by) - min(ay, by))
+        extent[pieces[k]] = min(extent[pieces[k]], max(ext, 0.0))
+        lx, ly, ux, uy = core_aabb(verts[o:o + 2], 0.0, 0.0, 0.0, 1.0, 0.0)
+        q = proxy[sh]
+        lower[q, 0], lower[q, 1], upper[q, 0], upper[q, 1] = lx, ly, ux, uy
+    for k in range(count):
+        if k == 0 or pieces[k - 1] != pieces[k]:
+            min_extent[body[segments[k]]] = extent[pieces[k]]
+    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(t)
+    vel[hull, 0] = push[i] / FPS / hull_mass * 1.0
+    vel[hull, 1] = 0.0 * 1.0
+
+
+@numba.njit(cache=True, parallel=True)
+def walker_reset(mask, template, segments, pieces, hull, hull_mass, surface, one_way, push, tables, previous,
+                 approach):
+    """A new episode for every env of ``mask`` from its course (``_reset_one``), the envs spread over the
+    threads."""
+    for i in prange(mask.shape[0]):
+        if mask[i]:
+            _reset_one(np.int64(i), template, segments, pieces, hull, hull_mass, surface, one_way, push, tables,
+                       previous, approach)
 
 
 @njit
