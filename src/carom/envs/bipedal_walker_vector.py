@@ -10,9 +10,13 @@ rays cast against the env's packed course (``_lidar_fractions``, the single envi
 observed numbers, the reward and the episode's end, by the single environment's formulas in the same order of
 operations.
 
-What stays in Python: a reset builds its course and walker with the single environment's code (tens of
-milliseconds: 200 terrain points, 20 chains, the obstacles), so an env costs Python time once per episode, not
-per step. A walker draws no random number after its reset, so no generator is read in compiled code.
+Resets: the first builds every env's world with the single environment's code (tens of milliseconds each: 200
+terrain points in 20 chains) and keeps env 0's as the template. Every later ordinary reset draws its course in
+Python with the single environment's own code (the random numbers in its order, about a millisecond), then one
+compiled call over all the envs of the reset puts each world back into the template's state in place and lays
+the course into it (``walker_reset``): byte for byte the single environment's new world (the tests compare
+every array). Hardcore courses differ in their obstacles, so in their worlds' layout: there every reset builds
+its world with the single environment's code. A walker draws no random number after its reset.
 """
 from __future__ import annotations
 
