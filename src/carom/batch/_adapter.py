@@ -325,3 +325,10 @@ def contact_points(tables):
 def chain_arrays(tables):
     """(one-way directions, ghost vertices) of a world's shapes (chain segments: ``Body.add_chain``)."""
     return tables.shapes.one_way, tables.shapes.ghost
+
+
+@njit
+def touch_flags(previous, contacts):
+    """(keys, touching flags) of a world's contact table before its last step and after it (both in key order):
+    what ``_step.event_rows`` merges into begin and end events."""
+    return previous.keys, previous.touching, contacts.keys, contacts.touching

@@ -302,7 +302,8 @@ def _motors(i, actions, joints, motor, tables):
     """Env i's motors from its action, as ``BipedalWalker.step`` sets them: speed sign(a)·(4 or 6) rad/s, largest
     torque min(|a|, 1)·80 N·m; a joint whose setting changes has it written and its two bodies woken (as
     ``Joint.__setattr__`` does, ``World._wake`` of each)."""
-    param, body = _adapter.joint_arrays(tables[i])
+    t = tables[i]           # (read once: reading a typed list's entry counts a reference to each of its arrays)
+    param, body = _adapter.joint_arrays(t)
     for k in range(4):
         a = actions[i, k]
         speed = np.sign(a) * MOTOR_SPEEDS[k]
@@ -310,11 +311,11 @@ def _motors(i, actions, joints, motor, tables):
         if speed != motor[i, 0, k] or torque != motor[i, 1, k]:
             j = joints[i, k]
             param[j, _adapter.REVOLUTE_MOTOR_SPEED] = speed
-            _adapter.wake(tables[i], body[j, 0])
-            _adapter.wake(tables[i], body[j, 1])
+            _adapter.wake(t, body[j, 0])
+            _adapter.wake(t, body[j, 1])
             param[j, _adapter.REVOLUTE_MAX_MOTOR_TORQUE] = torque
-            _adapter.wake(tables[i], body[j, 0])
-            _adapter.wake(tables[i], body[j, 1])
+            _adapter.wake(t, body[j, 0])
+            _adapter.wake(t, body[j, 1])
         motor[i, 0, k] = speed
         motor[i, 1, k] = torque
 

@@ -204,6 +204,59 @@ def _engines(continuous, discrete, cont, i):
 
 
 @njit
+def _impulse(b, jx, jy, qx, qy, com, vel, angvel, inv_mass, inv_inertia):
+    """The impulse (jx, jy) at the point (qx, qy) on body b, as ``World.apply_impulses`` adds it."""
+    vel[b, 0] = vel[b, 0] + inv_mass[b] * jx
+    vel[b, 1] = vel[b, 1] + inv_mass[b] * jy
+    rx = qx - com[b, 0]
+    ry = qy - com[b, 1]
+    angvel[b] = angvel[b] + inv_inertia[b] * (rx * jy - ry * jx)
+
+
+@njit
+def _touches(i, rows, game_over, leg_contact, contacts, previous):
+    """The touch events of env i's last step, as ``World.contact_events`` finds them (``_step.event_rows``: the
+    two steps' sorted contact keys merged, a pair touching now and not before begins, one touching before and
+    not now ends), read as the single env's contact listener reads them: a begin of the hull's contact is a
+    crash, a leg's begin sets its flag, its end clears it (the end winning). Without building the event arrays."""
+    old_keys, old_touch, keys, touch = _adapter.touch_flags(previous, contacts)
+    hull, leg0, leg1 = rows[i, HULL], rows[i, LEG0], rows[i, LEG1]
+    began0 = began1 = ended0 = ended1 = False
+    n, n_old = keys.shape[0], old_keys.shape[0]
+    a = b = 0
+    while a < n or b < n_old:
+        key, begins, ends = 0, False, False
+        if b >= n_old or (a < n and keys[a] < old_keys[b]):
+            key, begins = keys[a], touch[a]
+            a += 1
+        elif a >= n or old_keys[b] < keys[a]:
+            key, ends = old_keys[b], old_touch[b]
+            b += 1
+        else:
+            key, begins, ends = keys[a], touch[a] and not old_touch[b], old_touch[b] and not touch[a]
+            a += 1
+            b += 1
+        if begins or ends:
+            s1, s2 = _adapter.key_shapes(key)
+            if begins:
+                if s1 == hull or s2 == hull:
+                    game_over[i] = True
+                began0 = began0 or s1 == leg0 or s2 == leg0
+                began1 = began1 or s1 == leg1 or s2 == leg1
+            else:
+                ended0 = ended0 or s1 == leg0 or s2 == leg0
+                ended1 = ended1 or s1 == leg1 or s2 == leg1
+    if began0:
+        leg_contact[i, 0] = 1.0
+    if began1:
+        leg_contact[i, 1] = 1.0
+    if ended0:
+        leg_contact[i, 0] = 0.0
+    if ended1:
+        leg_contact[i, 1] = 0.0
+
+
+@njit
 def _fire(i, continuous, discrete, cont, run, buffer, position, rows, power, tables):
     """Env i's engines, as ``LunarLander.step`` fires them (the same formulas in the same order, so bitwise the
     same): two uniform draws for the dispersion, then the main and side engines' impulses on the hull, one after
@@ -213,7 +266,9 @@ def _fire(i, continuous, discrete, cont, run, buffer, position, rows, power, tab
         m_power, side = _engines(continuous, discrete, cont, i)
     else:
         m_power, side = 0.0, 0.0
-    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(tables[i])
+    # (each env's tables read once: reading an entry of the typed list counts a reference to each of its arrays)
+    t = tables[i]
+    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(t)
     L = rows[i, LANDER]
     angle = angle_of[L]
     c, s = math.cos(angle), math.sin(angle)
@@ -225,37 +280,32 @@ def _fire(i, continuous, discrete, cont, run, buffer, position, rows, power, tab
     d0 = (-1.0 + 2.0 * buffer[i, p]) / SCALE
     d1 = (-1.0 + 2.0 * buffer[i, p + 1]) / SCALE
     position[i] = p + 2
-    fired = 0
-    j = np.zeros((2, 2))
-    q = np.zeros((2, 2))
+    # (the two impulses as the single env adds them, main engine first; scalars, not arrays: no allocation)
+    main_x = main_y = main_px = main_py = side_x = side_y = side_px = side_py = 0.0
     if m_power > 0.0:
         reach = MAIN_ENGINE_Y_LOCATION / SCALE + 2 * d0
         ox = tip0 * reach + side0 * d1
         oy = -tip1 * reach - side1 * d1
-        j[fired, 0] = -ox * MAIN_ENGINE_POWER * m_power
-        j[fired, 1] = -oy * MAIN_ENGINE_POWER * m_power
-        q[fired, 0] = px + ox
-        q[fired, 1] = py + oy
-        fired += 1
+        main_x = -ox * MAIN_ENGINE_POWER * m_power
+        main_y = -oy * MAIN_ENGINE_POWER * m_power
+        main_px = px + ox
+        main_py = py + oy
     s_power = abs(side)
     if s_power > 0.0:
         direction = math.copysign(1.0, side)
         lever = 3 * d1 + direction * SIDE_ENGINE_AWAY / SCALE
         ox = tip0 * d0 + side0 * lever
         oy = -tip1 * d0 - side1 * lever
-        j[fired, 0] = -ox * SIDE_ENGINE_POWER * s_power
-        j[fired, 1] = -oy * SIDE_ENGINE_POWER * s_power
-        q[fired, 0] = px + ox - tip0 * 17 / SCALE
-        q[fired, 1] = py + oy + tip1 * SIDE_ENGINE_HEIGHT / SCALE
-        fired += 1
-    for k in range(fired):
-        vel[L, 0] = vel[L, 0] + inv_mass[L] * j[k, 0]
-        vel[L, 1] = vel[L, 1] + inv_mass[L] * j[k, 1]
-        rx = q[k, 0] - com[L, 0]
-        ry = q[k, 1] - com[L, 1]
-        angvel[L] = angvel[L] + inv_inertia[L] * (rx * j[k, 1] - ry * j[k, 0])
-    if fired:
-        _adapter.wake(tables[i], L)
+        side_x = -ox * SIDE_ENGINE_POWER * s_power
+        side_y = -oy * SIDE_ENGINE_POWER * s_power
+        side_px = px + ox - tip0 * 17 / SCALE
+        side_py = py + oy + tip1 * SIDE_ENGINE_HEIGHT / SCALE
+    if m_power > 0.0:
+        _impulse(L, main_x, main_y, main_px, main_py, com, vel, angvel, inv_mass, inv_inertia)
+    if s_power > 0.0:
+        _impulse(L, side_x, side_y, side_px, side_py, com, vel, angvel, inv_mass, inv_inertia)
+    if m_power > 0.0 or s_power > 0.0:
+        _adapter.wake(t, L)
     power[i, 0] = m_power
     power[i, 1] = s_power
 
@@ -266,23 +316,9 @@ def _observe(i, rows, power, prev_shaping, game_over, leg_contact, obs, rewards,
     a crash; a leg's begin sets its flag, its end clears it, the end winning), the observation, the shaping
     reward less the engines' fuel, and the episode's end (a crash or leaving the screen: −100; the hull
     asleep: +100)."""
-    begin, end, old_keys, keys = _adapter.begin_end(previous[i], tables[i].contacts)
-    hull, leg0, leg1 = rows[i, HULL], rows[i, LEG0], rows[i, LEG1]
-    for r in begin:
-        a, b = _adapter.key_shapes(keys[r])
-        if a == hull or b == hull:
-            game_over[i] = True
-        if a == leg0 or b == leg0:
-            leg_contact[i, 0] = 1.0
-        if a == leg1 or b == leg1:
-            leg_contact[i, 1] = 1.0
-    for r in end:
-        a, b = _adapter.key_shapes(old_keys[r])
-        if a == leg0 or b == leg0:
-            leg_contact[i, 0] = 0.0
-        if a == leg1 or b == leg1:
-            leg_contact[i, 1] = 0.0
-    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(tables[i])
+    t = tables[i]
+    _touches(i, rows, game_over, leg_contact, t.contacts, previous[i])
+    com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(t)
     L = rows[i, LANDER]
     angle = angle_of[L]
     c, s = math.cos(angle), math.sin(angle)
