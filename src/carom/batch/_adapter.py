@@ -18,12 +18,14 @@ interfaces, and nowhere else in the batch:
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from .._jit import njit
+from ..geometry.aabb import core_aabb
 from ..errors import CaromError
 from ..rigid import _step, bulk
 from ..rigid._layout import ContactTable, TreeTable
@@ -285,19 +287,6 @@ def restore_world(template, tables, previous, approach, i):
 
 
 @njit
-def shape_rows(tables):
-    """(body, offset into verts, proxy) of a world's shapes, and its vertex, normal and reach arrays."""
-    h = tables.shapes
-    return h.body, h.offset, tables.shape_proxy, h.verts, h.normals, h.reach
-
-
-@njit
-def proxy_boxes(tables):
-    """The broad phase's real boxes (lower, upper), by proxy."""
-    return tables.tree.lower, tables.tree.upper
-
-
-@njit
 def body_extent(tables):
     """The bodies' smallest extents (``min_extent``) and forces."""
     return tables.bodies.min_extent, tables.bodies.force
@@ -332,3 +321,35 @@ def touch_flags(previous, contacts):
     """(keys, touching flags) of a world's contact table before its last step and after it (both in key order):
     what ``_step.event_rows`` merges into begin and end events."""
     return previous.keys, previous.touching, contacts.keys, contacts.touching
+
+
+@njit
+def put_static_segment(tables, shape, ax, ay, bx, by):
+    """Shape row ``shape`` of a world, a segment on a static body at the origin, moved to (ax, ay)–(bx, by) as
+    ``Body.add_shape`` would place a new ``Segment`` there: its two vertices, its edge normals
+    (``shapes.edge_normals``: each edge turned clockwise over its length), its reach (the farther vertex's
+    distance from the body's centre, the origin) and its broad-phase box (``aabb.core_aabb``). Returns the
+    segment's half smallest extent (``mass.parts_mass``: half the smaller side of its box), for its body's
+    ``min_extent``."""
+    h = tables.shapes
+    o = h.offset[shape]
+    verts, normals = h.verts, h.normals
+    verts[o, 0], verts[o, 1], verts[o + 1, 0], verts[o + 1, 1] = ax, ay, bx, by
+    ex, ey = bx - ax, by - ay
+    length = math.sqrt(ey * ey + ex * ex)
+    normals[o, 0], normals[o, 1] = ey / length, -ex / length
+    ex, ey = ax - bx, ay - by
+    length = math.sqrt(ey * ey + ex * ex)
+    normals[o + 1, 0], normals[o + 1, 1] = ey / length, -ex / length
+    h.reach[shape] = max(math.hypot(ax, ay), math.hypot(bx, by)) + 0.0
+    lx, ly, ux, uy = core_aabb(verts[o:o + 2], 0.0, 0.0, 0.0, 1.0, 0.0)
+    q = tables.shape_proxy[shape]
+    lower, upper = tables.tree.lower, tables.tree.upper
+    lower[q, 0], lower[q, 1], upper[q, 0], upper[q, 1] = lx, ly, ux, uy
+    return 0.5 * min(max(ax, bx) - min(ax, bx), max(ay, by) - min(ay, by))
+
+
+@njit
+def shape_bodies(tables):
+    """The body row of each of a world's shapes."""
+    return tables.shapes.body

@@ -36,7 +36,6 @@ from .._jit import njit
 from ..batch import _adapter
 from ..batch._kernels import threads_for
 from ._vector import BatchVectorEnv
-from ..geometry.aabb import core_aabb
 from .bipedal_walker import (FPS, INITIAL_RANDOM, LIDAR_DIRECTIONS, MOTOR_SPEEDS, MOTORS_TORQUE, SCALE, SKIN, SPEED_HIP, SPEED_KNEE,
                              TERRAIN_GRASS, TERRAIN_LENGTH, TERRAIN_STEP, VIEWPORT_H, VIEWPORT_W, BipedalWalker,
                              _lidar_fractions)
@@ -245,24 +244,16 @@ def _reset_one(i, template, segments, pieces, hull, hull_mass, surface, one_way,
     smallest extent (``mass.parts_mass``), and the hull's push."""
     _adapter.restore_world(template[0], tables, previous, approach, i)
     t = tables[i]
-    body, offset, proxy, verts, normals, reach = _adapter.shape_rows(t)
+    body = _adapter.shape_bodies(t)
     one_way_of, ghost = _adapter.chain_arrays(t)
     min_extent, _ = _adapter.body_extent(t)
-    lower, upper = _adapter.proxy_boxes(t)
     count = segments.shape[0]
     extent = np.full(pieces[count - 1] + 1, np.inf)
     for k in range(count):
         sh = segments[k]
-        o = offset[sh]
-        ax, ay = surface[i, k, 0], surface[i, k, 1]
-        bx, by = surface[i, k + 1, 0], surface[i, k + 1, 1]
-        verts[o, 0], verts[o, 1], verts[o + 1, 0], verts[o + 1, 1] = ax, ay, bx, by
-        ex, ey = bx - ax, by - ay
-        length = math.sqrt(ey * ey + ex * ex)
-        normals[o, 0], normals[o, 1] = ey / length, -ex / length
-        ex, ey = ax - bx, ay - by
-        length = math.sqrt(ey * ey + ex * ex)
-        normals[o + 1, 0], normals[o + 1, 1] = ey / length, -ex / length
+        ext = _adapter.put_static_segment(t, sh, surface[i, k, 0], surface[i, k, 1], surface[i, k + 1, 0],
+                                          surface[i, k + 1, 1])
+        extent[pieces[k]] = min(extent[pieces[k]], max(ext, 0.0))
         one_way_of[sh, 0], one_way_of[sh, 1] = one_way[i, k, 0], one_way[i, k, 1]
         first = k == 0 or pieces[k - 1] != pieces[k]
         last = k == count - 1 or pieces[k + 1] != pieces[k]
@@ -272,12 +263,6 @@ def _reset_one(i, template, segments, pieces, hull, hull_mass, surface, one_way,
             ghost[sh, 0], ghost[sh, 1] = surface[i, k - 1, 0], surface[i, k - 1, 1]
         if not last:
             ghost[sh, 2], ghost[sh, 3] = surface[i, k + 2, 0], surface[i, k + 2, 1]
-        reach[sh] = max(math.hypot(ax, ay), math.hypot(bx, by)) + 0.0
-        ext = 0.5 * min(max(ax, bx) - min(ax, bx), max(ay, by) - min(ay, by))
-        extent[pieces[k]] = min(extent[pieces[k]], max(ext, 0.0))
-        lx, ly, ux, uy = core_aabb(verts[o:o + 2], 0.0, 0.0, 0.0, 1.0, 0.0)
-        q = proxy[sh]
-        lower[q, 0], lower[q, 1], upper[q, 0], upper[q, 1] = lx, ly, ux, uy
     for k in range(count):
         if k == 0 or pieces[k - 1] != pieces[k]:
             min_extent[body[segments[k]]] = extent[pieces[k]]

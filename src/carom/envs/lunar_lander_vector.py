@@ -28,7 +28,6 @@ from ..batch import WorldBatch
 from .._jit import njit
 from ..batch import _adapter
 from ..batch._kernels import threads_for
-from ..geometry.aabb import core_aabb
 from ._vector import BatchVectorEnv, RandomStreams
 from .lunar_lander import (CHUNKS, FPS, H, INITIAL_RANDOM, KICK_ANGLE, KICK_SPIN, KICK_VX, KICK_VY0, KICK_X,
                            KICK_Y, KICK_Y0, LEG_DOWN, MAIN_ENGINE_POWER, MAIN_ENGINE_Y_LOCATION, SCALE, SIDE_ENGINE_AWAY,
@@ -397,26 +396,13 @@ def _reset_one(i, template, terrain_rows, kick_rows, centres, starts, turned, mo
         height[k] = H / 4
     for k in range(CHUNKS):
         smooth[i, k] = 0.33 * (height[k - 1] + height[k] + height[k + 1])
-    body, offset, proxy, verts, normals, reach = _adapter.shape_rows(t)
     min_extent, force = _adapter.body_extent(t)
-    lower, upper = _adapter.proxy_boxes(t)
+    body = _adapter.shape_bodies(t)
     step_x = W / (CHUNKS - 1)
     for k in range(CHUNKS - 1):
         sh = terrain_rows[k + 1]
-        o = offset[sh]
-        ax, ay = step_x * k, smooth[i, k]
-        bx, by = step_x * (k + 1), smooth[i, k + 1]
-        verts[o, 0], verts[o, 1], verts[o + 1, 0], verts[o + 1, 1] = ax, ay, bx, by
-        # (shapes.edge_normals: edge a → b and b → a turned clockwise, over their lengths)
-        for e, (ex, ey) in enumerate(((bx - ax, by - ay), (ax - bx, ay - by))):
-            length = math.sqrt(ey * ey + ex * ex)
-            normals[o + e, 0] = ey / length
-            normals[o + e, 1] = -ex / length
-        reach[sh] = max(math.hypot(ax, ay), math.hypot(bx, by)) + 0.0
-        min_extent[body[sh]] = 0.5 * min(max(ax, bx) - min(ax, bx), max(ay, by) - min(ay, by))
-        lx, ly, ux, uy = core_aabb(verts[o:o + 2], 0.0, 0.0, 0.0, 1.0, 0.0)
-        q = proxy[sh]
-        lower[q, 0], lower[q, 1], upper[q, 0], upper[q, 1] = lx, ly, ux, uy
+        ext = _adapter.put_static_segment(t, sh, step_x * k, smooth[i, k], step_x * (k + 1), smooth[i, k + 1])
+        min_extent[body[sh]] = ext
     p += CHUNKS + 1
     fx = -INITIAL_RANDOM + (INITIAL_RANDOM - -INITIAL_RANDOM) * buffer[i, p]
     fy = -INITIAL_RANDOM + (INITIAL_RANDOM - -INITIAL_RANDOM) * buffer[i, p + 1]
