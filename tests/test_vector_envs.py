@@ -165,3 +165,96 @@ def test_bad_use_raises_and_changes_nothing():
     for bad in (np.zeros((2, 3)), np.array([[0.0, 1.5], [0.0, 0.0]]), np.array([[np.nan, 0.0], [0.0, 0.0]])):
         with pytest.raises(gym.error.InvalidAction):
             cont.step(bad)
+
+
+@pytest.mark.parametrize("env_id", [ID, "carom/BipedalWalker-v3"])
+def test_a_compiled_reset_rebuilds_the_single_envs_world_bitwise(env_id):
+    """The resets after the first put each world back in place in one compiled call: every array of world i's
+    step tables (bodies, shapes, broad phase, joints, contacts) after the reset (and, for the lander, its first
+    step) equals, byte for byte, the single environment's world reset with seed + i (16 terrains and pushes),
+    also after episodes."""
+    from carom.batch import _adapter
+
+    def flat(value, out):
+        if isinstance(value, np.ndarray):
+            out.append(value)
+        elif isinstance(value, tuple):
+            for v in value:
+                flat(v, out)
+        return out
+
+    n = 16
+    env = gym.make_vec(env_id, num_envs=n).unwrapped
+    env.reset(seed=100)
+    env.action_space.seed(0)
+    for _ in range(30):
+        env.step(env.action_space.sample())
+    env.reset(seed=200)
+    assert env._template is not None
+    for i in range(n):
+        single = gym.make(env_id).unwrapped
+        single.reset(seed=200 + i)
+        ours = flat(env._batch._tables[i], [])
+        theirs = flat(_adapter.world_tables(single.world)[1], [])
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        if env_id == ID:
+            assert np.array_equal(env._smooth[i], single.terrain[:, 1])
+
+
+# --- the native vector BipedalWalker ---------------------------------------------------------------------------
+WALKER = "carom/BipedalWalker-v3"
+
+
+@pytest.mark.parametrize("walker_id", [WALKER, "carom/BipedalWalkerHardcore-v3"])
+def test_walker_i_is_the_single_walker_seeded_seed_plus_i_over_500_steps(walker_id):
+    """Random actions, episodes ending (falls, or the time limit at 150 steps) and reset on the way."""
+    native = gym.make_vec(walker_id, num_envs=3, max_episode_steps=150)
+    sync = gym.make_vec(walker_id, num_envs=3, vectorization_mode="sync", max_episode_steps=150)
+    space = native.action_space
+    space.seed(3)
+    actions = [space.sample() for _ in range(500)]
+    ends = run_both(native, sync, actions)
+    assert ends >= 6
+    assert native.unwrapped.hardcore == (walker_id != WALKER)
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
+def test_the_walkers_other_autoreset_modes_match_gymnasiums(mode):
+    native = gym.make_vec(WALKER, num_envs=2, autoreset_mode=mode, max_episode_steps=40)
+    sync = gym.make_vec(WALKER, num_envs=2, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode},
+                        max_episode_steps=40)
+    assert native.metadata["autoreset_mode"] == mode
+    rng = np.random.default_rng(1)
+    actions = [rng.uniform(-1, 1, (2, 4)) for _ in range(100)]
+    assert run_both(native, sync, actions, reset_when_done=mode == AutoresetMode.DISABLED) >= 4
+
+
+def test_the_walkers_vector_env_contract_and_bad_use():
+    from carom.envs.bipedal_walker_vector import BipedalWalkerVector
+    env = gym.make_vec(WALKER, num_envs=3, render_mode="rgb_array")
+    twin = gym.make_vec(WALKER, num_envs=3)
+    assert isinstance(env.unwrapped, BipedalWalkerVector) and env.num_envs == 3
+    assert env.single_observation_space == gym.make(WALKER).observation_space
+    assert env.observation_space.shape == (3, 24) and env.action_space.shape == (3, 4)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert env.unwrapped.max_episode_steps == 1600
+    assert gym.make_vec("carom/BipedalWalkerHardcore-v3", num_envs=1).unwrapped.max_episode_steps == 2000
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(np.zeros((3, 4)))
+    obs, infos = env.reset(seed=5)
+    twin.reset(seed=5)
+    assert obs.dtype == np.float32 and infos == {}
+    for bad in (np.zeros((3, 3)), np.zeros(4), np.full((3, 4), 1.5), np.array([[np.nan, 0, 0, 0]] * 3), "abc"):
+        with pytest.raises(gym.error.InvalidAction):
+            env.step(bad)
+    for mask, error in ((np.ones(2, np.bool_), ValueError), (np.ones(3, np.int64), TypeError)):
+        with pytest.raises(error):
+            env.reset(options={"reset_mask": mask})
+    a = np.full((3, 4), 0.5)
+    for x, y in zip(env.step(a)[:4], twin.step(a)[:4]):
+        assert np.array_equal(x, y)
+    frames = env.render()
+    assert len(frames) == 3 and all(f.shape == (400, 600, 3) and f.dtype == np.uint8 for f in frames)
+    env.close()

@@ -145,7 +145,7 @@ def every_kernel():
 
 def batch_kernels() -> None:
     """The kernels of :class:`carom.WorldBatch` (its step, bulk reads) and, with gymnasium installed, of the
-    native vector LunarLander, for the wheel's shipped cache."""
+    native vector LunarLander (steps and resets) and BipedalWalker, for the wheel's shipped cache."""
     import importlib.util
     import numpy as np
     from .batch import WorldBatch
@@ -159,3 +159,7 @@ def batch_kernels() -> None:
         env = gym.make_vec("carom/LunarLander-v3", num_envs=2)
         env.reset(seed=0)
         env.step(np.zeros(2, np.int64))
+        env.reset(seed=1)               # (the compiled resets)
+        walkers = gym.make_vec("carom/BipedalWalker-v3", num_envs=2)
+        walkers.reset(seed=0)
+        walkers.step(np.zeros((2, 4)))

@@ -18,17 +18,19 @@ interfaces, and nowhere else in the batch:
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from .._jit import njit
+from ..geometry.aabb import core_aabb
 from ..errors import CaromError
 from ..rigid import _step, bulk
-from ..rigid._layout import TreeTable
+from ..rigid._layout import ContactTable, TreeTable
 from ..rigid.events import empty_events
-from ..rigid.joints import bookkeeping
+from ..rigid.joints import bookkeeping, revolute
 from ..rigid.world import MIX_RULES, World
 
 #: One world's tables as a batched step reads and writes them: the step's body, shape and tree tables, shape →
@@ -163,3 +165,191 @@ def lander_arrays(tables):
     world's body table."""
     b = tables.bodies
     return b.com, b.angle, b.vel, b.angvel, b.inv_mass, b.inv_inertia, b.local_center, b.asleep
+
+
+# --- a world restored in place from a template of the same layout (the vector environments' resets) ----------
+def copy_tables(tables: WorldStepTables) -> WorldStepTables:
+    """A deep copy of a world's step tables (every array copied): the template a batch's worlds of the same layout
+    are restored from in place (:func:`restore_world`)."""
+    def copied(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return value.copy()
+        if isinstance(value, tuple):
+            return type(value)(*(copied(v) for v in value))
+        return value
+    return copied(tables)
+
+
+def layout(tables: WorldStepTables) -> tuple:
+    """The shapes and types of every array of a world's step tables: two worlds whose layouts are equal can be
+    restored into each other in place."""
+    def of(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return (value.shape, value.dtype.str)
+        if isinstance(value, tuple):
+            return tuple(of(v) for v in value)
+        return type(value).__name__
+    return of(tables)
+
+
+@njit
+def _tree_into(dst, src):
+    dst.lo[:] = src.lo
+    dst.hi[:] = src.hi
+    dst.parent[:] = src.parent
+    dst.child1[:] = src.child1
+    dst.child2[:] = src.child2
+    dst.height[:] = src.height
+    dst.proxy[:] = src.proxy
+    dst.meta[:] = src.meta
+
+
+@njit
+def restore_world(template, tables, previous, approach, i):
+    """World i of a batch put back, in place, into the state of ``template`` (a :func:`copy_tables` of a world
+    of the same :func:`layout`, taken before its first step): every array of its body, shape, tree and joint tables
+    overwritten with the template's, its contact table and pair cache new empty ones, no approach speeds. World i
+    then steps bitwise as the template's world would (the step reads nothing else)."""
+    t = tables[i]
+    b, s = t.bodies, template.bodies
+    b.com[:] = s.com
+    b.angle[:] = s.angle
+    b.vel[:] = s.vel
+    b.angvel[:] = s.angvel
+    b.inv_mass[:] = s.inv_mass
+    b.inv_inertia[:] = s.inv_inertia
+    b.local_center[:] = s.local_center
+    b.kind[:] = s.kind
+    b.bullet[:] = s.bullet
+    b.alive[:] = s.alive
+    b.force[:] = s.force
+    b.torque[:] = s.torque
+    b.lin_damping[:] = s.lin_damping
+    b.ang_damping[:] = s.ang_damping
+    b.gravity_scale[:] = s.gravity_scale
+    b.min_extent[:] = s.min_extent
+    b.asleep[:] = s.asleep
+    b.sleep_time[:] = s.sleep_time
+    b.island[:] = s.island
+    b.can_sleep[:] = s.can_sleep
+    b.sleep_threshold[:] = s.sleep_threshold
+    b.locks[:] = s.locks
+    h, g = t.shapes, template.shapes
+    h.body[:] = g.body
+    h.alive[:] = g.alive
+    h.offset[:] = g.offset
+    h.vert_count[:] = g.vert_count
+    h.radius[:] = g.radius
+    h.friction[:] = g.friction
+    h.restitution[:] = g.restitution
+    h.reach[:] = g.reach
+    h.sensor[:] = g.sensor
+    h.category[:] = g.category
+    h.mask[:] = g.mask
+    h.group[:] = g.group
+    h.verts[:] = g.verts
+    h.normals[:] = g.normals
+    h.tangent_speed[:] = g.tangent_speed
+    h.rolling[:] = g.rolling
+    h.one_way[:] = g.one_way
+    h.ghost[:] = g.ghost
+    h.chain[:] = g.chain
+    r, q = t.tree, template.tree
+    _tree_into(r.moving, q.moving)
+    _tree_into(r.static, q.static)
+    r.lower[:] = q.lower
+    r.upper[:] = q.upper
+    r.flags[:] = q.flags
+    r.leaf[:] = q.leaf
+    r.moved[:] = q.moved
+    r.moved_flag[:] = q.moved_flag
+    r.moved_meta[:] = q.moved_meta
+    t.shape_proxy[:] = template.shape_proxy
+    t.proxy_shape[:] = template.proxy_shape
+    j, k = t.joints, template.joints
+    j.kind[:] = k.kind
+    j.active[:] = k.active
+    j.body[:] = k.body
+    j.local[:] = k.local
+    j.param[:] = k.param
+    j.impulse[:] = k.impulse
+    j.reaction[:] = k.reaction
+    c = template.contacts
+    contacts = ContactTable(c.keys.copy(), c.count.copy(), c.ids.copy(), c.normal_impulse.copy(),
+                            c.tangent_impulse.copy(), c.normal.copy(), c.points.copy(), c.separation.copy(),
+                            c.touching.copy(), c.sensor.copy(), c.cache.copy(), c.step_impulse.copy(), c.perm.copy(),
+                            c.pair.copy(), c.colour_start.copy(), c.solved.copy(), c.body_flags.copy())
+    tree = TreeTable(r.moving, r.static, r.lower, r.upper, r.flags, r.leaf, r.moved, r.moved_flag, r.moved_meta,
+                     q.cand.copy(), r.margin, r.multiplier)
+    tables[i] = WorldStepTables(t.bodies, t.shapes, tree, t.shape_proxy, t.proxy_shape, contacts, t.joints, t.joined)
+    previous[i] = contacts
+    approach[i] = np.zeros((0, 2))
+
+
+@njit
+def body_extent(tables):
+    """The bodies' smallest extents (``min_extent``) and forces."""
+    return tables.bodies.min_extent, tables.bodies.force
+
+
+#: the revolute joint's motor columns of the joint table's ``param``
+REVOLUTE_MOTOR_SPEED = revolute.MOTOR_SPEED
+REVOLUTE_MAX_MOTOR_TORQUE = revolute.MAX_MOTOR_TORQUE
+
+
+@njit
+def joint_arrays(tables):
+    """(settings, bodies) of a world's joint table: ``param`` (J, PARAM_WIDTH) and ``body`` (J, 2)."""
+    return tables.joints.param, tables.joints.body
+
+
+@njit
+def contact_points(tables):
+    """(keys, point counts, point separations, sensor flags) of a world's contact table after its last step."""
+    c = tables.contacts
+    return c.keys, c.count, c.separation, c.sensor
+
+
+@njit
+def chain_arrays(tables):
+    """(one-way directions, ghost vertices) of a world's shapes (chain segments: ``Body.add_chain``)."""
+    return tables.shapes.one_way, tables.shapes.ghost
+
+
+@njit
+def touch_flags(previous, contacts):
+    """(keys, touching flags) of a world's contact table before its last step and after it (both in key order):
+    what ``_step.event_rows`` merges into begin and end events."""
+    return previous.keys, previous.touching, contacts.keys, contacts.touching
+
+
+@njit
+def put_static_segment(tables, shape, ax, ay, bx, by):
+    """Shape row ``shape`` of a world, a segment on a static body at the origin, moved to (ax, ay)–(bx, by) as
+    ``Body.add_shape`` would place a new ``Segment`` there: its two vertices, its edge normals
+    (``shapes.edge_normals``: each edge turned clockwise over its length), its reach (the farther vertex's
+    distance from the body's centre, the origin) and its broad-phase box (``aabb.core_aabb``). Returns the
+    segment's half smallest extent (``mass.parts_mass``: half the smaller side of its box), for its body's
+    ``min_extent``."""
+    h = tables.shapes
+    o = h.offset[shape]
+    verts, normals = h.verts, h.normals
+    verts[o, 0], verts[o, 1], verts[o + 1, 0], verts[o + 1, 1] = ax, ay, bx, by
+    ex, ey = bx - ax, by - ay
+    length = math.sqrt(ey * ey + ex * ex)
+    normals[o, 0], normals[o, 1] = ey / length, -ex / length
+    ex, ey = ax - bx, ay - by
+    length = math.sqrt(ey * ey + ex * ex)
+    normals[o + 1, 0], normals[o + 1, 1] = ey / length, -ex / length
+    h.reach[shape] = max(math.hypot(ax, ay), math.hypot(bx, by)) + 0.0
+    lx, ly, ux, uy = core_aabb(verts[o:o + 2], 0.0, 0.0, 0.0, 1.0, 0.0)
+    q = tables.shape_proxy[shape]
+    lower, upper = tables.tree.lower, tables.tree.upper
+    lower[q, 0], lower[q, 1], upper[q, 0], upper[q, 1] = lx, ly, ux, uy
+    return 0.5 * min(max(ax, bx) - min(ax, bx), max(ay, by) - min(ay, by))
+
+
+@njit
+def shape_bodies(tables):
+    """The body row of each of a world's shapes."""
+    return tables.shapes.body

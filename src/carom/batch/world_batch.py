@@ -259,6 +259,14 @@ class WorldBatch:
         return (self.substeps, self.gravity, self._friction_rule, self._restitution_rule, self._sleep_enabled,
                 self._skip_apart, self._tables, self._previous, self._approach, self._bad)
 
+    def _restored(self, mask: np.ndarray) -> None:
+        """Note that a compiled caller put the worlds of ``mask`` back into a template's state in place
+        (``_adapter.restore_world``): no step since, no events; their :class:`World` objects are brought up to
+        date from the tables when next asked for (:meth:`world`)."""
+        self._since_sync[mask] = -1
+        for i in np.flatnonzero(mask):
+            self._out.discard(int(i))
+
     def _stepped(self, mask: np.ndarray, dt: float) -> None:
         """Note that a compiled caller stepped the worlds of ``mask`` once (see :meth:`_kernel_state`)."""
         self._last_dt = dt

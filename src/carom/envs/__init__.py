@@ -15,7 +15,8 @@ differ and how the task was matched.
 
 ``gymnasium.make_vec("carom/LunarLander-v3", num_envs=N)`` (and ``continuous=True``) returns the native vector
 version, :class:`LunarLanderVector`: every lander stepped in one compiled call, env i bitwise the single
-environment seeded ``seed + i``. The others vectorise through Gymnasium's ``SyncVectorEnv``
+environment seeded ``seed + i``; ``carom/BipedalWalker-v3`` and ``carom/BipedalWalkerHardcore-v3`` likewise
+(:class:`BipedalWalkerVector`). CarRacing vectorises through Gymnasium's ``SyncVectorEnv``
 (``vectorization_mode="sync"``). The modules import only when an environment is made, so that
 ``import carom.envs`` costs little.
 """
@@ -30,8 +31,9 @@ if TYPE_CHECKING:       # (at run time, imported on first use: ``__getattr__``)
     from .car_racing import CarRacing
     from .lunar_lander import LunarLander
     from .lunar_lander_vector import LunarLanderVector
+    from .bipedal_walker_vector import BipedalWalkerVector
 
-__all__ = ["LunarLander", "BipedalWalker", "CarRacing", "LunarLanderVector"]
+__all__ = ["LunarLander", "BipedalWalker", "CarRacing", "LunarLanderVector", "BipedalWalkerVector"]
 
 #: (id, entry point, max_episode_steps, reward_threshold, kwargs) of each registration
 _SPECS: tuple[tuple[str, str, int, int, dict[str, Any]], ...] = (
@@ -44,6 +46,8 @@ _SPECS: tuple[tuple[str, str, int, int, dict[str, Any]], ...] = (
 #: the native vector versions (``gymnasium.make_vec(id, num_envs=N)``: every env in one compiled call)
 _VECTOR: dict[str, str] = {
     "carom/LunarLander-v3": "carom.envs.lunar_lander_vector:LunarLanderVector",
+    "carom/BipedalWalker-v3": "carom.envs.bipedal_walker_vector:BipedalWalkerVector",
+    "carom/BipedalWalkerHardcore-v3": "carom.envs.bipedal_walker_vector:BipedalWalkerVector",
 }
 
 for _id, _entry, _steps, _threshold, _kwargs in _SPECS:
@@ -63,6 +67,9 @@ def __getattr__(name: str) -> type:
     if name == "LunarLanderVector":
         from .lunar_lander_vector import LunarLanderVector
         return LunarLanderVector
+    if name == "BipedalWalkerVector":
+        from .bipedal_walker_vector import BipedalWalkerVector
+        return BipedalWalkerVector
     if name == "CarRacing":
         from .car_racing import CarRacing
         return CarRacing

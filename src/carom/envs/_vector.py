@@ -8,7 +8,9 @@ default, SAME_STEP, DISABLED with ``reset(options={"reset_mask": ...})``), the t
 ``max_episode_steps``, as the registration's ``TimeLimit`` wrapper does), the infos (dicts of arrays with their
 ``_key`` masks) and ``render()``.
 
-A subclass provides ``_reset_env(i, seed)`` (build env i's world and put it in the batch), ``_check_actions``
+A subclass provides ``_reset_envs(mask, seeds)`` (a new episode for every env of the boolean mask, env i's
+generator seeded with ``seeds[i]`` when that is not None; or ``_reset_env(i, seed)``, one env at a time),
+``_check_actions``
 (the actions as arrays, or an error that changes nothing) and ``_run(actions, run, fresh)`` (one compiled call:
 the worlds of ``run`` step, those of ``fresh`` take their reset's first step without an action; fills
 ``self._obs``, ``self._rewards`` and ``self._terminations``).
@@ -81,8 +83,7 @@ class BatchVectorEnv(VectorEnv):
             if not mask.any():
                 raise ValueError("`options['reset_mask']` must contain a boolean array with at least one True value, "
                                  f"got reset_mask={mask}")
-        for i in np.flatnonzero(mask):
-            self._reset_env(int(i), seeds[i])
+        self._reset_envs(mask, seeds)
         self._run(self._no_actions(), self._none, mask)
         self._after_reset(mask)
         self._terminations[mask] = False
@@ -109,8 +110,8 @@ class BatchVectorEnv(VectorEnv):
             fresh = self._autoreset.copy()
         else:
             fresh = self._none
-        for i in np.flatnonzero(fresh):
-            self._reset_env(int(i), None)
+        if fresh.any():
+            self._reset_envs(fresh, None)
         run = ~fresh
         self._run(acts, run, fresh)
         self._elapsed[run] += 1
@@ -129,8 +130,7 @@ class BatchVectorEnv(VectorEnv):
                 for i in np.flatnonzero(done):
                     final[i] = self._obs[i].copy()
                 infos = {"final_obs": final, "_final_obs": done.copy(), "final_info": {}, "_final_info": done.copy()}
-                for i in np.flatnonzero(done):
-                    self._reset_env(int(i), None)
+                self._reset_envs(done, None)
                 self._run(self._no_actions(), self._none, done)
                 self._elapsed[done] = 0
         self._terminations = terminated
@@ -154,6 +154,12 @@ class BatchVectorEnv(VectorEnv):
             env.close()
 
     # --- for subclasses ----------------------------------------------------------------------------------
+    def _reset_envs(self, mask: np.ndarray, seeds: list | None) -> None:
+        """A new episode for every env of ``mask`` (env i's generator seeded with ``seeds[i]`` first when ``seeds``
+        is a list and that is not None): here one env at a time, by ``_reset_env``."""
+        for i in np.flatnonzero(mask):
+            self._reset_env(int(i), None if seeds is None else seeds[i])
+
     def _reset_env(self, i: int, seed: int | None) -> None:
         raise NotImplementedError
 
@@ -165,6 +171,42 @@ class BatchVectorEnv(VectorEnv):
 
     def _run(self, actions: Any, run: np.ndarray, fresh: np.ndarray) -> None:
         raise NotImplementedError
+
+    # --- shared by subclasses ----------------------------------------------------------------------------
+    _batch: Any
+
+    def _box_actions(self, actions: Any, width: int) -> np.ndarray:
+        """Continuous actions as a float64 (num_envs, width) array of finite numbers in [-1, 1], or Gymnasium's
+        ``InvalidAction`` naming them (nothing changed)."""
+        n = self.num_envs
+        a = np.asarray(actions, dtype=np.float64) if not isinstance(actions, str) else None
+        if a is None or a.shape != (n, width) or not np.isfinite(a).all() or np.abs(a).max() > 1.0:
+            raise gym.error.InvalidAction(f"actions must be {n} × {width} finite numbers in [-1, 1] (the action "
+                                          f"space {self.action_space}), got {actions!r}")
+        return a
+
+    def _tables(self) -> tuple:
+        """The batch's compiled state (``WorldBatch._kernel_state``), or ``ResetNeeded`` before the first reset."""
+        if self._batch is None:
+            raise gym.error.ResetNeeded("the first reset() must reset every sub-environment (no reset_mask)")
+        return self._batch._kernel_state()
+
+    def _step_worlds(self, state: tuple, active: np.ndarray, dt: float) -> None:
+        """One compiled call stepping the worlds of ``active`` by ``dt`` (``state``: :meth:`_tables`)."""
+        from ..batch import _adapter
+        from ..batch._kernels import step_worlds
+        substeps, gravity, friction, restitution, sleep, skip, tables, previous, approach, bad = state
+        bad[:, 0] = _adapter.BODY_OK
+        step_worlds(dt, substeps, gravity, friction, restitution, sleep, skip, active, tables, previous, approach, bad)
+        self._batch._stepped(active, dt)
+
+    def _raise_refused(self, state: tuple, active: np.ndarray) -> None:
+        """The error ``World.step`` raises for the first world of ``active`` whose step was refused, if any."""
+        from ..batch import _adapter
+        bad = state[-1]
+        if (bad[active, 0] != _adapter.BODY_OK).any():
+            i = int(np.flatnonzero(active & (bad[:, 0] != _adapter.BODY_OK))[0])
+            raise _adapter.refused(self._batch._worlds[i], int(bad[i, 0]), int(bad[i, 1]))
 
 
 class RandomStreams:

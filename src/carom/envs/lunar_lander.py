@@ -167,20 +167,15 @@ class LunarLander(PygameWindow, gym.Env, EzPickle):
         rng = self.np_random
         world = carom.World(gravity=(0.0, self.gravity), substeps=SUBSTEPS)
         height = rng.uniform(0, H / 2, size=(CHUNKS + 1,))
-        chunk_x = np.array([W / (CHUNKS - 1) * i for i in range(CHUNKS)])
-        self.helipad_x1 = float(chunk_x[CHUNKS // 2 - 1])
-        self.helipad_x2 = float(chunk_x[CHUNKS // 2 + 1])
-        self.helipad_y = H / 4
-        height[CHUNKS // 2 - 2:CHUNKS // 2 + 3] = self.helipad_y
+        height[CHUNKS // 2 - 2:CHUNKS // 2 + 3] = H / 4           # the pad
         smooth_y = np.array([0.33 * (height[i - 1] + height[i] + height[i + 1]) for i in range(CHUNKS)])
-        self.terrain = np.stack([chunk_x, smooth_y], axis=1)
+        self._set_terrain(smooth_y)
 
         # the original's moon: two-sided edges (each on a static body of its own: adding shapes to one body
-        # recomputes its mass data each time, 0.5 ms a shape)
-        for a, b in [((0.0, 0.0), (W, 0.0))] + list(zip(self.terrain[:-1], self.terrain[1:])):
-            world.add_body(kind="static").add_shape(Segment(a, b), friction=GROUND_FRICTION, category=GROUND)
-        self.sky_polys = [[(chunk_x[i], smooth_y[i]), (chunk_x[i + 1], smooth_y[i + 1]), (chunk_x[i + 1], H),
-                           (chunk_x[i], H)] for i in range(CHUNKS - 1)]
+        # recomputes its mass data each time, 0.5 ms a shape); the ground's shape row first, then the terrain's
+        self._terrain_shape_rows = [
+            world.add_body(kind="static").add_shape(Segment(a, b), friction=GROUND_FRICTION, category=GROUND).index
+            for a, b in [((0.0, 0.0), (W, 0.0))] + list(zip(self.terrain[:-1], self.terrain[1:]))]
 
         x0, y0 = W / 2, H
         lander = world.add_body(position=(x0, y0))
@@ -216,15 +211,26 @@ class LunarLander(PygameWindow, gym.Env, EzPickle):
                                             max_motor_torque=LEG_SPRING_TORQUE))
             legs.append(leg)
         lander.inertia = lander.inertia - extra_inertia
-        self._first_step_kick(world, [lander] + legs, push)
+        self._unkicked = self._first_step_kick(world, [lander] + legs, push)
         self.world, self.lander, self.legs = world, lander, legs
         self._lander_row = lander.index
         self._leg_rows = np.array([legs[0].index, legs[1].index])
         self._hull_shape_row = self.hull_shape.index
         self._leg_shape_rows = leg_shapes
 
+    def _set_terrain(self, smooth_y: np.ndarray) -> None:
+        """The terrain's points (``terrain``, (CHUNKS, 2)) and the sky above it (``sky_polys``, for drawing) from the
+        heights of its points."""
+        chunk_x = np.array([W / (CHUNKS - 1) * i for i in range(CHUNKS)])
+        self.helipad_x1 = float(chunk_x[CHUNKS // 2 - 1])
+        self.helipad_x2 = float(chunk_x[CHUNKS // 2 + 1])
+        self.helipad_y = H / 4
+        self.terrain = np.stack([chunk_x, smooth_y], axis=1)
+        self.sky_polys = [[(chunk_x[i], smooth_y[i]), (chunk_x[i + 1], smooth_y[i + 1]), (chunk_x[i + 1], H),
+                           (chunk_x[i], H)] for i in range(CHUNKS - 1)]
+
     @staticmethod
-    def _first_step_kick(world: carom.World, bodies: list, push: tuple[float, float]) -> None:
+    def _first_step_kick(world: carom.World, bodies: list, push: tuple[float, float]) -> tuple:
         """Give the lander what Box2D's first step gives it beyond the push.
 
         The original builds the legs 0.6 m from their joints; in its first step Box2D's position pass pulls them
@@ -237,21 +243,26 @@ class LunarLander(PygameWindow, gym.Env, EzPickle):
         fx, fy = push
         rows = np.array([b.index for b in bodies])
         centres = np.array([b.world_center for b in bodies])
+        starts = np.array([b.position for b in bodies])
+        turned = np.array([b.angle for b in bodies])
+        moving = np.array([b.velocity for b in bodies])
         hub = centres[0]
         spin = KICK_SPIN * fx
         shift = np.array([KICK_X * fx, KICK_Y * fy + KICK_Y0])
         arm = centres - hub
-        velocities = np.array([b.velocity for b in bodies]) + spin * np.stack([-arm[:, 1], arm[:, 0]], axis=1)
+        velocities = moving + spin * np.stack([-arm[:, 1], arm[:, 0]], axis=1)
         velocities[:, 0] += KICK_VX * fx
         velocities[:, 1] += KICK_VY0
         turn = KICK_ANGLE * fx
         c, s = math.cos(turn), math.sin(turn)
-        origins = np.array([b.position for b in bodies]) - hub
+        origins = starts - hub
         positions = hub + shift + np.stack([c * origins[:, 0] - s * origins[:, 1],
                                             s * origins[:, 0] + c * origins[:, 1]], axis=1)
-        angles = np.array([b.angle for b in bodies]) + turn
+        angles = turned + turn
         world.set_state(rows, positions=positions, angles=angles, velocities=velocities,
                         angular_velocities=np.full(3, spin))
+        # (the bodies before the kick: what the native vector env's compiled reset starts from)
+        return centres, starts, turned, moving
 
     # --- Gymnasium API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
