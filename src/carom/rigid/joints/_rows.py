@@ -71,6 +71,22 @@ def scalar_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, v
 
 
 @llvm_inline_njit
+def point_block(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate, dx, dy):
+    """K⁻¹(Ċ + β·d) of the point constraint's 2-d block (``solve_point``; the revolute record's point too):
+    (False, 0, 0) when K is singular (both bodies without mass), else (True, the two components)."""
+    cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
+    cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
+    k11 = ma + mb + ray * ray * ia + rby * rby * ib
+    k12 = -ray * rax * ia - rby * rbx * ib
+    k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
+    det = k11 * k22 - k12 * k12
+    if det == 0.0:
+        return False, 0.0, 0.0
+    inv = 1.0 / det
+    return True, (k22 * cx - k12 * cy) * inv, (k11 * cy - k12 * cx) * inv
+
+
+@llvm_inline_njit
 def solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
                 dy):
     """The point constraint d = 0 (anchor B on anchor A) as one 2-d block:
@@ -99,17 +115,10 @@ def solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby, vbw, ma
             rate, ms, isc = rows[r, BETA], rows[r, MS], rows[r, ISC]
         else:
             rate, ms, isc = rows[r, BETA], 1.0, 0.0
-        cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
-        cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
-        k11 = ma + mb + ray * ray * ia + rby * rby * ib
-        k12 = -ray * rax * ia - rby * rbx * ib
-        k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
-        det = k11 * k22 - k12 * k12
-        if det == 0.0:
+        solvable, bx, by = point_block(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate, dx,
+                                       dy)
+        if not solvable:
             return vax, vay, vaw, vbx, vby, vbw
-        inv = 1.0 / det
-        bx = (k22 * cx - k12 * cy) * inv
-        by = (k11 * cy - k12 * cx) * inv
         nx = lx - ms * bx - isc * lx
         ny = ly - ms * by - isc * ly
         cap = rows[r, HI]

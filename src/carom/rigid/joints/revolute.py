@@ -7,6 +7,7 @@ C = θ − lower ≥ 0, upper C = upper − θ ≥ 0; point d = 0 (``_rows.solve
 import numpy as np
 
 from ..._jit import njit, llvm_inline_njit
+from ._rows import point_block
 from ._common import (INF, G_ANG0, ROW_ANGLE, ROW_POINT, BIAS_RIGID, BIAS_LIMIT, BIAS_SPRING, BIAS_MOTOR, add_row,
                       soft)
 
@@ -167,17 +168,10 @@ def solve_record(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby,
             rate, ms, isc = jsoft[0], jsoft[1], jsoft[2]
         else:
             rate, ms, isc = 0.0, 1.0, 0.0
-        cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
-        cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
-        k11 = ma + mb + ray * ray * ia + rby * rby * ib
-        k12 = -ray * rax * ia - rby * rbx * ib
-        k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
-        det = k11 * k22 - k12 * k12
-        if det == 0.0:
+        solvable, bx, by = point_block(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate, dx,
+                                       dy)
+        if not solvable:
             return vax, vay, vaw, vbx, vby, vbw
-        inv = 1.0 / det
-        bx = (k22 * cx - k12 * cy) * inv
-        by = (k11 * cy - k12 * cx) * inv
         nx = lx - ms * bx - isc * lx
         ny = ly - ms * by - isc * ly
         rows[r, R_PX] = nx
