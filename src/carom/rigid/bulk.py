@@ -108,14 +108,21 @@ def set_state(world, bodies: "Any", positions: "Optional[ArrayLike]" = None, ang
     t.wake_rows(rows, partners=moved)
 
 
-def apply_impulses(world, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
-    """``World.apply_impulses``."""
+def _vectors_at(world, bodies, vectors, name, points):
+    """What ``apply_impulses`` and ``apply_forces`` both check first: (tables, the bodies' rows, one vector per
+    body, one point per body or None)."""
     t = world.tables
     t.check_unlocked()
     rows = rows_of(world, bodies)
     m = rows.shape[0]
-    j = per_body(_validate.points(impulses, "impulses"), "impulses", m)
+    v = per_body(_validate.points(vectors, name), name, m)
     p = None if points is None else per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
+    return t, rows, v, p
+
+
+def apply_impulses(world, bodies: "Any", impulses: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
+    """``World.apply_impulses``."""
+    t, rows, j, p = _vectors_at(world, bodies, impulses, "impulses", points)
     dynamic = np.flatnonzero(t.kind[rows] == _step.DYNAMIC)
     r, jd = rows[dynamic], j[dynamic]
     n = t.n_bodies
@@ -139,12 +146,8 @@ def apply_impulses(world, bodies: "Any", impulses: "ArrayLike", points: "Optiona
 
 def apply_forces(world, bodies: "Any", forces: "ArrayLike", points: "Optional[ArrayLike]" = None) -> None:
     """``World.apply_forces``."""
-    t = world.tables
-    t.check_unlocked()
-    rows = rows_of(world, bodies)
+    t, rows, f, p = _vectors_at(world, bodies, forces, "forces", points)
     m = rows.shape[0]
-    f = per_body(_validate.points(forces, "forces"), "forces", m)
-    p = None if points is None else per_body(_validate.points(points, "points", WORLD_LIMIT), "points", m)
     n = t.n_bodies
     force = t.force[:n].copy()
     torque = t.torque[:n].copy()
@@ -256,23 +259,7 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     # the shapes as _add_shape writes them
     t.verts[o:o + nv * k] = np.tile(shape.vertices, (k, 1))
     t.normals[o:o + nv * k] = np.tile(shape.normals, (k, 1))
-    t.s_body[srows] = rows
-    t.s_alive[srows] = True
-    t.s_offset[srows] = o + nv * np.arange(k)
-    t.s_count[srows] = nv
-    t.s_radius[srows] = shape.radius
-    t.s_friction[srows] = f
-    t.s_restitution[srows] = e
-    t.s_density[srows] = d
-    t.s_sensor[srows] = is_sensor
-    t.s_category[srows] = cat
-    t.s_mask[srows] = msk
-    t.s_group[srows] = grp
-    t.s_tangent_speed[srows] = ts
-    t.s_rolling[srows] = rr
-    t.s_one_way[srows] = ow
-    t.s_chain[srows] = 0
-    t.s_ghost[srows] = 0.0
+    _shape.write_rows(t, srows, rows, o + nv * np.arange(k), shape, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
     # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet)
     # and its proxy: one compiled call each
     c, s = np.cos(a), np.sin(a)

@@ -219,6 +219,29 @@ def shape_settings(shape, density, friction, restitution, sensor, category, mask
     return d, f, e, is_sensor, cat, msk, grp, ts, rr, ow
 
 
+def write_rows(t, s, b, o, shape, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow):
+    """The shape table's rows ``s`` (one slot, or an array of them with ``b`` and ``o`` alike) for ``shape`` on body
+    ``b`` with its vertices at row ``o``: the one definition of a plain (not chain) shape's row, for
+    ``add_shape`` and ``World.add_bodies``. The vertices themselves are the caller's to write."""
+    t.s_body[s] = b
+    t.s_alive[s] = True
+    t.s_offset[s] = o
+    t.s_count[s] = shape.vertices.shape[0]
+    t.s_radius[s] = shape.radius
+    t.s_friction[s] = f
+    t.s_restitution[s] = e
+    t.s_density[s] = d
+    t.s_sensor[s] = is_sensor
+    t.s_category[s] = cat
+    t.s_mask[s] = msk
+    t.s_group[s] = grp
+    t.s_tangent_speed[s] = ts
+    t.s_rolling[s] = rr
+    t.s_one_way[s] = ow
+    t.s_chain[s] = 0
+    t.s_ghost[s] = 0.0
+
+
 def add_shape(world, b, shape, density, friction, restitution, sensor, category, mask, group, tangent_speed=0.0,
                rolling_resistance=0.0, one_way=None):
     t = world.tables
@@ -250,23 +273,7 @@ def add_shape(world, b, shape, density, friction, restitution, sensor, category,
     o = vertex_rows(t, n)
     t.verts[o:o + n] = shape.vertices
     t.normals[o:o + n] = shape.normals
-    t.s_body[s] = b
-    t.s_alive[s] = True
-    t.s_offset[s] = o
-    t.s_count[s] = n
-    t.s_radius[s] = shape.radius
-    t.s_friction[s] = f
-    t.s_restitution[s] = e
-    t.s_tangent_speed[s] = ts
-    t.s_rolling[s] = rr
-    t.s_one_way[s] = ow
-    t.s_chain[s] = 0
-    t.s_ghost[s] = 0.0
-    t.s_density[s] = d
-    t.s_sensor[s] = is_sensor
-    t.s_category[s] = cat
-    t.s_mask[s] = msk
-    t.s_group[s] = grp
+    write_rows(t, s, b, o, shape, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
     t.s_geometry[s] = shape
     pid = t.bp.insert((lx, ly), (ux, uy), static=bool(t.kind[b] == _step.STATIC))
     if pid >= t.proxy_shape.shape[0]:
