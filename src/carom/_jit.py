@@ -28,6 +28,8 @@ import numba.core.caching
 import numba.core.event
 import numba.core.codegen
 import numba.core.compiler
+import numba.core.compiler_lock
+import numba.core.errors
 import numba.core.cgutils
 import numba.core.targetconfig
 from llvmlite import ir as llvm_ir
@@ -74,10 +76,25 @@ def _cheap_flags_lookups():
 
 _cheap_flags_lookups()
 
+class _KernelCacheImpl(numba.core.caching.CompileResultCacheImpl):
+    """Numba's rebuilding of a compiled function from its cache entry, with a kernel's code loaded into a
+    :class:`_KernelLibrary` (:meth:`_KernelLibrary.load`) instead of a library that makes machine code."""
+
+    def rebuild(self, target_context, payload):
+        codegen = target_context.codegen()
+        codegen.unserialize_library = lambda state: _KernelLibrary.load(codegen, state)
+        try:
+            return super().rebuild(target_context, payload)
+        finally:
+            del codegen.unserialize_library
+
+
 class _KernelCache(numba.core.caching.FunctionCache):
     """Numba's on-disk cache, with kernels' entries keyed apart from those of the same function compiled with
     its wrappers: Numba keys an entry by signature and bytecode only, not by these flags, and code without
-    the Python wrapper loaded for a call from Python would crash."""
+    the Python wrapper loaded for a call from Python would crash. A kernel is loaded without machine code
+    (:class:`_KernelCacheImpl`)."""
+    _impl_class = _KernelCacheImpl
     def _index_key(self, sig, codegen):
         return super()._index_key(sig, codegen) + ("carom kernel: no wrappers",)
 
@@ -96,7 +113,55 @@ class _KernelCodegenView:
         return getattr(self._codegen, name)
 
 
-class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
+#: a callee whose exported functions all have more instructions than this (optimised LLVM IR) is linked into its
+#: caller's code after the caller's optimisation (:func:`_links_late`): LLVM's inliner, at Numba's -O3, takes
+#: functions of a few dozen instructions (a cost threshold of 250, about 5 per instruction); this leaves it
+#: every callee it could take, with a wide margin
+LATE_LINK_INSTRUCTIONS = 400
+
+
+def _links_late(library):
+    """Whether a callee's library is linked into a kernel's code after the kernel's optimisation
+    (:meth:`_KernelLibrary.finalize`): when each function it exports has more than ``LATE_LINK_INSTRUCTIONS``
+    instructions and none is marked ``alwaysinline`` (:func:`llvm_inline_njit`). Decided once per library.
+
+    Why: Numba links a callee's code, already optimised, into each caller before the caller's optimisation,
+    so the code of a deep call tree was optimised again at every level above it (Numba issue #9566): 14 of
+    the 75 s of CPU of the step's cold compile went to LLVM's module passes, most of it on such code. A
+    callee linked after is called, not inlined, which LLVM's inliner decides anyway for a callee this large;
+    and a callee's definition (``linkonce_odr``, replaceable by another copy) tells the optimiser of its
+    callers nothing else. The step runs as fast, with bitwise the same results."""
+    verdict = getattr(library, "_carom_links_late", None)
+    if verdict is None:
+        verdict = True
+        for fn in library._final_module.functions:
+            if fn.is_declaration or fn.linkage != llvm_binding.Linkage.external:
+                continue
+            if (b"alwaysinline" in fn.attributes
+                    or sum(1 for block in fn.blocks for _ in block.instructions) <= LATE_LINK_INSTRUCTIONS):
+                verdict = False
+                break
+        library._carom_links_late = verdict
+    return verdict
+
+
+class _CaromLibrary(numba.core.codegen.JITCodeLibrary):
+    """Numba's library of a compiled function, with its function passes run over defined functions only."""
+
+    def _optimize_functions(self, ll_module):
+        """Numba's function passes over each function ``ll_module`` defines: Numba makes a pass builder for each
+        of the module's functions, declarations too, where the passes do nothing (about 3,300 of the 3,800 in
+        the step's cold compile, 0.07 ms each)."""
+        ll_module.data_layout = self._codegen._data_layout
+        for func in ll_module.functions:
+            if func.is_declaration:
+                continue
+            fpm, pb = self._codegen._function_pass_manager()
+            with self._recorded_timings.record(f"Function passes on {func.name!r}", pb):
+                fpm.run(func, pb)
+
+
+class _KernelLibrary(_CaromLibrary):
     """The code of a kernel, optimised as Numba does but never turned into machine code on its own.
 
     Why: Numba finalises every compiled function's library, which generates machine code for the function
@@ -107,8 +172,10 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
     before (the generated code is the same; skipping them too made the step 15 % slower, since each level's
     optimisation builds on the one below) and stops there.
 
-    The cache stores the IR (bitcode); a kernel loaded from it is compiled to machine code then, which
-    happens only when a caller is being compiled. The kernel's environment (Numba's link to Python objects,
+    The cache stores the IR (bitcode), and a kernel loaded from it is not made into machine code either
+    (:meth:`load`). Callees that LLVM would not inline are linked after the optimisation (:meth:`finalize`).
+    The parallel loops of carom's functions are compiled into such libraries too
+    (:func:`_parallel_loops_in_kernel_libraries`). The kernel's environment (Numba's link to Python objects,
     used only to box values for Python) is not installed: kernels raise only exceptions with constant
     messages, which need none.
     """
@@ -121,12 +188,57 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
     def codegen(self):
         return _KernelCodegenView(self._codegen)
 
-    def _finalize_final_module(self):
-        """The end of Numba's ``finalize`` (after linking and optimising): no JIT engine, no machine code."""
+    #: the libraries linked after the optimisation (:meth:`finalize`), its callees' too
+    _late_libraries = ()
+    #: the optimised module before those were linked in (:meth:`_core_module_for_linking`)
+    _core_module = None
+    _core_shared = None
+
+    def finalize(self):
+        """Numba's ``finalize`` (link the callees' code, optimise, make ready), with the callees that LLVM would
+        not inline (:func:`_links_late`) linked after the optimisation instead of before, at every level: a
+        callee linked before brings only its own optimised code, and its late callees join this library's."""
+        numba.core.compiler_lock.require_global_compiler_lock()
+        self._codegen._check_llvm_bugs()
+        self._raise_if_finalized()
+        late, seen = {}, set()
+        for library in self._linking_libraries:
+            if library in seen:
+                continue
+            seen.add(library)
+            self._reload_init.update(library._reload_init)
+            if _links_late(library):
+                late[library] = None
+            elif isinstance(library, _KernelLibrary) and library._core_module is not None:
+                self._final_module.link_in(library._core_module_for_linking(), preserve=True)
+                late.update(dict.fromkeys(library._late_libraries))
+            else:
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._optimize_final_module()
         if self.inline_into_callers:
             for fn in self._final_module.functions:
                 if not fn.is_declaration and fn.linkage == llvm_binding.Linkage.external:
                     fn.add_function_attribute("alwaysinline")
+        if late:
+            self._core_module = self._final_module.clone()
+            self._late_libraries = tuple(late)
+            for library in late:
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._final_module.verify()
+        self._finalize_final_module()
+
+    def _core_module_for_linking(self):
+        """The optimised module without the late-linked callees, as ``_get_module_for_linking`` makes it."""
+        if self._core_shared is None:
+            mod = self._core_module.clone()
+            for fn in mod.functions:
+                if not fn.is_declaration and fn.linkage == llvm_binding.Linkage.external:
+                    fn.linkage = "linkonce_odr"
+            self._core_shared = mod
+        return self._core_shared
+
+    def _finalize_final_module(self):
+        """The end of Numba's ``finalize`` (after linking and optimising): no JIT engine, no machine code."""
         self._finalize_dynamic_globals()
         self._finalized = True
 
@@ -138,6 +250,23 @@ class _KernelLibrary(numba.core.codegen.JITCodeLibrary):
     def serialize_using_object_code(self):
         return self.serialize_using_bitcode()
 
+    @classmethod
+    def load(cls, codegen, state):
+        """A kernel's library from its cache entry (``serialize_using_object_code``): its optimised IR, ready to
+        be linked into callers, with no machine code made.
+
+        Why: Numba loads a cached library into its JIT engine, which makes machine code for the kernel and all
+        it links in; but a kernel runs only from its callers' code. In a cold compile the step loads the
+        stages its compile helper compiled (``compile_helper``): 2.5 s of machine code on the step's own
+        core that nothing ran."""
+        name, kind, data = state
+        if kind != "bitcode":
+            return codegen._library_class._unserialize(codegen, state)
+        library = cls(codegen, name)
+        library._final_module = llvm_binding.parse_bitcode(data)
+        library._finalize_final_module()
+        return library
+
 
 class _LibraryCompiler(numba.core.compiler.Compiler):
     """Numba's compiler, with the function's code in a library of class ``library_class``."""
@@ -148,7 +277,78 @@ class _LibraryCompiler(numba.core.compiler.Compiler):
             self.state.library = self.library_class(self.state.targetctx.codegen(), func.__qualname__)
             self.state.library.inline_into_callers = func in _LLVM_INLINE
             self.state.library.enable_object_caching()
-        return super().compile_extra(func)
+        depth = getattr(_compiling, "depth", 0)
+        _compiling.depth = depth + 1
+        colours = numba.core.errors._termcolor_inst
+        if depth == 0:
+            numba.core.errors._termcolor_inst = _PLAIN_MESSAGES
+        try:
+            return super().compile_extra(func)
+        finally:
+            _compiling.depth = depth
+            if depth == 0:
+                numba.core.errors._termcolor_inst = colours
+
+
+class _PlainMessages:
+    """Numba's error messages without terminal colours (Numba's colour scheme, every markup the message itself).
+
+    Why: Numba's typing tries the templates of an overloaded call in turn, and each that does not fit raises
+    an error whose message is coloured for the terminal as it is made (colorama wraps and unwraps the standard
+    streams each time): about 46,000 in the step's cold compile, 0.9 s of it. Only while a carom function is
+    compiled (:class:`_LibraryCompiler`), whose errors are not shown unless compiling it fails."""
+
+    def __getattr__(self, name):
+        return _plain
+
+
+def _plain(message):
+    return message
+
+
+_PLAIN_MESSAGES = _PlainMessages()
+
+
+#: how many carom functions (:class:`_LibraryCompiler`) this thread is compiling, one inside the other
+_compiling = threading.local()
+
+
+def _parallel_loops_in_kernel_libraries():
+    """Compile the parallel loops (``numba.prange``) of carom's functions into :class:`_KernelLibrary` code:
+    each loop's body (Numba's "gufunc") and its wrapper for the thread pool.
+
+    Why: Numba compiles a parallel loop's body as a function of its own, makes machine code for it, wraps it in
+    a second function and makes machine code for both again; the function that holds the loop then links both
+    in (as IR) and calls the wrapper by name, so that machine code never runs (the solver's and the narrow
+    phase's loops: about 3 s of the step's cold compile). As kernel libraries, their code is optimised once and
+    linked in, late where it is large (:func:`_links_late`). Only while a carom function is compiled; Numba's
+    own behaviour is kept for every other function in the process."""
+    compiler = numba.core.compiler
+    if getattr(compiler.compile_ir, "_carom", False):
+        return
+    from numba.np.ufunc import wrappers
+    compile_ir, compile_wrapper = compiler.compile_ir, wrappers._GufuncWrapper._compile_wrapper
+
+    def carom_compile_ir(typingctx, targetctx, func_ir, *args, **kwargs):
+        pipeline = kwargs.get("pipeline_class")
+        if (getattr(_compiling, "depth", 0) and kwargs.get("library") is None and pipeline is not None
+                and pipeline.__name__ == "ParforGufuncCompiler"):
+            kwargs["library"] = _KernelLibrary(targetctx.codegen(), func_ir.func_id.func_qualname)
+        return compile_ir(typingctx, targetctx, func_ir, *args, **kwargs)
+
+    def carom_compile_wrapper(self, wrapper_name):
+        if not (self.is_parfors and getattr(_compiling, "depth", 0)):
+            return compile_wrapper(self, wrapper_name)
+        library = _KernelLibrary(self.context.codegen(), str(self))
+        self._build_wrapper(library, wrapper_name)
+        return library
+
+    carom_compile_ir._carom = True
+    compiler.compile_ir = carom_compile_ir
+    wrappers._GufuncWrapper._compile_wrapper = carom_compile_wrapper
+
+
+_parallel_loops_in_kernel_libraries()
 
 
 class _KernelCompiler(_LibraryCompiler):
@@ -249,7 +449,7 @@ entry_njit = numba.njit(cache=True)
 inline_njit = numba.njit(cache=True, inline="always")
 
 
-class _LinkingLibrary(numba.core.codegen.JITCodeLibrary):
+class _LinkingLibrary(_CaromLibrary):
     """The code of an entry point that only calls kernels (:func:`linking_entry_njit`): its module, with the
     kernels' code linked in, is not optimised again as a whole, only turned into machine code.
 

@@ -210,7 +210,7 @@ def _segment_closest(p1x, p1y, q1x, q1y, p2x, p2y, q2x, q2y):
     return s, t, p1x + s * d1x, p1y + s * d1y, p2x + t * d2x, p2y + t * d2y
 
 
-@inline_njit
+@llvm_inline_njit
 def _clip(vR, nR, rR, i1, vI, nI, rI, j1, speculative, flip):
     """Clip incident edge j1 of core I against reference edge i1 of core R; ids/normal oriented A→B."""
     nr = vR.shape[0]

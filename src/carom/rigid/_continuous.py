@@ -197,8 +197,12 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
             first, hits = tree_query_boxes(tree.static, tree.lower, tree.upper, boxes, np.int64(n))
         else:
             wide = boxes[:n].copy()       # (the swept boxes themselves are kept for _swept_boxes_meet)
-            wide[:, :2] -= widen
-            wide[:, 2:] += widen
+            # (a loop: an operation on a slice compiles Numba's string formatting for its shape error, 2 s)
+            for k in range(n):
+                wide[k, 0] -= widen
+                wide[k, 1] -= widen
+                wide[k, 2] += widen
+                wide[k, 3] += widen
             first, hits = tree_query_boxes(tree.moving, tree.lower, tree.upper, wide, np.int64(n))
         for it in range(n):
             i = item_fast[it]

@@ -441,7 +441,7 @@ def chain_manifold(m, a, b, tx, ty, tc, ts, spec, shape_offset, shape_count, sha
     return _swap_manifold(r, tx, ty, tc, ts) if swap else r
 
 
-@inline_njit
+@llvm_inline_njit
 def _chain_rule(m, c, o, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals, ghost, chain,
                 sv, snm):
     """The manifold m of chain segment c and shape o (collide_sat's, (c, o) in c's frame, o's body at (tx, ty,

@@ -51,7 +51,7 @@ def _push_along(v, m, lam, dx, dy, ka, kb):
             v[3] + lam * (m[2] * dx), v[4] + lam * (m[2] * dy), v[5] + lam * (m[3] * kb))
 
 
-@inline_njit
+@llvm_inline_njit
 def _gather_velocities(state, body, j):
     """The lanes' body rows (A, B) and their velocities v = (vA.x, vA.y, ωA, vB.x, vB.y, ωB)."""
     sa = gather_rows(state, body, j, 0)
@@ -59,7 +59,7 @@ def _gather_velocities(state, body, j):
     return sa, sb, (sa[VX], sa[VY], sa[W], sb[VX], sb[VY], sb[W])
 
 
-@inline_njit
+@llvm_inline_njit
 def _scatter_velocities(state, body, move, j, sa, sb, v):
     """Write each lane's new velocity back to its bodies, except for bodies that are only read (the first
     four columns of each row: v, ω, and DPX as it was gathered)."""
@@ -111,7 +111,7 @@ def _point_field(i, points, reverse):
     return P0 + ((points - 1 - i) if reverse else i) * POINT_WIDTH
 
 
-@inline_njit
+@llvm_inline_njit
 def _solve_rolling(rows, j, f, v, points):
     """Rolling resistance (Box2D v3.1), in the relax sweep: an angular impulse λ = −(ωB − ωA)/(1/IA + 1/IB)
     that stops the bodies' relative spin, clamped to ± the coefficient × the larger radius × the normal
@@ -170,7 +170,7 @@ def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff
     _scatter_velocities(state, body, move, j + 1, sa1, sb1, v1)
 
 
-@inline_njit
+@llvm_inline_njit
 def _solve_setup(rows, j, state, body, soft, stiff):
     """Bundle j's fixed data for a solve: (masses, normal, soft constraint coefficients of each lane, the
     bodies' relative position change and rotations), the gathered body rows and the velocities."""
@@ -185,7 +185,7 @@ def _solve_setup(rows, j, state, body, soft, stiff):
     return (m, nx, ny, br, ms, isc, dpx, dpy, sa[DC], sa[DS], sb[DC], sb[DS]), sa, sb, v
 
 
-@inline_njit
+@llvm_inline_njit
 def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
     """The normal impulse of the point whose fields start at o (soft, biased when ``use_bias``): v after it."""
     m, nx, ny, br, ms, isc, dpx, dpy, ca, sna, cb, snb = f
@@ -227,7 +227,7 @@ def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
     return _push_along(v, m, lam, nx, ny, ka, kb)
 
 
-@inline_njit
+@llvm_inline_njit
 def _solve_friction(rows, j, o, f, v):
     """The Coulomb friction impulse of the point whose fields start at o (in the relax sweep, the only one
     that solves friction): v after it; the point's impulse at the end is added to the step's tangent
