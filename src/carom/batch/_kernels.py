@@ -118,3 +118,27 @@ def body_counts(tables):
     for i in range(len(tables)):
         out[i] = _adapter.body_arrays(tables[i])[0].shape[0]
     return out
+
+
+@numba.njit(cache=True)
+def count_steps(mask, bad, since):
+    """After a batched step of the worlds of ``mask``: each stepped world's count of steps since its Python side
+    was brought up to date (``WorldBatch._since_sync``) one more, or 1 after none (−1); refused steps (``bad``)
+    not counted. (A compiled loop: as NumPy masks and ``np.where`` it cost 16 µs a step whatever the count.)"""
+    for i in range(mask.shape[0]):
+        if mask[i] and bad[i, 0] == _adapter.BODY_OK:
+            since[i] = 1 if since[i] < 0 else since[i] + 1
+
+
+@numba.njit(cache=True)
+def settings_in_range(gravity, substeps, limit, most):
+    """Whether every gravity component is finite and within ±``limit`` and every substep count in [1, ``most``]
+    (``WorldBatch._check_settings``, which names the bad value when not)."""
+    for i in range(gravity.shape[0]):
+        for c in range(gravity.shape[1]):
+            if not (math.isfinite(gravity[i, c]) and abs(gravity[i, c]) <= limit):
+                return False
+    for i in range(substeps.shape[0]):
+        if substeps[i] < 1 or substeps[i] > most:
+            return False
+    return True
