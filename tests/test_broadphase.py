@@ -854,6 +854,28 @@ def test_grid_pairs_in_parallel_parts_are_the_brute_force_pairs(crowded):
             np.testing.assert_array_equal(K._pairs_by_grid(*args, real, threads), expected)
 
 
+def test_few_moving_proxies_pairs_are_the_brute_force_pairs():
+    """Up to ``FEW_MOVING`` moving proxies (a small world) every pair is tested in turn instead of binned in the
+    grid: the same sorted pairs as brute force, for 2 … FEW_MOVING + 1 moving proxies (the last through the
+    grid), crowded or spread, with statics, and with an infinite box (through the grid)."""
+    rng = np.random.default_rng(21)
+    for m in range(2, K.FEW_MOVING + 2):
+        for spread, giant in ((1.0, False), (6.0, False), (3.0, True)):
+            tree = DynamicTree()
+            for k in range(5):
+                lo = rng.uniform(-spread, spread, 2)
+                tree.insert(lo, lo + rng.uniform(0.1, 2, 2), static=True)
+            for k in range(m):
+                lo = rng.uniform(-spread, spread, 2)
+                tree.insert(lo, lo + rng.uniform(0.1, 2, 2))
+            if giant:
+                tree.insert((-1e308, -1.0), (1e308, 1.0))
+            args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
+            for real in (False, True):
+                expected = fat_pairs_brute(tree, real=real)
+                np.testing.assert_array_equal(K._pairs_by_grid(*args, real, 1), expected)
+
+
 def test_grid_pairs_of_points_and_boxes_of_infinite_size():
     """Points (no margin) with boxes whose size overflows to infinity (corners ±1e308), half of them or more:
     the median size is infinite, the cell comes from the points' spread, and the infinite boxes, which fit

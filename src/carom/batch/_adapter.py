@@ -118,6 +118,13 @@ def with_results(tables, contacts, cand):
 
 
 @njit
+def with_cand(tree, cand):
+    """The broad-phase tree tuple with the pair cache ``cand``."""
+    return TreeTable(tree.moving, tree.static, tree.lower, tree.upper, tree.flags, tree.leaf, tree.moved,
+                     tree.moved_flag, tree.moved_meta, cand, tree.margin, tree.multiplier)
+
+
+@njit
 def clear_separations(contacts):
     """What ``World.step`` does when ``_skip_apart`` is off: every pair is tested again."""
     contacts.cache[:, CSEP] = -np.inf

@@ -170,7 +170,7 @@ class WorldBatch:
         one compiled call. A world whose step is refused (a dynamic body without mass, a non-finite velocity,
         force or torque) is left as it was and a :class:`~carom.errors.SimulationError` names it and its body
         after the call (the other worlds have stepped)."""
-        from ._kernels import step_worlds, threads_for
+        from ._kernels import count_steps, step_worlds, threads_for
         from .._validate import number
         from ..constants import MAX_TIME_STEP
         dt = number(dt, "dt", 0.0, MAX_TIME_STEP, low_open=True)
@@ -183,9 +183,8 @@ class WorldBatch:
                         self._sleep_enabled, self._skip_apart, mask, self._tables, self._previous, self._approach,
                         self._bad)
         self._last_dt = dt
-        stepped = mask & (self._bad[:, 0] == _adapter.BODY_OK)
-        self._since_sync[stepped] = np.where(self._since_sync[stepped] < 0, 1, self._since_sync[stepped] + 1)
-        if not stepped.all() and (self._bad[:, 0] != _adapter.BODY_OK).any():
+        count_steps(mask, self._bad, self._since_sync)
+        if (self._bad[:, 0] != _adapter.BODY_OK).any():
             i = int(np.flatnonzero(self._bad[:, 0] != _adapter.BODY_OK)[0])
             err = _adapter.refused(self._worlds[i], int(self._bad[i, 0]), int(self._bad[i, 1]))
             raise type(err)(f"world {i}: {err}")
@@ -202,8 +201,13 @@ class WorldBatch:
 
     def _check_settings(self) -> None:
         """The per-world settings as the step needs them, or a CaromError naming the bad one."""
+        from ._kernels import settings_in_range
         n = len(self)
         g = self.gravity
+        s = self.substeps
+        if (isinstance(g, np.ndarray) and g.shape == (n, 2) and g.dtype == np.float64 and isinstance(s, np.ndarray)
+                and s.shape == (n,) and s.dtype == np.int64 and settings_in_range(g, s, 3.0e38, 64)):
+            return          # (the usual case, in one compiled pass; otherwise the checks below name the bad value)
         if not isinstance(g, np.ndarray) or g.shape != (n, 2) or g.dtype != np.float64 or not np.isfinite(g).all():
             raise CaromError(f"gravity must be a finite float64 array of shape ({n}, 2), got {np.asarray(g)!r}")
         if np.abs(g).max(initial=0.0) > 3.0e38:
@@ -264,14 +268,15 @@ class WorldBatch:
         (``_adapter.restore_world``): no step since, no events; their :class:`World` objects are brought up to
         date from the tables when next asked for (:meth:`world`)."""
         self._since_sync[mask] = -1
-        for i in np.flatnonzero(mask):
-            self._out.discard(int(i))
+        if self._out:
+            for i in np.flatnonzero(mask):
+                self._out.discard(int(i))
 
     def _stepped(self, mask: np.ndarray, dt: float) -> None:
         """Note that a compiled caller stepped the worlds of ``mask`` once (see :meth:`_kernel_state`)."""
+        from ._kernels import count_steps
         self._last_dt = dt
-        stepped = mask & (self._bad[:, 0] == _adapter.BODY_OK)
-        self._since_sync[stepped] = np.where(self._since_sync[stepped] < 0, 1, self._since_sync[stepped] + 1)
+        count_steps(mask, self._bad, self._since_sync)
 
     # --- bulk state ----------------------------------------------------------------------------------------
     def state(self) -> BatchState:

@@ -204,7 +204,8 @@ class BatchVectorEnv(VectorEnv):
         """The error ``World.step`` raises for the first world of ``active`` whose step was refused, if any."""
         from ..batch import _adapter
         bad = state[-1]
-        if (bad[active, 0] != _adapter.BODY_OK).any():
+        # (the worlds not stepped have BODY_OK, set before the step: the mask is looked at only after a refusal)
+        if (bad[:, 0] != _adapter.BODY_OK).any() and (bad[active, 0] != _adapter.BODY_OK).any():
             i = int(np.flatnonzero(active & (bad[:, 0] != _adapter.BODY_OK))[0])
             raise _adapter.refused(self._batch._worlds[i], int(bad[i, 0]), int(bad[i, 1]))
 
@@ -251,6 +252,8 @@ class RandomStreams:
     def refill(self, need: int) -> None:
         """New draws for every env with fewer than ``need`` left (their generators are exactly at the buffer's
         end when all are used, so a refill continues the stream)."""
+        if int(self.position.max(initial=0)) + need <= self.buffer.shape[1]:
+            return
         low = np.flatnonzero(self.position + need > self.buffer.shape[1])
         for i in low:
             self.sync(int(i))

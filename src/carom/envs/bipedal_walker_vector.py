@@ -35,6 +35,7 @@ from ..batch import WorldBatch
 from .._jit import njit
 from ..batch import _adapter
 from ..batch._kernels import threads_for
+from ..batch._slots import borrowed_world
 from ._vector import BatchVectorEnv
 from .bipedal_walker import (FPS, INITIAL_RANDOM, LIDAR_DIRECTIONS, MOTOR_SPEEDS, MOTORS_TORQUE, SCALE, SKIN, SPEED_HIP, SPEED_KNEE,
                              TERRAIN_GRASS, TERRAIN_LENGTH, TERRAIN_STEP, VIEWPORT_H, VIEWPORT_W, BipedalWalker,
@@ -287,7 +288,7 @@ def _motors(i, actions, joints, motor, tables):
     """Env i's motors from its action, as ``BipedalWalker.step`` sets them: speed sign(a)·(4 or 6) rad/s, largest
     torque min(|a|, 1)·80 N·m; a joint whose setting changes has it written and its two bodies woken (as
     ``Joint.__setattr__`` does, ``World._wake`` of each)."""
-    t = tables[i]           # (read once: reading a typed list's entry counts a reference to each of its arrays)
+    t = borrowed_world(tables, i)           # (read borrowed: ``batch._slots``)
     param, body = _adapter.joint_arrays(t)
     for k in range(4):
         a = actions[i, k]
@@ -311,7 +312,7 @@ def _contacts(i, shapes, ground, partners, count, game_over, tables):
     them: the contacts with points (sensors aside) whose point lies within ``SKIN``; the hull among them is the
     fall; each lower leg's set of terrain partners compared with the last step's: a new partner sets its flag,
     a lost one clears it (the clearing wins)."""
-    keys, n_points, separation, sensor = _adapter.contact_points(tables[i])
+    keys, n_points, separation, sensor = _adapter.contact_points(borrowed_world(tables, i))
     hull = shapes[i, 0]
     now = np.empty((2, PARTNERS), np.int64)
     size = np.zeros(2, np.int64)
@@ -366,7 +367,7 @@ def _observe(i, run, actions, bodies, shapes, ground, game_over, prev_shaping, x
              terminations, tables, courses):
     """Env i's observation, reward and end, as ``BipedalWalker._observe`` and ``step`` compute them (a just reset
     env: observation only, its shaping kept for the next reward)."""
-    com, angle_of, vel, angvel, lc, alive = _adapter.body_arrays(tables[i])
+    com, angle_of, vel, angvel, lc, alive = _adapter.body_arrays(borrowed_world(tables, i))
     h = bodies[i, HULL]
     angle = angle_of[h]
     c, s = math.cos(angle), math.sin(angle)

@@ -28,6 +28,7 @@ from ..batch import WorldBatch
 from .._jit import njit
 from ..batch import _adapter
 from ..batch._kernels import threads_for
+from ..batch._slots import borrowed_world
 from ._vector import BatchVectorEnv, RandomStreams
 from .lunar_lander import (CHUNKS, FPS, H, INITIAL_RANDOM, KICK_ANGLE, KICK_SPIN, KICK_VX, KICK_VY0, KICK_X,
                            KICK_Y, KICK_Y0, LEG_DOWN, MAIN_ENGINE_POWER, MAIN_ENGINE_Y_LOCATION, SCALE, SIDE_ENGINE_AWAY,
@@ -265,8 +266,8 @@ def _fire(i, continuous, discrete, cont, run, buffer, position, rows, power, tab
         m_power, side = _engines(continuous, discrete, cont, i)
     else:
         m_power, side = 0.0, 0.0
-    # (each env's tables read once: reading an entry of the typed list counts a reference to each of its arrays)
-    t = tables[i]
+    # (each env's tables read once, borrowed: ``batch._slots``)
+    t = borrowed_world(tables, i)
     com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(t)
     L = rows[i, LANDER]
     angle = angle_of[L]
@@ -315,8 +316,8 @@ def _observe(i, rows, power, prev_shaping, game_over, leg_contact, obs, rewards,
     a crash; a leg's begin sets its flag, its end clears it, the end winning), the observation, the shaping
     reward less the engines' fuel, and the episode's end (a crash or leaving the screen: −100; the hull
     asleep: +100)."""
-    t = tables[i]
-    _touches(i, rows, game_over, leg_contact, t.contacts, previous[i])
+    t = borrowed_world(tables, i)
+    _touches(i, rows, game_over, leg_contact, t.contacts, borrowed_world(previous, i))
     com, angle_of, vel, angvel, inv_mass, inv_inertia, lc, asleep = _adapter.lander_arrays(t)
     L = rows[i, LANDER]
     angle = angle_of[L]

@@ -31,7 +31,7 @@ from ._tree_query import (  # noqa: F401
     _boxes_walk, _tree_collect, _tree_ray, _tree_walk, _walk_room, tree_pairs, tree_query, tree_query_boxes,
     tree_raycast)
 from ._tree_pairs import (  # noqa: F401
-    GRID_BIN_LIMIT, GRID_PARALLEL_ENTRIES, GRID_SCAN_COVER, GRID_SIZE_SAMPLES, KEY_STRIDE, STALE_SCAN_LIMIT,
+    FEW_MOVING, GRID_BIN_LIMIT, GRID_PARALLEL_ENTRIES, GRID_SCAN_COVER, GRID_SIZE_SAMPLES, KEY_STRIDE, STALE_SCAN_LIMIT,
     _CELL_LIMIT, _KEY_MASK, _KEY_SHIFT, _counting_sort, _cross_pairs, _cross_scan, _grid_entry_pairs,
     _grid_entry_pairs_split, _grid_entry_part, _grid_entry_parts, _grid_entry_run, _grown, _insertion_sort,
     _keys_in_order, _pairs_by_grid, _partition, _proxies_of, _query_box, _sample_median, _sort_range, _sorted_keys,

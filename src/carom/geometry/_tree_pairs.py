@@ -92,7 +92,21 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
     k = np.int64(0)
     stack = np.empty(64, np.int64)
     hits = np.empty(64, np.int64)
-    if m > 1:
+    if 1 < m <= FEW_MOVING and _finite_boxes(box):
+        # a few moving proxies (a small world: a lander, a walker): every pair tested, in ascending id order;
+        # the grid finds exactly the pairs of finite boxes that pass this test (each once), so after the sort
+        # below the keys are the same, without the grid's dozen arrays and its median
+        for a in range(m):
+            p = ids[a]
+            lx = box[a, 0]
+            ly = box[a, 1]
+            ux = box[a, 2]
+            uy = box[a, 3]
+            for b in range(a + 1, m):
+                ok = (box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
+                keys[k] = (p << _KEY_SHIFT) | ids[b]      # (ids ascending: p < ids[b]) written always, kept if ok
+                k += np.int64(ok)
+    elif m > 1:
         limit = GRID_BIN_LIMIT * _sample_median(sizes, (m + GRID_SIZE_SAMPLES - 1) // GRID_SIZE_SAMPLES)
         # binned: size <= limit (false for NaN); the cell is the largest binned size
         binned = np.empty(m, np.bool_)
@@ -238,6 +252,21 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
         else:
             keys, k = _cross_pairs(moving, static, np.int64(MOVING), flags, leaf_of, lower, upper, keys, k, real)
     return _keys_in_order(keys, k, n)
+
+
+#: up to this many moving proxies, their pairs are found by testing every pair (``_pairs_by_grid``): at most
+#: 28 pairs, which the key array's 64 entries hold
+FEW_MOVING = 8
+
+
+@njit
+def _finite_boxes(box):
+    """Whether every coordinate of the boxes (rows lx, ly, ux, uy) is finite."""
+    for a in range(box.shape[0]):
+        for c in range(4):
+            if not np.isfinite(box[a, c]):
+                return False
+    return True
 
 
 @njit
