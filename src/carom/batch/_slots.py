@@ -36,6 +36,14 @@ def _cand_field(tree_type) -> int:
     return list(tree_type.fields).index("cand")
 
 
+def _owned_types(item_type):
+    """(the contact table's type, the pair cache's field in the tree tuple, its type) of a world's entry: the two
+    parts the step owns (module docstring)."""
+    tree_type = item_type.types[TREE]
+    cand = _cand_field(tree_type)
+    return item_type.types[CONTACTS], cand, tree_type.types[cand]
+
+
 if numba.config.DISABLE_JIT:
     def borrowed_world(tables, i):
         """Plain-Python stand-in: entry i."""
@@ -101,10 +109,7 @@ else:
         if not (_check_list(tables) and isinstance(i, types.Integer)):
             return None
         item_type = tables.item_type
-        contacts_type = item_type.types[CONTACTS]
-        tree_type = item_type.types[TREE]
-        cand = _cand_field(tree_type)
-        cand_type = tree_type.types[cand]
+        contacts_type, cand, cand_type = _owned_types(item_type)
         sig = types.Tuple([item_type, contacts_type, cand_type])(tables, i)
 
         def codegen(context, builder, sig, args):
@@ -124,10 +129,7 @@ else:
         if not (_check_list(tables) and isinstance(i, types.Integer)):
             return None
         item_type = tables.item_type
-        contacts_type = item_type.types[CONTACTS]
-        tree_type = item_type.types[TREE]
-        field = _cand_field(tree_type)
-        cand_type = tree_type.types[field]
+        contacts_type, field, cand_type = _owned_types(item_type)
         if contacts != contacts_type or cand != cand_type:
             return None
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium.vector.utils import batch_space
 
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -30,6 +31,13 @@ class BatchVectorEnv(VectorEnv):
 
     _envs: list
     _obs: np.ndarray
+
+    def _spaces_from(self, env: Any) -> None:
+        """The single env's spaces and their batched forms (Gymnasium's ``VectorEnv`` attributes)."""
+        self.single_observation_space = env.observation_space
+        self.single_action_space = env.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
 
     def _setup(self, num_envs: int, max_episode_steps: int | None, autoreset_mode: Any,
                render_mode: str | None) -> None:

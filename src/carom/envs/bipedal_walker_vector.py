@@ -29,7 +29,6 @@ from numba import prange
 from numba.typed import List as typed_list
 
 import gymnasium as gym
-from gymnasium.vector.utils import batch_space
 
 from ..batch import WorldBatch
 from .._jit import njit
@@ -72,10 +71,7 @@ class BipedalWalkerVector(BatchVectorEnv):
         n = self.num_envs
         self.hardcore = bool(hardcore)
         self._envs = [BipedalWalker(render_mode=render_mode, hardcore=hardcore) for _ in range(n)]
-        self.single_observation_space = self._envs[0].observation_space
-        self.single_action_space = self._envs[0].action_space
-        self.observation_space = batch_space(self.single_observation_space, n)
-        self.action_space = batch_space(self.single_action_space, n)
+        self._spaces_from(self._envs[0])
         self._obs = np.zeros((n, 24), np.float32)
         self._bodies = np.zeros((n, 5), np.int64)
         self._joints = np.zeros((n, 4), np.int64)

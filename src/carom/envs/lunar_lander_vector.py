@@ -22,7 +22,6 @@ from numba.typed import List as typed_list
 
 import gymnasium as gym
 from gymnasium import spaces
-from gymnasium.vector.utils import batch_space
 
 from ..batch import WorldBatch
 from .._jit import njit
@@ -64,10 +63,7 @@ class LunarLanderVector(BatchVectorEnv):
         self._envs = [LunarLander(render_mode=render_mode, continuous=continuous, gravity=gravity)
                       for _ in range(n)]
         self.continuous = bool(continuous)
-        self.single_observation_space = self._envs[0].observation_space
-        self.single_action_space = self._envs[0].action_space
-        self.observation_space = batch_space(self.single_observation_space, n)
-        self.action_space = batch_space(self.single_action_space, n)
+        self._spaces_from(self._envs[0])
         self._obs = np.zeros((n, 8), np.float32)
         self._rows = np.zeros((n, 4), np.int64)
         self._prev_shaping = np.full(n, np.nan)
