@@ -10,7 +10,8 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, inline_njit, llvm_inline_njit, pnjit, borrowed, borrowed_rows
-from ..constants import SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, APART_ROUNDING, UNCACHED_MOTION
+from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, RECYCLE_COS, APART_ROUNDING,
+                         UNCACHED_MOTION)
 from ..geometry._math import relative_transform
 from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold,
                                  _to_frame, _incident_edge, _clip, _point_result)
@@ -50,15 +51,20 @@ def invalid_cache_rows(cache, never_touch):
 
 
 @llvm_inline_njit
-def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
+def _recycle(cache, k, cnt, tx, ty, tc, ts, reach, nwx, nwy, ac, as_, lax, lay, lbx, lby):
     """Rebuild contact k's manifold (A frame) from its cache for B now at pose (tx, ty, tc, ts) in A's frame,
     if the pose moved less than RECYCLE_DISTANCE since the manifold was computed.
 
-    Each point's anchor u on B's surface (B frame) is now at T·u; the point is midway between it and the
-    anchor on A's surface, the separation their distance along the normal (fixed in A's frame). The move is
+    Box2D v3's recycling (``carom.constants.RECYCLE_DISTANCE``): the normal stays fixed in the world (nw, the
+    world normal of last step's manifold; A's turn since is read from it and the cached normal in A's frame),
+    each point's separation is tracked from the anchors turned with their bodies (A's anchor a in A's frame;
+    B's u, in B's frame, now at T·u), and the solver's arms are the anchors kept at their body's centre of mass
+    in the world's orientation of then: the point returned is their midpoint and (dlx, dly) B's anchor less
+    A's (A frame), which the prepare stage splits back. (ac, as_) is A's rotation now, la and lb the bodies'
+    centres of mass in their frames. The move is
     measured where it matters: the largest displacement of B's anchors plus the change of relative angle
     times the smaller shape's diameter (``reach``), which bounds how far any other feature of the contact
-    region moved. Returns (ok, manifold tuple as collide_sat's).
+    region moved. Returns (ok, manifold tuple as collide_sat's, dlx, dly).
     """
     ctc = cache[k, CTC]
     cts = cache[k, CTS]
@@ -69,25 +75,39 @@ def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
     # no square root (the root's latency was a sixth of a recycled pair's time). Each test is made as soon as
     # its terms are known: in a tumbling crowd most pairs fail on the rotation alone, before any point
     room = RECYCLE_DISTANCE - abs(dsin) * 2.0 * reach
-    fail = (False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0))
+    fail = (False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0), 0.0, 0.0)
     if dcos <= 0.0 or room < 0.0:
         return fail
-    nx = cache[k, CNX]
-    ny = cache[k, CNY]
+    n0x = cache[k, CNX]
+    n0y = cache[k, CNY]
+    # A's rotation when the manifold was computed, from its normal then (A frame) and in the world (nw)
+    c0 = n0x * nwx + n0y * nwy
+    s0 = n0x * nwy - n0y * nwx
+    # A's and B's turns since
+    cA = ac * c0 + as_ * s0
+    sA = as_ * c0 - ac * s0
+    cB = cA * dcos - sA * dsin
+    if min(cA, cB) <= RECYCLE_COS:
+        return fail
+    # the normal held fixed in the world, in A's frame now
+    nx = ac * nwx + as_ * nwy
+    ny = -as_ * nwx + ac * nwy
     # point indices as int64, not literals (a literal argument compiles the function once per value)
-    p0x, p0y, s0, d0 = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts)
+    p0x, p0y, s0, d0, dlx, dly = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, lbx,
+                                                lby)
     if d0 > room * room:
         return fail
     p1x = p1y = s1 = 0.0
     if cnt == 2:
-        p1x, p1y, s1, d1 = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts)
+        p1x, p1y, s1, d1, _, _ = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay,
+                                                lbx, lby)
         if d1 > room * room:
             return fail
-    return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0)
+    return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0), dlx, dly
 
 
 @inline_njit
-def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
+def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, lbx, lby):
     """Point p of contact k's cached manifold with B at pose (tx, ty, tc, ts): (x, y, separation, the square
     of how far B's anchor moved since the manifold was computed)."""
     o = CQ0 + 4 * p
@@ -101,7 +121,21 @@ def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
     ay = cache[k, o + 1]
     mx = bx - ox
     my = by - oy
-    return 0.5 * (ax + bx), 0.5 * (ay + by), (bx - ax) * nx + (by - ay) * ny, mx * mx + my * my
+    # the anchors as the solver's arms: each body's anchor relative to its centre of mass kept in the world's
+    # orientation of when the manifold was computed (not turned with the body): A's, lc_A + R(−Δθ_A)(a − lc_A);
+    # B's, T·lc_B + R(−Δθ_A)·R0·(u − lc_B)
+    rax = ax - lax
+    ray = ay - lay
+    fax = lax + cA * rax + sA * ray
+    fay = lay - sA * rax + cA * ray
+    ubx = ux - lbx
+    uby = uy - lby
+    wx = cache[k, CTC] * ubx - cache[k, CTS] * uby
+    wy = cache[k, CTS] * ubx + cache[k, CTC] * uby
+    fbx = tc * lbx - ts * lby + tx + cA * wx + sA * wy
+    fby = ts * lbx + tc * lby + ty - sA * wx + cA * wy
+    return (0.5 * (fax + fbx), 0.5 * (fay + fby), (bx - ax) * nx + (by - ay) * ny, mx * mx + my * my, fbx - fax,
+            fby - fay)
 
 
 @llvm_inline_njit
@@ -308,10 +342,13 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         # 55 ns a pair in a pile, where few pairs pass)
         circles = shape_count[a] == 1 and shape_count[bsh] == 1
         reused = False
+        dlx = dly = 0.0
         if matched and not sensor and not circles:
             if old_count[j_old] > 0:
-                reused, m = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
-                                     min(shape_reach[a], shape_reach[bsh]))
+                reused, m, dlx, dly = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
+                                     min(shape_reach[a], shape_reach[bsh]), old_normal[j_old, 0],
+                                     old_normal[j_old, 1], ac, as_, local_center[ba, 0], local_center[ba, 1],
+                                     local_center[bb, 0], local_center[bb, 1])
             else:
                 reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, local_center[ba, 0], local_center[ba, 1],
                                       shape_reach[a], local_center[bb, 0], local_center[bb, 1], shape_reach[bsh],
@@ -363,6 +400,9 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         deepest = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
         c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
         if reused:
+            # B's anchors less A's (the same for both points), in the world
+            c_step[k, 0, 0] = ac * dlx - as_ * dly
+            c_step[k, 0, 1] = as_ * dlx + ac * dly
             # the same points with the same ids, in the same order: their impulses carry over as they are
             c_ids[k, 0] = old_ids[j_old, 0]
             c_ids[k, 1] = old_ids[j_old, 1]
@@ -649,6 +689,10 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # each point's normal and tangent impulse over the whole step: zeros, written by the solver for the contacts
     # it solves (``_solver._write_back``). One memset, not four stores in each pair's row in the blocks: in
     # the large pyramid the blocks' stores cost 15-30 µs more a step (3 %) than the memset of 480 kB
+    # Until the solver writes them, row k's first entry carries a recycled contact's anchor offset instead: B's
+    # anchor less A's in the world (``_recycle``), 0 for a fresh manifold, whose anchors meet; the prepare
+    # stage reads it (``_prepare_point``), and the solver's write-back then overwrites it for every contact it
+    # solves (a recycled contact always has an awake dynamic body, so it is solved).
     c_step = np.zeros((K, 2, 2))
     # one-way shapes are looked for per pair only when there are any (``one_way_passes``)
     any_one_way = False
