@@ -81,35 +81,43 @@ def _recycle(cache, k, cnt, tx, ty, tc, ts, reach, nwx, nwy, ac, as_, lax, lay, 
     n0x = cache[k, CNX]
     n0y = cache[k, CNY]
     # A's rotation when the manifold was computed, from its normal then (A frame) and in the world (nw)
-    c0 = n0x * nwx + n0y * nwy
-    s0 = n0x * nwy - n0y * nwx
+    cn0 = n0x * nwx + n0y * nwy
+    sn0 = n0x * nwy - n0y * nwx
     # A's and B's turns since
-    cA = ac * c0 + as_ * s0
-    sA = as_ * c0 - ac * s0
+    cA = ac * cn0 + as_ * sn0
+    sA = as_ * cn0 - ac * sn0
     cB = cA * dcos - sA * dsin
     if min(cA, cB) <= RECYCLE_COS:
         return fail
     # the normal held fixed in the world, in A's frame now
     nx = ac * nwx + as_ * nwy
     ny = -as_ * nwx + ac * nwy
+    # B's anchor less A's (the same for every point, A frame now): both anchors met when the manifold was
+    # computed, and each has moved with its body's centre of mass since, unturned: (T·lb − la) − R(−Δθ_A)·(T0·lb − la)
+    ex = cache[k, CTC] * lbx - cache[k, CTS] * lby + cache[k, CTX] - lax
+    ey = cache[k, CTS] * lbx + cache[k, CTC] * lby + cache[k, CTY] - lay
+    dlx = tc * lbx - ts * lby + tx - lax - (cA * ex + sA * ey)
+    dly = ts * lbx + tc * lby + ty - lay - (cA * ey - sA * ex)
     # point indices as int64, not literals (a literal argument compiles the function once per value)
-    p0x, p0y, s0, d0, dlx, dly = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, lbx,
-                                                lby)
+    p0x, p0y, sep0, d0 = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, dlx, dly)
     if d0 > room * room:
         return fail
-    p1x = p1y = s1 = 0.0
+    p1x = p1y = sep1 = 0.0
     if cnt == 2:
-        p1x, p1y, s1, d1, _, _ = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay,
-                                                lbx, lby)
+        p1x, p1y, sep1, d1 = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, dlx, dly)
         if d1 > room * room:
             return fail
-    return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0), dlx, dly
+    return True, (cnt, nx, ny, p0x, p0y, sep0, 0, p1x, p1y, sep1, 0), dlx, dly
 
 
 @inline_njit
-def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, lbx, lby):
-    """Point p of contact k's cached manifold with B at pose (tx, ty, tc, ts): (x, y, separation, the square
-    of how far B's anchor moved since the manifold was computed)."""
+def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, dlx, dly):
+    """Point p of contact k's cached manifold with B at pose (tx, ty, tc, ts) in A's frame, A turned by (cA, sA)
+    since: (x, y, separation, the square of how far B's anchor moved since the manifold was computed). The
+    separation is that of the anchors turned with their bodies (A's a, B's u now at T·u) along the normal; the
+    point is the midpoint of the anchors kept unturned on their centres of mass: A's at
+    la + R(−Δθ_A)(m − la), for m the point as computed (midway between a and T0·u), and B's at A's plus
+    (dlx, dly) (``_recycle``)."""
     o = CQ0 + 4 * p
     ux = cache[k, o + 2]
     uy = cache[k, o + 3]
@@ -121,21 +129,11 @@ def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, lbx, l
     ay = cache[k, o + 1]
     mx = bx - ox
     my = by - oy
-    # the anchors as the solver's arms: each body's anchor relative to its centre of mass kept in the world's
-    # orientation of when the manifold was computed (not turned with the body): A's, lc_A + R(−Δθ_A)(a − lc_A);
-    # B's, T·lc_B + R(−Δθ_A)·R0·(u − lc_B)
-    rax = ax - lax
-    ray = ay - lay
-    fax = lax + cA * rax + sA * ray
-    fay = lay - sA * rax + cA * ray
-    ubx = ux - lbx
-    uby = uy - lby
-    wx = cache[k, CTC] * ubx - cache[k, CTS] * uby
-    wy = cache[k, CTS] * ubx + cache[k, CTC] * uby
-    fbx = tc * lbx - ts * lby + tx + cA * wx + sA * wy
-    fby = ts * lbx + tc * lby + ty - sA * wx + cA * wy
-    return (0.5 * (fax + fbx), 0.5 * (fay + fby), (bx - ax) * nx + (by - ay) * ny, mx * mx + my * my, fbx - fax,
-            fby - fay)
+    qx = 0.5 * (ax + ox) - lax
+    qy = 0.5 * (ay + oy) - lay
+    px = lax + cA * qx + sA * qy + 0.5 * dlx
+    py = lay + cA * qy - sA * qx + 0.5 * dly
+    return px, py, (bx - ax) * nx + (by - ay) * ny, mx * mx + my * my
 
 
 @llvm_inline_njit
