@@ -9,7 +9,8 @@
 
 Why both: the contact stiffness once traded one against the other. At 60 Hz carom's stack stood and its pyramid
 kept moving (0.128 m/s); at Box2D's 30 Hz its pyramid rested and its stack fell, until recycled contacts kept
-their anchors on their bodies as Box2D's do (``carom.constants.RECYCLE_DISTANCE``): now both hold at 30 Hz.
+their anchors on their bodies as Box2D's do (``carom.constants.RECYCLE_DISTANCE``): now both hold at 30 Hz
+(ground contacts at 120 Hz: ``carom.constants.STATIC_CONTACT_SCALE``).
 
 The Box2D side is ``settle_probe.c``, compiled with ``cc`` against the library ``benchmarks/box2d.py`` builds
 into ``build/box2d`` (run that first; without it only carom's figures are given).

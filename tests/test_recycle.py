@@ -173,7 +173,7 @@ def test_a_recycled_contact_keeps_box2ds_anchors_and_normal():
     """Box2D v3's recycled manifold: the normal stays fixed in the world; each body's anchor stays at that body's
     centre of mass in the world's orientation of when the manifold was computed (it moves with the body and does
     not turn with it); the separation is tracked from the anchors turned with their bodies. A box resting on
-    static ground, moved 1 cm and turned 0.01 rad by hand (within RECYCLE_DISTANCE and RECYCLE_COS): the
+    static ground, moved 0.5 mm and turned 0.5 mrad by hand (within RECYCLE_DISTANCE and RECYCLE_COS): the
     contact is recycled, its normal is the one computed before, its points are the midpoints of the two anchors
     so kept, and its separations are Box2D's formula. (Anchors turned with the box, as carom kept them before,
     let a 20-box stack at 30 Hz fall: ``tests/test_trust_physics.py``.)"""
@@ -195,7 +195,7 @@ def test_a_recycled_contact_keeps_box2ds_anchors_and_normal():
     # the anchors as the manifold was computed: on the ground's surface and on the box's, either side of the point
     anchor_a = p0 - 0.5 * s0[:, None] * n0
     anchor_b = p0 + 0.5 * s0[:, None] * n0
-    dx, turn = 0.01, 0.01
+    dx, turn = 0.0005, 0.0005
     b.position = (b.position[0] + dx, b.position[1])
     b.angle = b.angle + turn
     centre1 = np.array(b.world_center)
