@@ -238,6 +238,25 @@ def _mark_uncached(cache, k):
 
 
 @inline_njit
+def _put_step(c_step, k, dx, dy):
+    """Row k of the step's impulses (``narrow_stage``): (dx, dy), a recycled contact's anchor offset, where the
+    solver's write-back later puts the first point's normal and tangent impulses; zeros in the rest."""
+    c_step[k, 0, 0] = dx
+    c_step[k, 0, 1] = dy
+    c_step[k, 1, 0] = 0.0
+    c_step[k, 1, 1] = 0.0
+
+
+@inline_njit
+def _centre(local_center, b):
+    """Body b's centre of mass in its frame; (0, 0) from an empty table (``narrow_stage``: every body's is at
+    its origin, and the random reads are spared)."""
+    if local_center.shape[0] == 0:
+        return 0.0, 0.0
+    return local_center[b, 0], local_center[b, 1]
+
+
+@inline_njit
 def _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep):
     """Row k of the contact table from the manifold m (collide_sat's tuple, in body A's frame) with A's body at
     (ax, ay, ac, as_): the normal, the points and separations in the world; returns the deepest separation."""
@@ -325,6 +344,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             c_normal[k, 1] = old_normal[j_old, 1]
             for q in range(0 if in_place else CACHE_WIDTH):   # (a plain loop compiles faster than a slice)
                 c_cache[k, q] = old_cache[j_old, q]
+            _put_step(c_step, k, 0.0, 0.0)
             continue
         ax = xf[ba, 0]
         ay = xf[ba, 1]
@@ -333,7 +353,9 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, xf[bb, 0], xf[bb, 1], xf[bb, 2], xf[bb, 3])
         oa = shape_offset[a]
         ob = shape_offset[bsh]
-        spec = 0.0 if sensor else SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
+        # the speculative margin, read only by the paths that test or bound the pair (not by a recycled one:
+        # its two random reads of ``motion`` were a tenth of a recycled pair's time)
+        spec = 0.0
         # reused: the old cache row stays, with a recycled manifold or, for a pair provably still apart, none
         # (count, ids, impulses and touch stay 0) and the pose its separation bound was computed at
         # two circles are always tested afresh: their test costs less than trying to recycle (43 against
@@ -342,20 +364,22 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         reused = False
         dlx = dly = 0.0
         if matched and not sensor and not circles:
+            lax, lay = _centre(local_center, ba)
+            lbx, lby = _centre(local_center, bb)
             if old_count[j_old] > 0:
                 reused, m, dlx, dly = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
-                                     min(shape_reach[a], shape_reach[bsh]), old_normal[j_old, 0],
-                                     old_normal[j_old, 1], ac, as_, local_center[ba, 0], local_center[ba, 1],
-                                     local_center[bb, 0], local_center[bb, 1])
+                                               min(shape_reach[a], shape_reach[bsh]), old_normal[j_old, 0],
+                                               old_normal[j_old, 1], ac, as_, lax, lay, lbx, lby)
             else:
-                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, local_center[ba, 0], local_center[ba, 1],
-                                      shape_reach[a], local_center[bb, 0], local_center[bb, 1], shape_reach[bsh],
-                                      spec)
+                spec = SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
+                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, lax, lay, shape_reach[a], lbx, lby,
+                                      shape_reach[bsh], spec)
                 m = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
         if reused:
             for q in range(0 if in_place else CACHE_WIDTH):
                 c_cache[k, q] = old_cache[j_old, q]
         else:
+            spec = 0.0 if sensor else SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
             m = _collide_pair(a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals,
                               sv, snm)
             if m[0] > 0 and not sensor and one_way.shape[0] > 0 and (chain[a] != 0 or chain[bsh] != 0):
@@ -394,13 +418,13 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             c_ids[k, 0] = 0
             c_ids[k, 1] = 0
             _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
+            _put_step(c_step, k, 0.0, 0.0)
             continue
         deepest = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
         c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
+        # a recycled contact's B anchors less A's (the same for both points), in the world; 0 for a fresh one
+        _put_step(c_step, k, ac * dlx - as_ * dly, as_ * dlx + ac * dly)
         if reused:
-            # B's anchors less A's (the same for both points), in the world
-            c_step[k, 0, 0] = ac * dlx - as_ * dly
-            c_step[k, 0, 1] = as_ * dlx + ac * dly
             # the same points with the same ids, in the same order: their impulses carry over as they are
             c_ids[k, 0] = old_ids[j_old, 0]
             c_ids[k, 1] = old_ids[j_old, 1]
@@ -685,13 +709,13 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
     c_cache = old.cache if in_place else np.empty((K, CACHE_WIDTH))
     # each point's normal and tangent impulse over the whole step: zeros, written by the solver for the contacts
-    # it solves (``_solver._write_back``). One memset, not four stores in each pair's row in the blocks: in
-    # the large pyramid the blocks' stores cost 15-30 µs more a step (3 %) than the memset of 480 kB
-    # Until the solver writes them, row k's first entry carries a recycled contact's anchor offset instead: B's
-    # anchor less A's in the world (``_recycle``), 0 for a fresh manifold, whose anchors meet; the prepare
-    # stage reads it (``_prepare_point``), and the solver's write-back then overwrites it for every contact it
-    # solves (a recycled contact always has an awake dynamic body, so it is solved).
-    c_step = np.zeros((K, 2, 2))
+    # it solves (``_solver._write_back``). Until the solver writes them, row k's first entry carries a recycled
+    # contact's anchor offset instead: B's anchor less A's in the world (``_recycle``), 0 for a fresh manifold,
+    # whose anchors meet; the prepare stage reads it (``_prepare_point``), and the solver's write-back then
+    # overwrites it for every contact it solves (a recycled contact always has an awake dynamic body, so it is
+    # solved; one the pre-solve hook disables is cleared there). The blocks write every row (``_put_step``):
+    # they write the offset of most rows anyway, and a memset of the table before them cost more
+    c_step = np.empty((K, 2, 2))
     # one-way shapes are looked for per pair only when there are any (``one_way_passes``)
     any_one_way = False
     for s in range(S):
@@ -707,7 +731,16 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
                   shapes.one_way if any_one_way else shapes.one_way[:0], shapes.ghost, shapes.chain)
     old_data = (old.keys, old.count, old.ids, old.normal_impulse, old.tangent_impulse, old.normal, old.points,
                 old.separation, old.touching, old.cache)
-    _narrow_blocks(maxc, shape_data, bodies.local_center, awake, motion, xf, keys, old_data, table, in_place, threads)
+    # bodies whose centre of mass is at their origin (boxes, circles, most scenes' every body): an empty table of
+    # centres, which the blocks take as zeros without two random reads per pair (``_centre``)
+    local_center = bodies.local_center
+    centred = True
+    for b in range(NB):
+        if local_center[b, 0] != 0.0 or local_center[b, 1] != 0.0:
+            centred = False
+            break
+    _narrow_blocks(maxc, shape_data, local_center[:0] if centred else local_center, awake, motion, xf, keys, old_data,
+                   table, in_place, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
     # body asleep (sleeping off, or a busy scene) there is nothing to wake and the pass over the pairs is
     # skipped (a serial 0.05-0.1 ms for 15,000 pairs)
