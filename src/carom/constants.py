@@ -58,14 +58,18 @@ SLEEP_LINEAR_TOLERANCE = 0.05
 SLEEP_TIME = 0.5
 
 #: Contact softness of the soft-step solver (Box2D v3): stiffness as a frequency and a damping ratio (capped
-#: at a quarter of the substep rate; contacts with a static body get twice the frequency). 60 Hz, where
-#: Box2D has 30: a column of boxes is a stack of soft joints that its own weight bends (each contact gives
-#: a little more under load), and at 30 Hz a 20-box stack's lean grew twofold every second until it fell;
-#: at 60 Hz the lean it takes while settling stays (tests/test_trust_physics.py), and resting overlap halves.
-#: (Measured while every substep solved a contact's points in one order, which gave the lean its direction:
-#: ``carom.rigid._solver``'s docstring.)
-CONTACT_HERTZ = 60.0
+#: at a quarter of the substep rate), 30 Hz as Box2D's; contacts with a static or kinematic body get
+#: ``STATIC_CONTACT_SCALE`` times the frequency. (It was 60 Hz for all: at 30 Hz a 20-box stack's lean grew
+#: 2.8-fold every 1.5 s until it fell, where Box2D's stands; and at 60 Hz Box2D's large pyramid never came to
+#: rest (mean box speed 0.128 m/s against Box2D's 0.012). The stack's cause was the recycled contacts' anchors,
+#: not the stiffness: ``RECYCLE_DISTANCE``.)
+CONTACT_HERTZ = 30.0
 CONTACT_DAMPING_RATIO = 10.0
+#: Contacts with a static or kinematic body (nothing on the other side gives way) are this many times as stiff as
+#: ``CONTACT_HERTZ``: 120 Hz, what carom's ground contacts were before the move to 30 Hz. Box2D v3 doubles it;
+#: with 60 Hz ground contacts BipedalWalker's heuristic walked half as far as on Gymnasium's original (whose
+#: Box2D v2 contacts are rigid), with 120 Hz as far (``tests/test_envs_bipedal_walker.py``).
+STATIC_CONTACT_SCALE = 4.0
 #: Largest speed at which overlap is pushed apart (m/s), so deep overlaps resolve without explosions.
 CONTACT_PUSH_MAX_VELOCITY = 3.0
 
@@ -94,11 +98,23 @@ GJK_TOUCH_DISTANCE = 1.0e-9
 #: this are a tie, resolved in favour of shape A (stable feature ids; the normals agree to this angle).
 GJK_FACE_TOLERANCE = 1.0e-10
 
-#: Contact recycling: a pair whose relative pose moved less than this (m, at the manifold points plus the
-#: rotation swept over the smaller shape) since its manifold was computed keeps that manifold, moved with the
-#: bodies, instead of running the collision test again. Resting stacks move micrometres per step; at half the
-#: slop (2.5 mm), a recycled separation is off by at most half of the overlap the solver tolerates.
+#: Contact recycling (Box2D v3's): a pair whose relative pose moved less than this (m, at the manifold points
+#: plus the rotation swept over the smaller shape) since its manifold was computed, and whose bodies each turned
+#: less than acos(``RECYCLE_COS``), keeps that manifold instead of running the collision test again, as the
+#: substeps keep it within a step: the normal fixed in the world, each body's anchor fixed to that body's centre
+#: of mass in the world's orientation of then (it moves with the body, it does not turn with it), and the
+#: separation tracked from the anchors turned with their bodies (``carom.rigid._narrow._recycle``).
+#: Why the anchors are kept so: a recycled contact is then the same linearised constraint over many steps, and a
+#: tall stack stands on it. With the anchors turned with the bodies, or one point midway between the two
+#: bodies' anchors (as carom had), a 20-box stack at 30 Hz leans 2.8-fold more every 1.5 s and falls, and so
+#: does Box2D's with those anchors or with recycling off (measured on Box2D v3's own source, changed for the
+#: test); with them, carom's stack follows Box2D's to three digits over 10 s when the rest of the step is
+#: made Box2D's too. Half the slop, where Box2D allows 10 × the slop: resting stacks move micrometres per step,
+#: and BipedalWalker's feet, which pivot on the ground, walked a fifth less far with Box2D's distance.
 RECYCLE_DISTANCE = 0.5 * LINEAR_SLOP
+
+#: (``RECYCLE_DISTANCE``) the cosine of the largest turn of either body since a recycled manifold was computed
+RECYCLE_COS = 0.98
 
 #: A pair with points whose bodies can close their gap by more than this in the step (its speculative margin
 #: beyond SPECULATIVE_DISTANCE, ``pair_motion``) will most likely move more than RECYCLE_DISTANCE again by the

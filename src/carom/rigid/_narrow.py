@@ -10,7 +10,8 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, inline_njit, llvm_inline_njit, pnjit, borrowed, borrowed_rows
-from ..constants import SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, APART_ROUNDING, UNCACHED_MOTION
+from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, RECYCLE_COS, APART_ROUNDING,
+                         UNCACHED_MOTION)
 from ..geometry._math import relative_transform
 from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold,
                                  _to_frame, _incident_edge, _clip, _point_result)
@@ -50,15 +51,20 @@ def invalid_cache_rows(cache, never_touch):
 
 
 @llvm_inline_njit
-def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
+def _recycle(cache, k, cnt, tx, ty, tc, ts, reach, nwx, nwy, ac, as_, lax, lay, lbx, lby):
     """Rebuild contact k's manifold (A frame) from its cache for B now at pose (tx, ty, tc, ts) in A's frame,
     if the pose moved less than RECYCLE_DISTANCE since the manifold was computed.
 
-    Each point's anchor u on B's surface (B frame) is now at T·u; the point is midway between it and the
-    anchor on A's surface, the separation their distance along the normal (fixed in A's frame). The move is
+    Box2D v3's recycling (``carom.constants.RECYCLE_DISTANCE``): the normal stays fixed in the world (nw, the
+    world normal of last step's manifold; A's turn since is read from it and the cached normal in A's frame),
+    each point's separation is tracked from the anchors turned with their bodies (A's anchor a in A's frame;
+    B's u, in B's frame, now at T·u), and the solver's arms are the anchors kept at their body's centre of mass
+    in the world's orientation of then: the point returned is their midpoint and (dlx, dly) B's anchor less
+    A's (A frame), which the prepare stage splits back. (ac, as_) is A's rotation now, la and lb the bodies'
+    centres of mass in their frames. The move is
     measured where it matters: the largest displacement of B's anchors plus the change of relative angle
     times the smaller shape's diameter (``reach``), which bounds how far any other feature of the contact
-    region moved. Returns (ok, manifold tuple as collide_sat's).
+    region moved. Returns (ok, manifold tuple as collide_sat's, dlx, dly).
     """
     ctc = cache[k, CTC]
     cts = cache[k, CTS]
@@ -69,27 +75,49 @@ def _recycle(cache, k, cnt, tx, ty, tc, ts, reach):
     # no square root (the root's latency was a sixth of a recycled pair's time). Each test is made as soon as
     # its terms are known: in a tumbling crowd most pairs fail on the rotation alone, before any point
     room = RECYCLE_DISTANCE - abs(dsin) * 2.0 * reach
-    fail = (False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0))
+    fail = (False, (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0), 0.0, 0.0)
     if dcos <= 0.0 or room < 0.0:
         return fail
-    nx = cache[k, CNX]
-    ny = cache[k, CNY]
+    n0x = cache[k, CNX]
+    n0y = cache[k, CNY]
+    # A's rotation when the manifold was computed, from its normal then (A frame) and in the world (nw)
+    cn0 = n0x * nwx + n0y * nwy
+    sn0 = n0x * nwy - n0y * nwx
+    # A's and B's turns since
+    cA = ac * cn0 + as_ * sn0
+    sA = as_ * cn0 - ac * sn0
+    cB = cA * dcos - sA * dsin
+    if min(cA, cB) <= RECYCLE_COS:
+        return fail
+    # the normal held fixed in the world, in A's frame now
+    nx = ac * nwx + as_ * nwy
+    ny = -as_ * nwx + ac * nwy
+    # B's anchor less A's (the same for every point, A frame now): both anchors met when the manifold was
+    # computed, and each has moved with its body's centre of mass since, unturned: (T·lb − la) − R(−Δθ_A)·(T0·lb − la)
+    ex = cache[k, CTC] * lbx - cache[k, CTS] * lby + cache[k, CTX] - lax
+    ey = cache[k, CTS] * lbx + cache[k, CTC] * lby + cache[k, CTY] - lay
+    dlx = tc * lbx - ts * lby + tx - lax - (cA * ex + sA * ey)
+    dly = ts * lbx + tc * lby + ty - lay - (cA * ey - sA * ex)
     # point indices as int64, not literals (a literal argument compiles the function once per value)
-    p0x, p0y, s0, d0 = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts)
+    p0x, p0y, sep0, d0 = _recycle_point(cache, k, np.int64(0), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, dlx, dly)
     if d0 > room * room:
         return fail
-    p1x = p1y = s1 = 0.0
+    p1x = p1y = sep1 = 0.0
     if cnt == 2:
-        p1x, p1y, s1, d1 = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts)
+        p1x, p1y, sep1, d1 = _recycle_point(cache, k, np.int64(1), nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, dlx, dly)
         if d1 > room * room:
             return fail
-    return True, (cnt, nx, ny, p0x, p0y, s0, 0, p1x, p1y, s1, 0)
+    return True, (cnt, nx, ny, p0x, p0y, sep0, 0, p1x, p1y, sep1, 0), dlx, dly
 
 
 @inline_njit
-def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
-    """Point p of contact k's cached manifold with B at pose (tx, ty, tc, ts): (x, y, separation, the square
-    of how far B's anchor moved since the manifold was computed)."""
+def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts, cA, sA, lax, lay, dlx, dly):
+    """Point p of contact k's cached manifold with B at pose (tx, ty, tc, ts) in A's frame, A turned by (cA, sA)
+    since: (x, y, separation, the square of how far B's anchor moved since the manifold was computed). The
+    separation is that of the anchors turned with their bodies (A's a, B's u now at T·u) along the normal; the
+    point is the midpoint of the anchors kept unturned on their centres of mass: A's at
+    la + R(−Δθ_A)(m − la), for m the point as computed (midway between a and T0·u), and B's at A's plus
+    (dlx, dly) (``_recycle``)."""
     o = CQ0 + 4 * p
     ux = cache[k, o + 2]
     uy = cache[k, o + 3]
@@ -101,7 +129,11 @@ def _recycle_point(cache, k, p, nx, ny, tx, ty, tc, ts):
     ay = cache[k, o + 1]
     mx = bx - ox
     my = by - oy
-    return 0.5 * (ax + bx), 0.5 * (ay + by), (bx - ax) * nx + (by - ay) * ny, mx * mx + my * my
+    qx = 0.5 * (ax + ox) - lax
+    qy = 0.5 * (ay + oy) - lay
+    px = lax + cA * qx + sA * qy + 0.5 * dlx
+    py = lay + cA * qy - sA * qx + 0.5 * dly
+    return px, py, (bx - ax) * nx + (by - ay) * ny, mx * mx + my * my
 
 
 @llvm_inline_njit
@@ -206,6 +238,25 @@ def _mark_uncached(cache, k):
 
 
 @inline_njit
+def _put_step(c_step, k, dx, dy):
+    """Row k of the step's impulses (``narrow_stage``): (dx, dy), a recycled contact's anchor offset, where the
+    solver's write-back later puts the first point's normal and tangent impulses; zeros in the rest."""
+    c_step[k, 0, 0] = dx
+    c_step[k, 0, 1] = dy
+    c_step[k, 1, 0] = 0.0
+    c_step[k, 1, 1] = 0.0
+
+
+@inline_njit
+def _centre(local_center, b):
+    """Body b's centre of mass in its frame; (0, 0) from an empty table (``narrow_stage``: every body's is at
+    its origin, and the random reads are spared)."""
+    if local_center.shape[0] == 0:
+        return 0.0, 0.0
+    return local_center[b, 0], local_center[b, 1]
+
+
+@inline_njit
 def _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep):
     """Row k of the contact table from the manifold m (collide_sat's tuple, in body A's frame) with A's body at
     (ax, ay, ac, as_): the normal, the points and separations in the world; returns the deepest separation."""
@@ -293,6 +344,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             c_normal[k, 1] = old_normal[j_old, 1]
             for q in range(0 if in_place else CACHE_WIDTH):   # (a plain loop compiles faster than a slice)
                 c_cache[k, q] = old_cache[j_old, q]
+            _put_step(c_step, k, 0.0, 0.0)
             continue
         ax = xf[ba, 0]
         ay = xf[ba, 1]
@@ -301,26 +353,33 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, xf[bb, 0], xf[bb, 1], xf[bb, 2], xf[bb, 3])
         oa = shape_offset[a]
         ob = shape_offset[bsh]
-        spec = 0.0 if sensor else SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
+        # the speculative margin, read only by the paths that test or bound the pair (not by a recycled one:
+        # its two random reads of ``motion`` were a tenth of a recycled pair's time)
+        spec = 0.0
         # reused: the old cache row stays, with a recycled manifold or, for a pair provably still apart, none
         # (count, ids, impulses and touch stay 0) and the pose its separation bound was computed at
         # two circles are always tested afresh: their test costs less than trying to recycle (43 against
         # 55 ns a pair in a pile, where few pairs pass)
         circles = shape_count[a] == 1 and shape_count[bsh] == 1
         reused = False
+        dlx = dly = 0.0
         if matched and not sensor and not circles:
+            lax, lay = _centre(local_center, ba)
+            lbx, lby = _centre(local_center, bb)
             if old_count[j_old] > 0:
-                reused, m = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
-                                     min(shape_reach[a], shape_reach[bsh]))
+                reused, m, dlx, dly = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
+                                               min(shape_reach[a], shape_reach[bsh]), old_normal[j_old, 0],
+                                               old_normal[j_old, 1], ac, as_, lax, lay, lbx, lby)
             else:
-                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, local_center[ba, 0], local_center[ba, 1],
-                                      shape_reach[a], local_center[bb, 0], local_center[bb, 1], shape_reach[bsh],
-                                      spec)
+                spec = SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
+                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, lax, lay, shape_reach[a], lbx, lby,
+                                      shape_reach[bsh], spec)
                 m = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
         if reused:
             for q in range(0 if in_place else CACHE_WIDTH):
                 c_cache[k, q] = old_cache[j_old, q]
         else:
+            spec = 0.0 if sensor else SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
             m = _collide_pair(a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals,
                               sv, snm)
             if m[0] > 0 and not sensor and one_way.shape[0] > 0 and (chain[a] != 0 or chain[bsh] != 0):
@@ -359,9 +418,12 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             c_ids[k, 0] = 0
             c_ids[k, 1] = 0
             _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
+            _put_step(c_step, k, 0.0, 0.0)
             continue
         deepest = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
         c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
+        # a recycled contact's B anchors less A's (the same for both points), in the world; 0 for a fresh one
+        _put_step(c_step, k, ac * dlx - as_ * dly, as_ * dlx + ac * dly)
         if reused:
             # the same points with the same ids, in the same order: their impulses carry over as they are
             c_ids[k, 0] = old_ids[j_old, 0]
@@ -647,9 +709,13 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
     c_cache = old.cache if in_place else np.empty((K, CACHE_WIDTH))
     # each point's normal and tangent impulse over the whole step: zeros, written by the solver for the contacts
-    # it solves (``_solver._write_back``). One memset, not four stores in each pair's row in the blocks: in
-    # the large pyramid the blocks' stores cost 15-30 µs more a step (3 %) than the memset of 480 kB
-    c_step = np.zeros((K, 2, 2))
+    # it solves (``_solver._write_back``). Until the solver writes them, row k's first entry carries a recycled
+    # contact's anchor offset instead: B's anchor less A's in the world (``_recycle``), 0 for a fresh manifold,
+    # whose anchors meet; the prepare stage reads it (``_prepare_point``), and the solver's write-back then
+    # overwrites it for every contact it solves (a recycled contact always has an awake dynamic body, so it is
+    # solved; one the pre-solve hook disables is cleared there). The blocks write every row (``_put_step``):
+    # they write the offset of most rows anyway, and a memset of the table before them cost more
+    c_step = np.empty((K, 2, 2))
     # one-way shapes are looked for per pair only when there are any (``one_way_passes``)
     any_one_way = False
     for s in range(S):
@@ -665,7 +731,16 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
                   shapes.one_way if any_one_way else shapes.one_way[:0], shapes.ghost, shapes.chain)
     old_data = (old.keys, old.count, old.ids, old.normal_impulse, old.tangent_impulse, old.normal, old.points,
                 old.separation, old.touching, old.cache)
-    _narrow_blocks(maxc, shape_data, bodies.local_center, awake, motion, xf, keys, old_data, table, in_place, threads)
+    # bodies whose centre of mass is at their origin (boxes, circles, most scenes' every body): an empty table of
+    # centres, which the blocks take as zeros without two random reads per pair (``_centre``)
+    local_center = bodies.local_center
+    centred = True
+    for b in range(NB):
+        if local_center[b, 0] != 0.0 or local_center[b, 1] != 0.0:
+            centred = False
+            break
+    _narrow_blocks(maxc, shape_data, local_center[:0] if centred else local_center, awake, motion, xf, keys, old_data,
+                   table, in_place, threads)
     # wake the islands of sleeping bodies that an awake body reaches (sensors never wake anything); with no
     # body asleep (sleeping off, or a busy scene) there is nothing to wake and the pass over the pairs is
     # skipped (a serial 0.05-0.1 ms for 15,000 pairs)

@@ -60,6 +60,9 @@ def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contac
                 c_nimp[k, p] = 0.0
                 c_timp[k, p] = 0.0
             _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
+            # (a recycled contact's anchor offset, which the solver would have overwritten: ``narrow_stage``)
+            contacts.step_impulse[k, 0, 0] = 0.0
+            contacts.step_impulse[k, 0, 1] = 0.0
             if not (shape_count[a] == 1 and shape_count[b] == 1):
                 _mark_uncached(c_cache, k)
                 c_cache[k, CSEP] = -np.inf

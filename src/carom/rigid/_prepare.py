@@ -89,7 +89,7 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
                   shapes.rolling if materials else shapes.rolling[:0])
     contact_data = (keys, c_count, contacts.normal_impulse, contacts.tangent_impulse, contacts.normal,
-                    contacts.points, contacts.separation, material)
+                    contacts.points, contacts.separation, material, contacts.step_impulse)
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)
     return SolverTable(perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags)
@@ -132,7 +132,7 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
     kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
     shape_radius, shape_friction, shape_restitution, shape_tangent, shape_rolling = borrowed(shapes)
-    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material = borrowed(contacts)
+    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta = borrowed(contacts)
     perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
     NB = table.shape[0] - 1
     for c in range(OVERFLOW + 1):
@@ -141,13 +141,13 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
         for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
                             shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_nimp, c_timp, c_normal,
-                            c_point, c_sep, c_material, rows, body, move, friction_rule, restitution_rule, NB, fall)
+                            c_point, c_sep, c_material, c_delta, rows, body, move, friction_rule, restitution_rule, NB, fall)
 
 
 @llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
                     shape_rolling, keys, c_count,
-                    c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, move, friction_rule,
+                    c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, move, friction_rule,
                     restitution_rule, NB, fall):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
@@ -181,14 +181,14 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     for h in range(PARTS):
         _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
                       shape_tangent, shape_rolling, keys,
-                      c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, friction_rule,
+                      c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, friction_rule,
                       restitution_rule, fall)
 
 
 @inline_njit
 def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
                   shape_rolling, keys, c_count,
-                  c_nimp, c_timp, c_normal, c_point, c_sep, c_material, rows, body, friction_rule, restitution_rule,
+                  c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, friction_rule, restitution_rule,
                   fall):
     """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``)."""
     zero = splat64(0.0)
@@ -212,6 +212,8 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     nimp1 = zero
     timp0 = zero
     timp1 = zero
+    dlx = zero
+    dly = zero
     for q in range(LANES64):
         if h * LANES64 + q >= m:
             break
@@ -220,6 +222,8 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
         bsh = keys[k] & KEY_MASK
         nx = insert(nx, q, c_normal[k, 0])
         ny = insert(ny, q, c_normal[k, 1])
+        dlx = insert(dlx, q, c_delta[k, 0, 0])
+        dly = insert(dly, q, c_delta[k, 0, 1])
         # (Box2D v3.1's rules: the belts' speeds add up; the larger resistance acts at the larger radius)
         if shape_tangent.shape[0] > 0:
             ts = insert(ts, q, shape_tangent[a] + shape_tangent[bsh])
@@ -265,23 +269,25 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     store_part(rows, j, RIMP, h, zero)
     store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
     store_part(rows, j, COUNT, h, count)
-    _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero, fall)
+    _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly)
     if two:
         _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, sep1, px1, py1, nimp1, timp1, nx, ny, ra, rb,
-                       sa, sb, zero, fall)
+                       sa, sb, zero, fall, dlx, dly)
     else:
         for f in range(POINT_WIDTH):
             store_part(rows, j, P0 + POINT_WIDTH + f, h, zero)
 
 
 @inline_njit
-def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero, fall):
-    """The point whose fields start at o, for the lanes of ``has`` (the others: all zeros)."""
+def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly):
+    """The point whose fields start at o, for the lanes of ``has`` (the others: all zeros). The arms: A's anchor
+    at the point less half of (dlx, dly) and half the separation along the normal, B's plus those (a recycled
+    contact's anchors, which stay on their bodies: ``carom.rigid._narrow._recycle``; (0, 0) for a fresh one)."""
     hs = 0.5 * sep
-    rax = px - hs * nx - sa[TCX]
-    ray = py - hs * ny - sa[TCY]
-    rbx = px + hs * nx - sb[TCX]
-    rby = py + hs * ny - sb[TCY]
+    rax = px - hs * nx - 0.5 * dlx - sa[TCX]
+    ray = py - hs * ny - 0.5 * dly - sa[TCY]
+    rbx = px + hs * nx + 0.5 * dlx - sb[TCX]
+    rby = py + hs * ny + 0.5 * dly - sb[TCY]
     mA = sa[TM]
     iA = sa[TI]
     mB = sb[TM]

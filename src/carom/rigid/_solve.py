@@ -9,7 +9,8 @@ from numba import prange
 from .._jit import njit, pnjit, inline_njit, borrowed, atomic_add, atomic_load, wait_for_change, wake_waiters
 from .._simd import LANES
 from ._layout import DPX, DPY, STATE_WIDTH, MOVE_POSITION, MOVE_LOCK_X, MOVE_LOCK_Y
-from ..constants import CONTACT_HERTZ, CONTACT_DAMPING_RATIO, JOINT_HERTZ, JOINT_DAMPING_RATIO, JOINT_ITERATIONS
+from ..constants import (CONTACT_HERTZ, CONTACT_DAMPING_RATIO, STATIC_CONTACT_SCALE, JOINT_HERTZ, JOINT_DAMPING_RATIO,
+                         JOINT_ITERATIONS)
 from .joints._bundles import solve_point_bundles, store_bundle_reactions
 from .joints._solve import (joints_to_solve, joint_solved, prepare_joints, solve_joints, store_reactions,
                             WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST, SOLVE as JOINT_SOLVE,
@@ -292,8 +293,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     max_w = max_angular_speed(dt)
     contact_hertz = min(CONTACT_HERTZ, 0.25 * substeps * inv_dt)
     soft = soft_params(contact_hertz, CONTACT_DAMPING_RATIO, h)
-    # contacts with a static (or kinematic) body are twice as stiff: nothing on the other side gives way
-    stiff = soft_params(2.0 * contact_hertz, CONTACT_DAMPING_RATIO, h)
+    # contacts with a static (or kinematic) body are stiffer: nothing on the other side gives way
+    stiff = soft_params(STATIC_CONTACT_SCALE * contact_hertz, CONTACT_DAMPING_RATIO, h)
     com0 = com.copy()
     angle0 = angle.copy()
     # one row per body in double precision (the integrators'), and the solver's copy in single precision
