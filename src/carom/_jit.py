@@ -280,15 +280,49 @@ class _LibraryCompiler(numba.core.compiler.Compiler):
             self.state.library.enable_object_caching()
         depth = getattr(_compiling, "depth", 0)
         _compiling.depth = depth + 1
+        if depth:
+            try:
+                return super().compile_extra(func)
+            finally:
+                _compiling.depth = depth
         colours = numba.core.errors._termcolor_inst
-        if depth == 0:
-            numba.core.errors._termcolor_inst = _PLAIN_MESSAGES
+        numba.core.errors._termcolor_inst = _PLAIN_MESSAGES
+        # (Numba's modules that keep the colour scheme they found at import: its markup made plain too)
+        scheme = colours
+        marked = hasattr(type(scheme), "_markup") and "_markup" not in vars(scheme)
+        if marked:
+            scheme._markup = _plain_markup
+        lock_calls = _llvm_lock_callbacks()
+        held = list(lock_calls) if lock_calls is not None else None
+        if held:
+            del lock_calls[:]
         try:
             return super().compile_extra(func)
         finally:
             _compiling.depth = depth
-            if depth == 0:
-                numba.core.errors._termcolor_inst = colours
+            numba.core.errors._termcolor_inst = colours
+            if marked:
+                del scheme._markup
+            if held:
+                lock_calls[:] = held + lock_calls
+
+
+def _llvm_lock_callbacks():
+    """The list of callbacks llvmlite makes as it takes and releases its lock around every call into LLVM, or None
+    where llvmlite keeps none there.
+
+    Why they are set aside while a carom function compiles (:class:`_LibraryCompiler`): Numba's callbacks start
+    and end an event (``numba:llvm_lock``) for each of the 170,000 calls of the step's cold compile, which every
+    compile under way (the step's, each stage's and callee's inside it) times for its statistics: 8 µs a call
+    with six compiles nested, 1.3 s of the cold compile. Only the LLVM time in Numba's compile statistics is
+    lost (``dispatcher.get_metadata``'s timers)."""
+    lock = getattr(getattr(getattr(llvm_binding, "ffi", None), "lib", None), "_lock", None)
+    calls = getattr(lock, "_cblist", None)
+    return calls if isinstance(calls, list) else None
+
+
+def _plain_markup(message, color=None, style=None):
+    return message
 
 
 class _PlainMessages:
@@ -296,8 +330,10 @@ class _PlainMessages:
 
     Why: Numba's typing tries the templates of an overloaded call in turn, and each that does not fit raises
     an error whose message is coloured for the terminal as it is made (colorama wraps and unwraps the standard
-    streams each time): about 46,000 in the step's cold compile, 0.9 s of it. Only while a carom function is
-    compiled (:class:`_LibraryCompiler`), whose errors are not shown unless compiling it fails."""
+    streams each time): about 46,000 in the step's cold compile, 0.9 s of it, and 26,000 more in Numba's
+    modules that keep the scheme they found at import (``typeof``, ``ir``: their markup is made plain,
+    ``_plain_markup``). Only while a carom function is compiled (:class:`_LibraryCompiler`), whose errors are
+    not shown unless compiling it fails."""
 
     def __getattr__(self, name):
         return _plain
