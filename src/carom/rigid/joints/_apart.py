@@ -111,8 +111,8 @@ def load(bodies, joints):
     first step of a world with joints); a second call for the same types does nothing. Without the JIT, nothing
     to do."""
     global loaded
-    loaded = True
     if numba.config.DISABLE_JIT:
+        loaded = True
         return
     body = numba.typeof(bodies).types
     field = BodyTable._fields.index
@@ -122,3 +122,4 @@ def load(bodies, joints):
         "kind", "asleep", "com", "angle", "inv_mass", "inv_inertia", "local_center")) + (f64,))
     chunk.load((i64, i64, i64, i64, i64, JOINT_DATA, _F2, types.float32[:, ::1], types.uint8[::1], _F1, f64))
     end.load((_I1, joint_table, JOINT_DATA, f64))
+    loaded = True
