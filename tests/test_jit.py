@@ -593,3 +593,78 @@ def test_compile_progress_names_every_stage_of_the_step_in_its_own_module(capsys
     for k, (line, name) in enumerate(zip(lines, stages), start=1):
         assert f"({k}/{len(stages)})" in line and name[:-6].replace("_", "-") in line
     assert "the rigid step compiled" in lines[-1]
+
+
+def _scaled_returns(arg_types):
+    import numba
+    return numba.types.Tuple((numba.types.float64[::1], arg_types[1]))
+
+
+def _scaled(a, s):
+    if s < 0.0:
+        raise ValueError("negative scale")
+    out = np.empty(a.shape[0])
+    for i in range(a.shape[0]):
+        out[i] = a[i] * s
+    return out, s
+
+
+def _scaled_again(a, s):
+    out = np.empty(a.shape[0])
+    for i in range(a.shape[0]):
+        out[i] = a[i] * s
+    return out, s
+
+
+def test_function_compiled_apart_is_called_through_its_address():
+    """A function compiled apart (``apart_njit``) runs from compiled code through its address once Python has
+    loaded it for the call's types: the same results as the function itself, its exceptions raised through the
+    caller; called before it is loaded, the caller raises RuntimeError instead of calling a null address; a
+    return type other than the one its callers declare is refused when it is loaded."""
+    import numba
+    from carom._jit import apart_njit, apart_caller
+    scaled = apart_njit(_scaled_returns)(_scaled)
+    call = apart_caller(scaled)
+
+    @numba.njit
+    def caller(a, s):
+        out, t = call((a, s))
+        return out.sum() + t
+
+    a = np.arange(1.0, 6.0)
+    with pytest.raises(RuntimeError, match="was not loaded"):
+        caller(a, 2.0)
+    scaled.load((numba.typeof(a), numba.float64))
+    assert caller(a, 2.0) == (a * 2.0).sum() + 2.0
+    with pytest.raises(ValueError, match="negative scale"):
+        caller(a, -1.0)
+    wrong = apart_njit(lambda arg_types: numba.types.none)(_scaled_again)
+    with pytest.raises(TypeError, match="its callers"):
+        wrong.load((numba.typeof(a), numba.float64))
+
+
+def test_joints_code_is_compiled_apart_and_loaded_only_for_a_world_with_joints():
+    """The joints' code (``rigid.joints._apart``) is not part of the step's compiled code: a world without joints
+    steps with none of it compiled or loaded; the first step of a world with joints loads it, and the step
+    itself is the same compiled code for both (in a fresh process: other tests load it)."""
+    import json
+    import subprocess
+    import sys
+    code = """
+import json
+from carom.rigid import _step
+from carom.rigid.joints import _apart
+from carom.scenes.rigid_scenes import pyramid, chain
+def seen():
+    return [len(f.overloads) for f in (_apart.begin, _apart.chunk, _apart.end)], _apart.loaded
+pyramid(base=3).step(1 / 60)
+before = seen()
+chain(links=4).step(1 / 60)
+print(json.dumps([before, seen(), len(_step.step_kernel.overloads)]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    before, after, steps = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before == [[0, 0, 0], False]
+    assert after == [[1, 1, 1], True]
+    assert steps == 1

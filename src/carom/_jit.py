@@ -23,6 +23,7 @@ import time
 
 import numba
 import numba.extending
+import numpy as _np
 import numba.core.registry
 import numba.core.caching
 import numba.core.event
@@ -279,15 +280,49 @@ class _LibraryCompiler(numba.core.compiler.Compiler):
             self.state.library.enable_object_caching()
         depth = getattr(_compiling, "depth", 0)
         _compiling.depth = depth + 1
+        if depth:
+            try:
+                return super().compile_extra(func)
+            finally:
+                _compiling.depth = depth
         colours = numba.core.errors._termcolor_inst
-        if depth == 0:
-            numba.core.errors._termcolor_inst = _PLAIN_MESSAGES
+        numba.core.errors._termcolor_inst = _PLAIN_MESSAGES
+        # (Numba's modules that keep the colour scheme they found at import: its markup made plain too)
+        scheme = colours
+        marked = hasattr(type(scheme), "_markup") and "_markup" not in vars(scheme)
+        if marked:
+            scheme._markup = _plain_markup
+        lock_calls = _llvm_lock_callbacks()
+        held = list(lock_calls) if lock_calls is not None else None
+        if held:
+            del lock_calls[:]
         try:
             return super().compile_extra(func)
         finally:
             _compiling.depth = depth
-            if depth == 0:
-                numba.core.errors._termcolor_inst = colours
+            numba.core.errors._termcolor_inst = colours
+            if marked:
+                del scheme._markup
+            if held:
+                lock_calls[:] = held + lock_calls
+
+
+def _llvm_lock_callbacks():
+    """The list of callbacks llvmlite makes as it takes and releases its lock around every call into LLVM, or None
+    where llvmlite keeps none there.
+
+    Why they are set aside while a carom function compiles (:class:`_LibraryCompiler`): Numba's callbacks start
+    and end an event (``numba:llvm_lock``) for each of the 170,000 calls of the step's cold compile, which every
+    compile under way (the step's, each stage's and callee's inside it) times for its statistics: 8 µs a call
+    with six compiles nested, 1.3 s of the cold compile. Only the LLVM time in Numba's compile statistics is
+    lost (``dispatcher.get_metadata``'s timers)."""
+    lock = getattr(getattr(getattr(llvm_binding, "ffi", None), "lib", None), "_lock", None)
+    calls = getattr(lock, "_cblist", None)
+    return calls if isinstance(calls, list) else None
+
+
+def _plain_markup(message, color=None, style=None):
+    return message
 
 
 class _PlainMessages:
@@ -295,8 +330,10 @@ class _PlainMessages:
 
     Why: Numba's typing tries the templates of an overloaded call in turn, and each that does not fit raises
     an error whose message is coloured for the terminal as it is made (colorama wraps and unwraps the standard
-    streams each time): about 46,000 in the step's cold compile, 0.9 s of it. Only while a carom function is
-    compiled (:class:`_LibraryCompiler`), whose errors are not shown unless compiling it fails."""
+    streams each time): about 46,000 in the step's cold compile, 0.9 s of it, and 26,000 more in Numba's
+    modules that keep the scheme they found at import (``typeof``, ``ir``: their markup is made plain,
+    ``_plain_markup``). Only while a carom function is compiled (:class:`_LibraryCompiler`), whose errors are
+    not shown unless compiling it fails."""
 
     def __getattr__(self, name):
         return _plain
@@ -481,6 +518,176 @@ def parallel_linking_entry_njit(func):
     if numba.config.DISABLE_JIT:
         return func
     return numba.njit(cache=True, parallel=True, pipeline_class=_LinkingCompiler)(func)
+
+
+#: the functions compiled apart (:func:`apart_njit`) that this process has loaded: pairs (key, address) in a C array
+#: of int64, which compiled code reads as the external symbol ``_APART_SYMBOL`` (:func:`apart_caller`); empty pairs
+#: are (0, 0), and the pairs in use come first
+APART_SLOTS = 64
+_APART_SYMBOL = "_carom_apart_functions"
+_apart_table = _np.zeros(2 * APART_SLOTS, _np.int64)
+if not numba.config.DISABLE_JIT:
+    llvm_binding.add_symbol(_APART_SYMBOL, _apart_table.ctypes.data)
+
+
+class _ApartCache(numba.core.caching.FunctionCache):
+    """Numba's on-disk cache, with the entries of a function compiled apart keyed apart from those of the same
+    function compiled with its wrappers (as :class:`_KernelCache`)."""
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + ("carom apart: no wrappers",)
+
+
+class ApartDispatcher(numba.core.registry.CPUDispatcher):
+    """A function compiled apart (:func:`apart_njit`): its own machine code, without Numba's Python and C wrappers,
+    called from other compiled code through its address (:func:`apart_caller`), never from Python."""
+
+    #: the return type a caller declares for given argument types (:func:`apart_njit`'s ``returns``)
+    returns = None
+
+    def enable_caching(self):
+        self._cache = _ApartCache(self.py_func)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{kernel_name(self)} is compiled apart: it is called from compiled code only")
+
+    def compile(self, sig):
+        """Numba's compile (or cache load), claimed as a kernel is during a shared cold compile (``_Claims``)."""
+        claims = _claims
+        if claims is None or not isinstance(sig, tuple) or sig in self.overloads or not claims.shared(self):
+            return super().compile(sig)
+        with claims.claim(self):
+            return super().compile(sig)
+
+    def load(self, arg_types):
+        """Compile (or load from the cache) the function for ``arg_types`` and make its address known to compiled
+        code (``_apart_table``); returns the address. The compiled return type must be the one its callers
+        declare (``returns``): a caller reads the result as that type."""
+        arg_types = tuple(arg_types)
+        key = apart_key(self, arg_types)
+        found = _np.flatnonzero(_apart_table[0::2] == key)
+        if found.size:
+            return int(_apart_table[2 * found[0] + 1])
+        self.compile(arg_types)
+        cres = self.overloads[arg_types]
+        declared = self.returns(arg_types)
+        if cres.signature.return_type != declared:
+            raise TypeError(f"{kernel_name(self)} returns {cres.signature.return_type} for {arg_types}; its callers "
+                            f"read {declared}")
+        address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+        free = _np.flatnonzero(_apart_table[0::2] == 0)
+        if not address or not free.size:
+            raise RuntimeError(f"carom: cannot load {kernel_name(self)} (address {address}, "
+                               f"{APART_SLOTS} functions apart at most)")
+        _apart_table[2 * free[0] + 1] = address
+        _apart_table[2 * free[0]] = key
+        return address
+
+
+def apart_key(dispatcher, arg_types):
+    """The key under which compiled code finds ``dispatcher``'s function for ``arg_types`` (``_apart_table``): a
+    hash of its name and the types, the same in every process, never 0."""
+    import hashlib
+    text = f"{kernel_name(dispatcher)}{tuple(arg_types)}".encode()
+    return (int.from_bytes(hashlib.sha256(text).digest()[:8], "little") & (2 ** 63 - 1)) | 1
+
+
+def apart_njit(returns):
+    """Decorator: a function compiled apart from its callers (:class:`ApartDispatcher`), with its own machine code
+    and cache entry; compiled code calls it through its address (:func:`apart_caller`), after Python has loaded
+    it for the argument types of the call (:meth:`ApartDispatcher.load`). ``returns(arg_types)`` is the numba
+    type it returns for those argument types, which the callers declare without compiling it.
+
+    Why: the step is compiled as one module, every stage's code linked into it; code that only some worlds run
+    (the joints') was compiled, optimised and made into machine code with every step, although the step of a
+    world without joints never runs it. Compiled apart, it is compiled (or loaded) only when a world needs it,
+    and its cache entry is its own. The call is indirect (a few nanoseconds): for calls per batch of work, not
+    per item. Its body is an entry that only calls kernels, as the step's (:class:`_LinkingLibrary`)."""
+    def decorate(func):
+        if numba.config.DISABLE_JIT:
+            return func
+        disp = ApartDispatcher(py_func=func, locals={},
+                               targetoptions=dict(nopython=True, boundscheck=None, no_cpython_wrapper=True,
+                                                  no_cfunc_wrapper=True),
+                               pipeline_class=_LinkingCompiler)
+        disp.returns = returns
+        disp.enable_caching()
+        return disp
+    return decorate
+
+
+def apart_caller(dispatcher):
+    """The compiled call ``caller(args)`` of the function compiled apart ``dispatcher`` (:func:`apart_njit`) with
+    the tuple ``args``: its address is looked up by key (``apart_key``: the function's name and the argument
+    types) in the table of loaded functions, and the function called with Numba's calling convention (an
+    exception it raises goes on up); the caller raises RuntimeError when the function was not loaded for
+    these types. Plain Python without the JIT: ``dispatcher(*args)``."""
+    if numba.config.DISABLE_JIT:
+        def call(args):
+            return dispatcher(*args)
+        return call
+
+    from numba.core import cgutils, imputils
+
+    @numba.extending.intrinsic
+    def call(typingctx, args):
+        if not isinstance(args, numba.core.types.BaseTuple):
+            return None
+        arg_types = tuple(args.types)
+        restype = dispatcher.returns(arg_types)
+        key = apart_key(dispatcher, arg_types)
+
+        def codegen(context, builder, sig, llargs):
+            i64, i32 = llvm_ir.IntType(64), llvm_ir.IntType(32)
+            module = builder.module
+            table = module.globals.get(_APART_SYMBOL)
+            if table is None:
+                table = llvm_ir.GlobalVariable(module, llvm_ir.ArrayType(i64, 2 * APART_SLOTS), _APART_SYMBOL)
+                table.linkage = "external"
+            # the address: the pair whose key is ``key`` (the pairs in use come first)
+            fn = builder.function
+            head = fn.append_basic_block("apart.look")
+            check = fn.append_basic_block("apart.check")
+            step_on = fn.append_basic_block("apart.next")
+            missing = fn.append_basic_block("apart.missing")
+            found = fn.append_basic_block("apart.found")
+            before = builder.basic_block
+            builder.branch(head)
+            builder.position_at_end(head)
+            i = builder.phi(i64)
+            i.add_incoming(i64(0), before)
+            slot_key = builder.load(builder.gep(table, [i32(0), builder.mul(i, i64(2))]))
+            builder.cbranch(builder.icmp_signed("==", slot_key, i64(key)), found, check)
+            builder.position_at_end(check)
+            last = builder.or_(builder.icmp_signed("==", slot_key, i64(0)),
+                               builder.icmp_signed(">=", i, i64(APART_SLOTS - 1)))
+            builder.cbranch(last, missing, step_on)
+            builder.position_at_end(step_on)
+            i.add_incoming(builder.add(i, i64(1)), step_on)
+            builder.branch(head)
+            builder.position_at_end(missing)
+            context.call_conv.return_user_exc(builder, RuntimeError, (
+                f"carom: {kernel_name(dispatcher)} was not loaded for the types of this call",))
+            builder.position_at_end(found)
+            address = builder.load(builder.gep(table, [i32(0), builder.add(builder.mul(i, i64(2)), i64(1))]))
+            # Numba's call of a compiled function (``CPUCallConv.call_function``), through the address
+            conv = context.call_conv
+            fnty = conv.get_function_type(restype, arg_types)
+            callee = builder.inttoptr(address, fnty.as_pointer())
+            retty = conv.get_return_type(restype).pointee
+            retval = cgutils.alloca_once(builder, retty)
+            builder.store(cgutils.get_null_value(retty), retval)
+            excinfo = cgutils.alloca_once(builder, llvm_ir.PointerType(numba.core.callconv.excinfo_t),
+                                          name="excinfo")
+            values = [builder.extract_value(llargs[0], k) for k in range(len(arg_types))]
+            packed = list(conv._get_arg_packer(arg_types).as_arguments(builder, values))
+            code = builder.call(callee, [retval, excinfo] + packed)
+            status = conv._get_return_status(builder, code, builder.load(excinfo))
+            with cgutils.if_unlikely(builder, status.is_error):
+                conv.return_status_propagate(builder, status)
+            out = context.get_returned_value(builder, restype, builder.load(retval))
+            return imputils.fix_returning_optional(context, builder, sig, status, out)
+        return restype(args), codegen
+    return call
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

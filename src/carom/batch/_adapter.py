@@ -31,6 +31,7 @@ from ..rigid import _step, bulk
 from ..rigid._layout import ContactTable, TreeTable
 from ..rigid.events import empty_events
 from ..rigid.joints import bookkeeping, revolute
+from ..rigid.joints import _apart as joints_apart
 from ..rigid.world import MIX_RULES, World
 
 #: One world's tables as a batched step reads and writes them: the step's body, shape and tree tables, shape →
@@ -63,6 +64,8 @@ def world_tables(world: World) -> tuple[tuple, WorldStepTables]:
     tables = WorldStepTables(bodies, shapes, tree, proxy, proxy_shape, world.tables.contacts,
                              bookkeeping.table(world.tables),
               bookkeeping.joined_keys(world))
+    if world.tables.n_joints and not joints_apart.loaded:
+        joints_apart.load(bodies, tables.joints)       # (the joints' code, compiled apart from the step)
     gravity = world.gravity
     settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),
                 int(MIX_RULES[world.friction_mixing]), int(MIX_RULES[world.restitution_mixing]),

@@ -165,7 +165,9 @@ def _max_separation(v1, n1, v2, count1, count2):
 @inline_njit
 def _incident_edge(n_ref_x, n_ref_y, n2, count2):
     """Edge of core 2 whose normal is most anti-parallel to the reference normal (the first such)."""
-    best = 0
+    # (np.int64, not the literal 0: inlined into a caller, a literal start let Numba's typing compile the
+    # caller's callees once for the literal type too, _clip among them: 0.5 s of the cold compile)
+    best = np.int64(0)
     best_dot = np.inf
     for j in range(count2):
         d = n_ref_x * n2[j, 0] + n_ref_y * n2[j, 1]

@@ -11,9 +11,8 @@ from .._simd import LANES
 from ._layout import DPX, DPY, STATE_WIDTH, MOVE_POSITION, MOVE_LOCK_X, MOVE_LOCK_Y
 from ..constants import (CONTACT_HERTZ, CONTACT_DAMPING_RATIO, STATIC_CONTACT_SCALE, JOINT_HERTZ, JOINT_DAMPING_RATIO,
                          JOINT_ITERATIONS)
-from .joints._bundles import solve_point_bundles, store_bundle_reactions
-from .joints._solve import (joints_to_solve, joint_solved, prepare_joints, solve_joints, store_reactions,
-                            WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST, SOLVE as JOINT_SOLVE,
+from .joints._apart import call_begin, call_chunk, call_end, no_joints, with_held
+from .joints._solve import (WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST, SOLVE as JOINT_SOLVE,
                             RELAX as JOINT_RELAX)
 from ._contact_rows import OVERFLOW, PARALLEL_MIN_ITEMS, soft_params
 from ._sweeps import BIASED, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range, step_sweeps
@@ -233,12 +232,10 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h
             k = claim_chunk(sync, base, w, threads, chunks)
             while k >= 0:
                 first, last = k * items // chunks, (k + 1) * items // chunks
-                if first < nb:
-                    solve_point_bundles(m, pstart[c] + first, pstart[c] + min(last, nb), pb, pbody, pmove, fstate,
-                                        jsoft)
                 lo = jstart[c] + pcount[c] - nb
-                solve_joints(m, lo + max(first, nb), lo + max(last, nb), jbody, jframe, rstart, jrows, state,
-                             fstate, flags, dangle, jsoft, inv_h)
+                # (the joints' code is compiled apart: ``joints._apart``)
+                call_chunk((m, pstart[c] + first, pstart[c] + min(last, nb), lo + max(first, nb), lo + max(last, nb),
+                            jdata, state, fstate, flags, dangle, inv_h))
                 finish_chunk(sync, base, chunks)
                 k = claim_chunk(sync, base, w, threads, chunks)
             await_phase(sync, base, chunks)
@@ -327,13 +324,15 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     # the joints: those with an awake dynamic body, their rows, and the rigid joints' softness (Box2D's: a
     # joint is stiffer than a contact, its frequency capped for the substep as the contacts' is)
     # (each given only the body arrays it reads: the whole tuple of 22 in each signature cost compile time)
-    jlist, jstart, pcount = joints_to_solve(joints, bodies.kind, bodies.asleep)
-    # (the plain point joints in bundles of LANES: ``joints._bundles``)
-    jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
-                                                                           bodies.inv_mass, bodies.inv_inertia,
-                                                                           bodies.local_center,
-                                                                           bodies.kind, h)
-    solved = joint_solved(solved, jlist, joints, bodies.kind)
+    # (the plain point joints in bundles of LANES: ``joints._bundles``; the joints' code is compiled apart, and
+    # called only for a world with joints: ``joints._apart``)
+    if joints.kind.shape[0] > 0:
+        jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove = call_begin((
+            joints, bodies.kind, bodies.asleep, com, angle, bodies.inv_mass, bodies.inv_inertia, bodies.local_center,
+            h))
+    else:
+        jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove = no_joints()
+    solved = with_held(solved, jlist, held)
     jsoft = np.empty(3)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
     # (a flat tuple of arrays: a parallel loop takes no named or nested tuples)
@@ -349,8 +348,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata)
-    store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
-    store_bundle_reactions(jlist, jstart, pcount, pstart, pb, joints.impulse, joints.reaction, inv_h)
+    if joints.kind.shape[0] > 0:
+        call_end((jlist, joints, jdata, inv_h))
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
     for b in range(NB):
         vx, vy, w = _velocity(b, state, fstate, flags)

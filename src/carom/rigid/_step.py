@@ -121,12 +121,13 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (prepare_stage, solve_stage, continuous_stage, sleep_stage, sensor_stage)
+LATE_STAGES = (prepare_stage, solve_stage, continuous_stage, sleep_stage, sensor_stage, pre_solve_stage, with_colouring)
 
 
 def compile_late_stages(step_types):
     """Compile, into the on-disk cache, the stages ``step_kernel`` reaches last (prepare, solve, continuous,
-    sleep, sensors) for its argument types ``step_types``: the first part of the job of the helper process of a cold
+    sleep, sensors, then pre-solve and the table the step returns, which the step's compile reaches just after
+    the narrow phase, when the helper is done with the others) for its argument types ``step_types``: the first part of the job of the helper process of a cold
     compile (``carom._jit.compile_helper``, ``carom._warmup.late_stages_then_public_api``).
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
@@ -155,3 +156,5 @@ def compile_late_stages(step_types):
     returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver.types[SolverTable._fields.index("pair")],
                            joints))
     returned(sensor_stage, (bodies, shapes, awake, contacts))
+    returned(pre_solve_stage, (pre_solve, friction_rule, restitution_rule, shapes, awake, contacts))
+    returned(with_colouring, (contacts, solver))

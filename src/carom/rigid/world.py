@@ -34,6 +34,7 @@ from .events import (BEGIN_DTYPE, END_DTYPE, HIT_DTYPE, ContactEvents, ContactEv
                      empty_contacts, no_colouring)
 from .joints import Joint, JointEvent
 from .joints import bookkeeping as _joint_rows
+from .joints import _apart as _joints_apart
 from .mass import KINDS, KIND_NAMES, MASS_SET, INERTIA_SET, CENTER_SET
 from .shape import ShapeHandle
 from .snapshot import Snapshot
@@ -603,6 +604,8 @@ class World:
                 old.cache[:, _step.CSEP] = -np.inf
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = self._step_args(dt, self._governor.threads(step_threads()), clock)
+            if self.tables.n_joints and not _joints_apart.loaded:
+                _joints_apart.load(args[7], args[13])    # (the joints' code, compiled apart from the step)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
