@@ -92,10 +92,9 @@ def test_moving_pile_recomputes_what_moved():
                                atol=RECYCLE_DISTANCE)
 
 
-@pytest.mark.parametrize("shift", [0.5 * RECYCLE_DISTANCE, 3 * RECYCLE_DISTANCE])
-def test_a_teleported_body_is_recycled_only_within_the_distance(shift):
-    """Move a resting box sideways by hand between two steps: within RECYCLE_DISTANCE its ground contact is
-    recycled, beyond it the contact is computed again."""
+def _resting_box():
+    """A box of 1 m resting on static ground without gravity (sleeping off), a fifth of the slop above it, after
+    two steps: its ground contact is recycled from now on while nothing moves it. Returns (world, box)."""
     import carom
     from carom.geometry import box
     w = carom.World(gravity=(0.0, 0.0))
@@ -105,6 +104,14 @@ def test_a_teleported_body_is_recycled_only_within_the_distance(shift):
     b.add_shape(box(0.5, 0.5))
     w.step(1 / 60)
     w.step(1 / 60)
+    return w, b
+
+
+@pytest.mark.parametrize("shift", [0.5 * RECYCLE_DISTANCE, 3 * RECYCLE_DISTANCE])
+def test_a_teleported_body_is_recycled_only_within_the_distance(shift):
+    """Move a resting box sideways by hand between two steps: within RECYCLE_DISTANCE its ground contact is
+    recycled, beyond it the contact is computed again."""
+    w, b = _resting_box()
     p = b.position
     b.position = (p[0] + shift, p[1])
     rows, recycled = fresh_and_recycled(w)
@@ -177,15 +184,7 @@ def test_a_recycled_contact_keeps_box2ds_anchors_and_normal():
     contact is recycled, its normal is the one computed before, its points are the midpoints of the two anchors
     so kept, and its separations are Box2D's formula. (Anchors turned with the box, as carom kept them before,
     let a 20-box stack at 30 Hz fall: ``tests/test_trust_physics.py``.)"""
-    import carom
-    from carom.geometry import box
-    w = carom.World(gravity=(0.0, 0.0))
-    w.sleep_enabled = False
-    w.static_body.add_shape(box(10.0, 0.5, center=(0.0, -0.5)))
-    b = w.add_body(position=(0.0, 0.5 + 0.2 * LINEAR_SLOP))
-    b.add_shape(box(0.5, 0.5))
-    w.step(1 / 60)
-    w.step(1 / 60)
+    w, b = _resting_box()
     c = w.tables.contacts
     assert c.count[0] == 2
     n0 = c.normal[0].copy()

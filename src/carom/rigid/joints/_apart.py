@@ -20,7 +20,7 @@ from ..._simd import LANES
 from .._layout import BodyTable
 from ._common import FRAME_WIDTH, ROW_WIDTH
 from ._bundles import PB_WIDTH, solve_point_bundles, store_bundle_reactions
-from ._solve import DYNAMIC, OVERFLOW, joints_to_solve, prepare_joints, solve_joints, store_reactions
+from ._solve import OVERFLOW, joint_solved, joints_to_solve, prepare_joints, solve_joints, store_reactions
 
 _I1, _I2, _I3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
 _F1, _F2 = types.float64[::1], types.float64[:, ::1]
@@ -42,13 +42,7 @@ def begin(joints, kind, asleep, com, angle, inv_mass, inv_inertia, local_center,
     jlist, jstart, pcount = joints_to_solve(joints, kind, asleep)
     jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
                                                                            inv_mass, inv_inertia, local_center, kind, h)
-    held = np.zeros(kind.shape[0], np.bool_)
-    body = joints.body
-    for j in jlist:
-        for e in range(2):
-            b = body[j, e]
-            if kind[b] == DYNAMIC:
-                held[b] = True
+    held = joint_solved(np.zeros(kind.shape[0], np.bool_), jlist, joints, kind)
     return jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove
 
 
