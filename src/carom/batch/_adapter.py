@@ -64,7 +64,7 @@ def world_tables(world: World) -> tuple[tuple, WorldStepTables]:
     tables = WorldStepTables(bodies, shapes, tree, proxy, proxy_shape, world.tables.contacts,
                              bookkeeping.table(world.tables),
               bookkeeping.joined_keys(world))
-    if world.tables.n_joints and not joints_apart.loaded:
+    if world.tables.n_joints:
         joints_apart.load(bodies, tables.joints)       # (the joints' code, compiled apart from the step)
     gravity = world.gravity
     settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),

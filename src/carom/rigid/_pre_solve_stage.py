@@ -8,7 +8,7 @@ from ..constants import FLOAT32_LIMIT, MAX_TRANSLATION_SPEED
 from ._contact_rows import mix
 from .presolve import call_pre_solve
 from ._layout import KEY_SHIFT, KEY_MASK
-from ._narrow import CSEP, _clear_manifold, _mark_uncached
+from ._narrow import CSEP, _clear_manifold, _mark_uncached, _put_step
 
 
 @njit
@@ -61,8 +61,7 @@ def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contac
                 c_timp[k, p] = 0.0
             _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
             # (a recycled contact's anchor offset, which the solver would have overwritten: ``narrow_stage``)
-            contacts.step_impulse[k, 0, 0] = 0.0
-            contacts.step_impulse[k, 0, 1] = 0.0
+            _put_step(contacts.step_impulse, k, 0.0, 0.0)
             if not (shape_count[a] == 1 and shape_count[b] == 1):
                 _mark_uncached(c_cache, k)
                 c_cache[k, CSEP] = -np.inf

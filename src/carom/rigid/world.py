@@ -604,7 +604,7 @@ class World:
                 old.cache[:, _step.CSEP] = -np.inf
             clock = np.zeros(len(_step.STAGES) + 1, np.int64)
             args = self._step_args(dt, self._governor.threads(step_threads()), clock)
-            if self.tables.n_joints and not _joints_apart.loaded:
+            if self.tables.n_joints:
                 _joints_apart.load(args[7], args[13])    # (the joints' code, compiled apart from the step)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, approach, (bad, body) = _step.step_kernel(*args)

@@ -102,9 +102,11 @@ loaded = False
 def load(bodies, joints):
     """Compile (or load) the three for the step's tables ``bodies`` (``BodyTable``) and ``joints``
     (``JointTable``), so that the step of a world with joints finds them (``World.step`` calls it once, at the
-    first step of a world with joints); a second call for the same types does nothing. Without the JIT, nothing
+    first step of a world with joints); a second call does nothing. Without the JIT, nothing
     to do."""
     global loaded
+    if loaded:
+        return
     if numba.config.DISABLE_JIT:
         loaded = True
         return
