@@ -690,6 +690,44 @@ def apart_caller(dispatcher):
     return call
 
 
+def apart_loaded(dispatcher):
+    """The compiled test ``loaded(args)``: whether the function compiled apart ``dispatcher`` (:func:`apart_njit`)
+    was loaded (:meth:`ApartDispatcher.load`) for the types of the tuple ``args`` (which is not read), so that
+    :func:`apart_caller`'s call with ``args`` would find it. Plain Python without the JIT: always True.
+
+    Why: code that runs in a step only now and then (continuous collision, sensors) is loaded the first time a
+    step needs it; the step asks first, and when the answer is no it stops before that stage and hands the rest
+    to Python, which loads the code and finishes the step (``carom.rigid._step.step_tail``)."""
+    if numba.config.DISABLE_JIT:
+        def loaded(args):
+            return True
+        return loaded
+
+    from numba.core import cgutils
+
+    @numba.extending.intrinsic
+    def loaded(typingctx, args):
+        if not isinstance(args, numba.core.types.BaseTuple):
+            return None
+        key = apart_key(dispatcher, tuple(args.types))
+
+        def codegen(context, builder, sig, llargs):
+            i64, i32 = llvm_ir.IntType(64), llvm_ir.IntType(32)
+            table = builder.module.globals.get(_APART_SYMBOL)
+            if table is None:
+                table = llvm_ir.GlobalVariable(builder.module, llvm_ir.ArrayType(i64, 2 * APART_SLOTS),
+                                               _APART_SYMBOL)
+                table.linkage = "external"
+            found = cgutils.alloca_once_value(builder, llvm_ir.Constant(llvm_ir.IntType(1), 0))
+            with cgutils.for_range(builder, i64(APART_SLOTS)) as loop:
+                slot_key = builder.load(builder.gep(table, [i32(0), builder.mul(loop.index, i64(2))]))
+                with builder.if_then(builder.icmp_signed("==", slot_key, i64(key))):
+                    builder.store(llvm_ir.Constant(llvm_ir.IntType(1), 1), found)
+            return builder.load(found)
+        return numba.core.types.boolean(args), codegen
+    return loaded
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _announced = False
 

@@ -28,7 +28,8 @@ from .._jit import njit
 from ..geometry.aabb import core_aabb
 from ..errors import CaromError
 from ..rigid import _step, bulk
-from ..rigid._layout import ContactTable, TreeTable
+from ..rigid import _continuous
+from ..rigid._layout import ContactTable, NarrowTable, TreeTable
 from ..rigid.events import empty_events
 from ..rigid.joints import bookkeeping, revolute
 from ..rigid.joints import _apart as joints_apart
@@ -42,6 +43,9 @@ WorldStepTables = namedtuple("WorldStepTables", ["bodies", "shapes", "tree", "sh
 #: the length of the step's clock array (one slot per stage, plus the start)
 CLOCK_LENGTH = len(_step.STAGES) + 1
 BODY_OK = _step.BODY_OK
+#: a world's step stopped before its continuous or sensor stage, whose code was not loaded (which
+#: ``world_tables`` prevents): not one of ``first_bad_body``'s codes
+STEP_UNFINISHED = 99
 #: the step kernel, called for each world of a batch
 step_kernel = _step.step_kernel
 CSEP = _step.CSEP
@@ -66,6 +70,10 @@ def world_tables(world: World) -> tuple[tuple, WorldStepTables]:
               bookkeeping.joined_keys(world))
     if world.tables.n_joints:
         joints_apart.load(bodies, tables.joints)       # (the joints' code, compiled apart from the step)
+    # (the continuous and sensor stages' code, compiled apart and loaded by World.step when a step needs it: a
+    # batch's step cannot stop for Python, so it is loaded before)
+    _continuous.load(bodies, shapes, tree, proxy_shape,
+                     NarrowTable(*world.tables.contacts[:len(NarrowTable._fields)]))
     gravity = world.gravity
     settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),
                 int(MIX_RULES[world.friction_mixing]), int(MIX_RULES[world.restitution_mixing]),
@@ -105,7 +113,10 @@ def check_rows(world: World, rows: Any) -> None:
 
 
 def refused(world: World, code: int, body: int) -> Exception:
-    """The error ``World.step`` raises for a step the kernel refused (``code`` from ``first_bad_body``)."""
+    """The error ``World.step`` raises for a step the kernel refused (``code`` from ``first_bad_body``), or
+    RuntimeError for a step left unfinished (``STEP_UNFINISHED``: code compiled apart was not loaded)."""
+    if code == STEP_UNFINISHED:
+        return RuntimeError("carom: a batched step stopped for code compiled apart that was not loaded")
     return world.refused_step_error(code, body)
 
 

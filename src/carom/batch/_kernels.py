@@ -68,12 +68,12 @@ def step_one(i, dt, substeps, gravity, friction_rule, restitution_rule, sleep_en
     if not skip_apart[i]:
         _adapter.clear_separations(old)
     clock = np.zeros(_adapter.CLOCK_LENGTH, np.int64)
-    contacts, new_cand, appr, b = _adapter.step_kernel(dt, substeps[i], gravity[i, 0], gravity[i, 1],
+    contacts, new_cand, appr, b, left = _adapter.step_kernel(dt, substeps[i], gravity[i, 0], gravity[i, 1],
                                                        friction_rule[i], restitution_rule[i], sleep_enabled[i],
                                                        t.bodies, t.shapes, _adapter.with_cand(t.tree, cand),
                                                        t.shape_proxy, t.proxy_shape, old, t.joints, t.joined,
                                                        np.int64(1), np.int64(0), clock)
-    bad[i, 0] = b[0]
+    bad[i, 0] = b[0] if left[0] == 0 else _adapter.STEP_UNFINISHED
     bad[i, 1] = b[1]
     if b[0] == _adapter.BODY_OK:
         put_results(tables, i, contacts, new_cand)

@@ -1,12 +1,22 @@
 """The continuous stage (``continuous_stage``): fast bodies and bullets put back at their first time of impact
 with what they would pass through (conservative advancement on shape cores), and the sensor stage
 (``sensor_stage``): sensor overlaps on the final poses.
+
+The two stages' work is compiled apart from the step (``carom._jit.apart_njit``: :func:`continuous_sweep`,
+:func:`sensor_pass`) and loaded the first time a step needs it (:func:`load`). Why: most steps of most worlds
+have no fast body and no sensor, yet the sweep's code (time of impact by conservative advancement, GJK, the
+trees' box queries) and the sensors' were 7.3 s of CPU time of the step's cold compile, a fifth of it. The
+stages in the step only look for work (fast bodies, sensor shapes); when there is some and its code is not
+loaded yet, the step stops there and says so, and ``World.step`` loads the code and finishes the step with
+``carom.rigid._step.step_tail``, which runs the same stages in the same order: the result is the same to the bit.
 """
 import math
 
+import numba
 import numpy as np
+from numba import types
 
-from .._jit import njit, inline_njit, borrowed_rows
+from .._jit import njit, inline_njit, borrowed_rows, apart_njit, apart_caller, apart_loaded
 from ..constants import LINEAR_SLOP, TOI_MAX_ITERATIONS
 from ..geometry._math import relative_transform
 from ..geometry.toi import conservative_advancement
@@ -24,19 +34,32 @@ def sensor_stage(bodies, shapes, awake, contacts):
     the step in which the overlap began or ended. Tested with the narrow phase's poses, from the start of the
     step, an overlap was reported one step late. The broad phase's boxes cover the whole motion of the step,
     so every pair that overlaps at the end is among the candidates. Scenes without sensors skip the pass
-    after one look at the shapes."""
-    com, angle, local_center = bodies.com, bodies.angle, bodies.local_center
-    (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_sensor, verts,
-     normals) = (shapes.body, shapes.alive, shapes.offset, shapes.vert_count, shapes.radius, shapes.sensor,
-                 shapes.verts, shapes.normals)
-    keys, c_count, c_normal, c_point, c_sep, c_touch, c_sensor = (
-        contacts.keys, contacts.count, contacts.normal, contacts.points, contacts.separation, contacts.touching,
-        contacts.sensor)
+    after one look at the shapes.
+
+    The pass is :func:`sensor_pass`, compiled apart; returns False, having done nothing, when it is needed
+    but not loaded (:func:`load`), True otherwise."""
+    shape_alive, shape_sensor = shapes.alive, shapes.sensor
     any_sensor = False
     for s in range(shape_sensor.shape[0]):
         any_sensor = any_sensor or (shape_sensor[s] and shape_alive[s])
     if not any_sensor:
-        return
+        return True
+    args = (bodies, shapes, awake, contacts)
+    if not _sensor_pass_loaded(args):
+        return False
+    _call_sensor_pass(args)
+    return True
+
+
+@apart_njit(lambda arg_types: types.none)
+def sensor_pass(bodies, shapes, awake, contacts):
+    """The sensor pairs with an awake body tested at the final poses (``sensor_stage``)."""
+    com, angle, local_center = bodies.com, bodies.angle, bodies.local_center
+    (shape_body, shape_offset, shape_count, shape_radius, verts, normals) = (
+        shapes.body, shapes.offset, shapes.vert_count, shapes.radius, shapes.verts, shapes.normals)
+    keys, c_count, c_normal, c_point, c_sep, c_touch, c_sensor = (
+        contacts.keys, contacts.count, contacts.normal, contacts.points, contacts.separation, contacts.touching,
+        contacts.sensor)
     maxc = np.int64(1)
     for s in range(shape_count.shape[0]):
         maxc = max(maxc, shape_count[s])
@@ -85,13 +108,14 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
     pair the sweep is tried again with the shape's inner core (``inner_core``: a quarter of its thickness,
     its length kept), which stops the body before that core reaches the other shape (after Box2D's fallback
     to a small circle at the centroid): it can then slide along the wall but not pass through it.
+
+    The sweep is :func:`continuous_sweep`, compiled apart; returns False, having changed nothing, when a body
+    is fast but the sweep is not loaded (:func:`load`), True otherwise.
     """
     com, angle, kind, bullet, body_min_extent = bodies.com, bodies.angle, bodies.kind, bodies.bullet, bodies.min_extent
-    shape_body, shape_alive = shapes.body, shapes.alive
     if tree.static.meta[2] == 0 and tree.moving.meta[2] == 0:
-        return
+        return True
     NB = com.shape[0]
-    S = shape_body.shape[0]
     fast = np.empty(NB, np.int64)
     # (np.int64, not 0: the constant 0 is typed as its value first, and _continuous_pass was compiled once more
     # for it, 5 s of the cold compile)
@@ -108,7 +132,21 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
             n_fast += 1
             any_bullet = any_bullet or bullet[b]
     if n_fast == 0:
-        return
+        return True
+    args = (fast, n_fast, any_bullet, bodies, shapes, reach, com0, angle0, tree, proxy_shape)
+    if not _continuous_sweep_loaded(args):
+        return False
+    _call_continuous_sweep(args)
+    return True
+
+
+@apart_njit(lambda arg_types: types.none)
+def continuous_sweep(fast, n_fast, any_bullet, bodies, shapes, reach, com0, angle0, tree, proxy_shape):
+    """The fast bodies ``fast[:n_fast]`` swept and put back at their first contact (``continuous_stage``):
+    those that are not bullets against static shapes, then the bullets (``any_bullet``)."""
+    shape_body, shape_alive = shapes.body, shapes.alive
+    NB = bodies.com.shape[0]
+    S = shape_body.shape[0]
     # each body's shapes as a linked list (so a fast body visits its own shapes, not the whole table)
     first_shape = np.full(NB, -1, np.int64)
     next_shape = np.full(S, -1, np.int64)
@@ -354,3 +392,27 @@ def inner_core(v, n, radius, out):
         out[i, 0] = v[i, 0] - f * sx
         out[i, 1] = v[i, 1] - f * sy
     return min(radius, CORE_FRACTION * e)
+
+
+#: the compiled calls of the two functions compiled apart and their tests (``carom._jit.apart_caller``,
+#: ``apart_loaded``): each takes the function's arguments as one tuple
+_call_continuous_sweep = apart_caller(continuous_sweep)
+_continuous_sweep_loaded = apart_loaded(continuous_sweep)
+_call_sensor_pass = apart_caller(sensor_pass)
+_sensor_pass_loaded = apart_loaded(sensor_pass)
+
+
+def load(bodies, shapes, tree, proxy_shape, contacts):
+    """Compile (or load from the cache) :func:`continuous_sweep` and :func:`sensor_pass` for a step of the
+    tables ``bodies`` (``BodyTable``), ``shapes``, ``tree``, ``proxy_shape`` and ``contacts`` (the narrow phase's
+    ``NarrowTable``), so that the step finds them: ``World.step`` calls it when a step stopped for want of
+    them, ``carom.WorldBatch`` before its first step (a batch's worlds are stepped in one compiled call, which
+    cannot stop for Python). The step's own arrays, fresh in each step (the bodies' reach, awake flags and
+    start poses), are C-ordered arrays of float64 and of flags."""
+    if numba.config.DISABLE_JIT:
+        return
+    f1, f2, b1, i1 = (numba.typeof(np.zeros(1)), numba.typeof(np.zeros((1, 2))), numba.typeof(np.zeros(1, np.bool_)),
+                      numba.typeof(np.zeros(1, np.int64)))
+    body, shape, table = numba.typeof(bodies), numba.typeof(shapes), numba.typeof(tree)
+    continuous_sweep.load((i1, types.int64, types.boolean, body, shape, f1, f2, f1, table, numba.typeof(proxy_shape)))
+    sensor_pass.load((body, shape, b1, numba.typeof(contacts)))

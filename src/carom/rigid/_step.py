@@ -80,14 +80,19 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     ``clock[0]`` receives the cycle counter at the start and ``clock[1 + i]`` at the end of stage
     ``STAGES[i]`` (a few cycles per reading; World turns them into ``profile_times``). Returns (contact
     table, new broad-phase candidate cache, each point's approach speed for ``event_rows`` and
-    ``World.contact_data`` (empty when nothing was solved), (code, body) of ``first_bad_body``). A step refused
-    by ``first_bad_body`` returns at once, before anything is changed."""
+    ``World.contact_data`` (empty when nothing was solved), (code, body) of ``first_bad_body``, what is left
+    of the step). A step refused by ``first_bad_body`` returns at once, before anything is changed.
+
+    What is left is ``(stage, reach, awake, com0, angle0)``: ``stage`` is 0 for a finished step, or
+    ``RESUME_CONTINUOUS`` or ``RESUME_SENSORS`` when the step stopped before that stage because the code it
+    needs, compiled apart (``_continuous``), is not loaded; then ``step_tail`` finishes the step from there with
+    the arrays given (the bounds stage's reach and awake flags, the poses at the start)."""
     clock[0] = cycle_counter()
     bad = first_bad_body(bodies)
     if bad[0] != BODY_OK:
         for i in range(1, clock.shape[0]):
             clock[i] = clock[0]
-        return old, tree.cand, no_hits(), bad
+        return old, tree.cand, no_hits(), bad, nothing_left()
     if joints.kind.shape[0] > 0:
         wake_jointed(bodies, joints)
     reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes, threads)
@@ -95,7 +100,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     if not awake.any():
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
             clock[i] = clock[1]
-        return old, tree.cand, no_hits(), bad
+        return old, tree.cand, no_hits(), bad, nothing_left()
     keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads, joined)
     clock[2] = cycle_counter()
     # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and
@@ -110,13 +115,47 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     clock[4] = cycle_counter()
     com0, angle0, approach = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     clock[5] = cycle_counter()
-    continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape)
-    sensor_stage(bodies, shapes, awake, contacts)
+    # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
+    table = with_colouring(contacts, solver)
+    left = RESUME_CONTINUOUS
+    if continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape):
+        left = RESUME_SENSORS
+        if sensor_stage(bodies, shapes, awake, contacts):
+            left = 0
     clock[6] = cycle_counter()
+    if left != 0:
+        clock[7] = clock[6]
+        return table, new_cand, approach, bad, (left, reach, awake, com0, angle0)
     sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver.pair, joints)
     clock[7] = cycle_counter()
-    # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
-    return with_colouring(contacts, solver), new_cand, approach, bad
+    return table, new_cand, approach, bad, (left, reach, awake, com0, angle0)
+
+
+#: where ``step_kernel`` stopped, for want of code compiled apart: before the continuous stage, before the sensors
+RESUME_CONTINUOUS, RESUME_SENSORS = 1, 2
+
+
+@njit
+def nothing_left():
+    """What is left of a step that changed nothing (``step_kernel``): nothing."""
+    return np.int64(0), np.empty(0), np.zeros(0, np.bool_), np.empty((0, 2)), np.empty(0)
+
+
+@njit
+def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle0, tree, proxy_shape, contacts, pair,
+              joints):
+    """The rest of a step that ``step_kernel`` left at stage ``left`` (``RESUME_CONTINUOUS``, ``RESUME_SENSORS``)
+    for want of code compiled apart, once that code is loaded (``_continuous.load``): the same stages, in the same
+    order, on the same arrays, as the step would have run them. ``contacts`` is the narrow phase's table (the
+    first fields of the step's ``ContactTable``) and ``pair`` the prepare stage's pairs. Returns False when
+    the code is still missing (nothing more is done then)."""
+    if left == RESUME_CONTINUOUS:
+        if not continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape):
+            return False
+    if not sensor_stage(bodies, shapes, awake, contacts):
+        return False
+    sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints)
+    return True
 
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach

@@ -22,7 +22,7 @@ from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT3
 
 from ..errors import SimulationError, StaleHandleError, CaromError, GeometryError, SnapshotError
 from ..geometry.aabb import core_aabb
-from . import _step, _solver, queries
+from . import _step, _solver, _continuous, queries
 from . import events as _events
 from . import mass as _mass
 from . import shape as _shape
@@ -38,7 +38,7 @@ from .joints import _apart as _joints_apart
 from .mass import KINDS, KIND_NAMES, MASS_SET, INERTIA_SET, CENTER_SET
 from .shape import ShapeHandle
 from .snapshot import Snapshot
-from ._layout import BodyTable, ShapeTable, TreeTable
+from ._layout import BodyTable, ShapeTable, TreeTable, NarrowTable
 from .tables import WorldTables, ALL_CATEGORIES, grow as _grow
 
 
@@ -607,12 +607,14 @@ class World:
             if self.tables.n_joints:
                 _joints_apart.load(args[7], args[13])    # (the joints' code, compiled apart from the step)
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
-                contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
+                contacts, cand, approach, (bad, body), left = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
                 with compile_helper(_step.step_kernel, args, STEP_HELPER_JOB, _step.LATE_STAGES):
-                    contacts, cand, approach, (bad, body) = _step.step_kernel(*args)
+                    contacts, cand, approach, (bad, body), left = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self.refused_step_error(int(bad), int(body))
+            if left[0]:
+                self._finish_step(args, contacts, left)
             self._governor.record(int(clock[-1] - clock[0]))
             if self.profile:
                 self._record_profile(clock)
@@ -641,6 +643,19 @@ class World:
             for body in self.left_bounds():
                 if body.alive:
                     self.remove(body)
+
+    @staticmethod
+    def _finish_step(args, contacts, left):
+        """Finish a step that stopped for want of code compiled apart (continuous collision, sensors:
+        ``_step.step_kernel``'s ``left``): load that code (``_continuous.load``; the first time in a process, a
+        compile unless cached) and run the rest of the step (``_step.step_tail``)."""
+        stage, reach, awake, com0, angle0 = left
+        bodies, shapes, tree, proxy_shape = args[7], args[8], args[9], args[11]
+        narrow = NarrowTable(*contacts[:len(NarrowTable._fields)])
+        _continuous.load(bodies, shapes, tree, proxy_shape, narrow)
+        if not _step.step_tail(stage, args[0], args[6], bodies, shapes, reach, awake, com0, angle0, tree, proxy_shape,
+                               narrow, contacts.pair, args[13]):
+            raise RuntimeError("carom: the step's continuous or sensor stage was not loaded for this world's tables")
 
     def refused_step_error(self, bad: int, i: int) -> Exception:
         """The SimulationError for what ``_step.first_bad_body`` found at body ``i`` (code ``bad``; the step
