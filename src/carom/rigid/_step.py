@@ -13,7 +13,8 @@ from .._jit import njit, linking_entry_njit, cycle_counter
 from ._colouring import with_colouring, same_pairs
 from ._prepare import prepare_stage
 from ._solve import solve_stage
-from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, SolverTable
+from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, ShapeTable, SolverTable
+from ..geometry.manifold import collide_quadrilaterals, collide_sat
 from ._bounds import (  # noqa: F401
     MOTION_WIDTH, M_BOUND, M_DX, M_DY, M_FALL, M_SWEPT, M_TURN, _body_bounds, _bounds_chunks, _origin, _shape_bounds,
     body_origin, bounds_stage, pair_motion)
@@ -160,14 +161,18 @@ def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (prepare_stage, solve_stage, continuous_stage, sleep_stage, sensor_stage, pre_solve_stage, with_colouring)
+LATE_STAGES = (collide_quadrilaterals, collide_sat, prepare_stage, solve_stage, continuous_stage, sleep_stage,
+               sensor_stage, pre_solve_stage, with_colouring)
 
 
 def compile_late_stages(step_types):
     """Compile, into the on-disk cache, the stages ``step_kernel`` reaches last (prepare, solve, continuous,
     sleep, sensors, then pre-solve and the table the step returns, which the step's compile reaches just after
     the narrow phase, when the helper is done with the others) for its argument types ``step_types``: the first part of the job of the helper process of a cold
-    compile (``carom._jit.compile_helper``, ``carom._warmup.late_stages_then_public_api``).
+    compile (``carom._jit.compile_helper``, ``carom._warmup.late_stages_then_public_api``). First of all, the
+    narrow phase's two polygon tests (``_narrow._collide_pair``: ``collide_quadrilaterals``, ``collide_sat``, 4 s
+    of the narrow phase's 10), which the step's compile reaches in the middle of its work: with the continuous
+    and sensor passes compiled apart, the helper had the lighter half.
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
     step's: the contact table the narrow phase returns has the type of last step's table (``old``), the
@@ -177,6 +182,12 @@ def compile_late_stages(step_types):
     (``tests/test_jit.py`` checks that the types are the step's own)."""
     (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
      proxy_shape, old, joints, joined, threads, pre_solve, clock) = step_types
+    # a shape's vertex and normal rows (C-ordered float64 rows of the shape table's), its radius, the pose,
+    # the speculative distance and the scratch rows
+    rows, f64 = shapes.types[ShapeTable._fields.index("verts")], numba.types.float64
+    polygons = (rows, rows, f64, rows, rows, f64, f64, f64, f64, f64, f64, rows, rows)
+    collide_quadrilaterals.compile(polygons)
+    collide_sat.compile(polygons)
 
     def returned(kernel, arg_types):
         kernel.compile(arg_types)
