@@ -1,9 +1,15 @@
 """The pre-solve stage (``pre_solve_stage``): the user's hook (``carom.rigid.presolve``) and the one-way shapes
 may disable a contact or change its friction, restitution and tangent speed for the step (``material``).
-"""
-import numpy as np
 
-from .._jit import njit
+The hook's pass (:func:`pre_solve_pass`) is compiled apart from the step (``carom._jit.apart_njit``) and loaded
+when a world with a hook first steps (:func:`load`): a world without one never runs it, and it was 0.8 s of
+the step's cold compile, at its end, where nothing else was compiled beside it.
+"""
+import numba
+import numpy as np
+from numba import types
+
+from .._jit import njit, apart_njit, apart_caller
 from ..constants import FLOAT32_LIMIT, MAX_TRANSLATION_SPEED
 from ._contact_rows import mix
 from .presolve import call_pre_solve
@@ -22,6 +28,12 @@ def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contac
     tested afresh next step). With no hook (``hook`` 0) an empty table, and nothing else is done."""
     if hook == 0:
         return np.empty((0, 3))
+    return _call_pre_solve_pass((hook, friction_rule, restitution_rule, shapes, awake, contacts))
+
+
+@apart_njit(lambda arg_types: types.float64[:, ::1])
+def pre_solve_pass(hook, friction_rule, restitution_rule, shapes, awake, contacts):
+    """The hook on every contact about to be solved, and the table of materials (``pre_solve_stage``)."""
     (shape_body, shape_count, shape_friction, shape_restitution, shape_tangent) = (shapes.body, shapes.vert_count,
      shapes.friction,
                                                                                   shapes.restitution, shapes.tangent_speed)
@@ -71,3 +83,18 @@ def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contac
         material[k, 1] = min(out[1], FLOAT32_LIMIT) if out[1] > 0.0 else 0.0
         material[k, 2] = max(-MAX_TRANSLATION_SPEED, min(out[2], MAX_TRANSLATION_SPEED)) if out[2] == out[2] else 0.0
     return material
+
+
+#: the compiled call of :func:`pre_solve_pass` (``carom._jit.apart_caller``), its arguments as one tuple
+_call_pre_solve_pass = apart_caller(pre_solve_pass)
+
+
+def load(friction_rule, restitution_rule, shapes, contacts):
+    """Compile (or load from the cache) :func:`pre_solve_pass` for the step's mixing rules, shapes and contact
+    table (the narrow phase's ``NarrowTable``), so that the step of a world with a pre-solve hook finds it
+    (``World.step`` calls it before such a step; a second call does nothing). The awake flags are a fresh
+    C-ordered array of flags."""
+    if numba.config.DISABLE_JIT:
+        return
+    pre_solve_pass.load((types.int64, numba.typeof(friction_rule), numba.typeof(restitution_rule),
+                         numba.typeof(shapes), numba.typeof(np.zeros(1, np.bool_)), numba.typeof(contacts)))

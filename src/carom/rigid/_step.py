@@ -161,7 +161,7 @@ def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (collide_quadrilaterals, collide_sat, prepare_stage, solve_stage, continuous_stage, sleep_stage,
+LATE_STAGES = (bounds_stage, collide_quadrilaterals, collide_sat, prepare_stage, solve_stage, continuous_stage, sleep_stage,
                sensor_stage, pre_solve_stage, with_colouring)
 
 
@@ -170,9 +170,11 @@ def compile_late_stages(step_types):
     sleep, sensors, then pre-solve and the table the step returns, which the step's compile reaches just after
     the narrow phase, when the helper is done with the others) for its argument types ``step_types``: the first part of the job of the helper process of a cold
     compile (``carom._jit.compile_helper``, ``carom._warmup.late_stages_then_public_api``). First of all, the
-    narrow phase's two polygon tests (``_narrow._collide_pair``: ``collide_quadrilaterals``, ``collide_sat``, 4 s
-    of the narrow phase's 10), which the step's compile reaches in the middle of its work: with the continuous
-    and sensor passes compiled apart, the helper had the lighter half.
+    bounds stage (which the step's compile reaches a second after the helper starts: it waits for the helper's
+    compile rather than doing it), then the narrow phase's two polygon tests (``_narrow._collide_pair``:
+    ``collide_quadrilaterals``, ``collide_sat``, 4 s of the narrow phase's 10), which the step's compile
+    reaches in the middle of its work: with the continuous and sensor passes compiled apart, the helper had the
+    lighter half.
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
     step's: the contact table the narrow phase returns has the type of last step's table (``old``), the
@@ -186,6 +188,7 @@ def compile_late_stages(step_types):
     # the speculative distance and the scratch rows
     rows, f64 = shapes.types[ShapeTable._fields.index("verts")], numba.types.float64
     polygons = (rows, rows, f64, rows, rows, f64, f64, f64, f64, f64, f64, rows, rows)
+    bounds_stage.compile((dt, gx, gy, bodies, shapes, threads))
     collide_quadrilaterals.compile(polygons)
     collide_sat.compile(polygons)
 

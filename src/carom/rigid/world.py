@@ -22,7 +22,7 @@ from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT3
 
 from ..errors import SimulationError, StaleHandleError, CaromError, GeometryError, SnapshotError
 from ..geometry.aabb import core_aabb
-from . import _step, _solver, _continuous, queries
+from . import _step, _solver, _continuous, _pre_solve_stage, queries
 from . import events as _events
 from . import mass as _mass
 from . import shape as _shape
@@ -606,6 +606,8 @@ class World:
             args = self._step_args(dt, self._governor.threads(step_threads()), clock)
             if self.tables.n_joints:
                 _joints_apart.load(args[7], args[13])    # (the joints' code, compiled apart from the step)
+            if self._pre_solve_address:                  # (the hook's pass, compiled apart from the step)
+                _pre_solve_stage.load(args[4], args[5], args[8], NarrowTable(*old[:len(NarrowTable._fields)]))
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 contacts, cand, approach, (bad, body), left = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
