@@ -74,6 +74,7 @@ def world_tables(world: World) -> tuple[tuple, WorldStepTables]:
     # batch's step cannot stop for Python, so it is loaded before)
     _continuous.load(bodies, shapes, tree, proxy_shape,
                      NarrowTable(*world.tables.contacts[:len(NarrowTable._fields)]))
+    _step.load_solve(world._step_args(1 / 60, 1, np.zeros(CLOCK_LENGTH, np.int64)))   # (the solve, likewise)
     gravity = world.gravity
     settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),
                 int(MIX_RULES[world.friction_mixing]), int(MIX_RULES[world.restitution_mixing]),

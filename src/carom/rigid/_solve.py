@@ -6,7 +6,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit, borrowed, atomic_add, atomic_load, wait_for_change, wake_waiters
+from .._jit import (njit, pnjit, inline_njit, borrowed, atomic_add, atomic_load, wait_for_change, wake_waiters,
+                    apart_njit, apart_caller)
 from .._simd import LANES
 from ._layout import DPX, DPY, STATE_WIDTH, MOVE_POSITION, MOVE_LOCK_X, MOVE_LOCK_Y
 from ..constants import (CONTACT_HERTZ, CONTACT_DAMPING_RATIO, STATIC_CONTACT_SCALE, JOINT_HERTZ, JOINT_DAMPING_RATIO,
@@ -372,3 +373,26 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         force[b, 1] = 0.0
         torque[b] = 0.0
     return com0, angle0, approach
+
+
+#: what :func:`solve_stage` returns: the start-of-step centres and angles, and the approach speeds
+SOLVE_RETURNS = numba.types.Tuple((numba.types.float64[:, ::1], numba.types.float64[::1],
+                                   numba.types.float64[:, ::1]))
+
+
+@apart_njit(lambda arg_types: SOLVE_RETURNS)
+def solve_apart(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints):
+    """:func:`solve_stage`, compiled apart from the step (``carom._jit.apart_njit``), which calls it through its
+    address (:data:`call_solve`) once a step.
+
+    Why: the step's cold compile ends with work that only one core can do: the step's own code, then the
+    machine code of the whole step, every stage's code linked in (2.5 s). The solve is the largest stage
+    (10 s of compile). Compiled apart, it is compiled, made into machine code and cached by the compile helper
+    on the other core (``_step.compile_late_stages``), while the step's compile goes on without it: the step
+    needs only the types it returns (:data:`SOLVE_RETURNS`). Python loads it before the first step of a
+    process (``_step.load_solve``)."""
+    return solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
+
+
+#: the compiled call of :func:`solve_apart` (its arguments as one tuple)
+call_solve = apart_caller(solve_apart)

@@ -12,7 +12,7 @@ import numpy as np
 from .._jit import njit, linking_entry_njit, cycle_counter
 from ._colouring import with_colouring, same_pairs
 from ._prepare import prepare_stage
-from ._solve import solve_stage
+from ._solve import solve_apart, call_solve, SOLVE_RETURNS
 from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, ShapeTable, SolverTable
 from ..geometry.manifold import collide_quadrilaterals, collide_sat
 from ._bounds import (  # noqa: F401
@@ -114,7 +114,8 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads,
                            (gx, gy, dt), material)
     clock[4] = cycle_counter()
-    com0, angle0, approach = solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
+    # (the solve is compiled apart from the step: ``_solve.solve_apart``)
+    com0, angle0, approach = call_solve((dt, substeps, gx, gy, bodies, contacts, solver, threads, joints))
     clock[5] = cycle_counter()
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
     table = with_colouring(contacts, solver)
@@ -161,8 +162,40 @@ def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (bounds_stage, collide_quadrilaterals, collide_sat, prepare_stage, solve_stage, continuous_stage, sleep_stage,
-               sensor_stage, pre_solve_stage, with_colouring)
+LATE_STAGES = (bounds_stage, collide_quadrilaterals, collide_sat, prepare_stage, solve_apart, continuous_stage,
+               sleep_stage, sensor_stage, pre_solve_stage, with_colouring)
+
+
+def _solve_types(step_types):
+    """(the narrow phase's table type, the prepare stage's, ``solve_apart``'s argument types) for a step of
+    argument types ``step_types``; compiles (or loads) the prepare stage for them, whose return type is the
+    solver's table."""
+    (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
+     proxy_shape, old, joints, joined, threads, pre_solve, clock) = step_types
+    # the narrow phase's table (``NarrowTable``): last step's fields without the colouring (``with_colouring``)
+    contacts = numba.types.NamedTuple(old.types[:len(NarrowTable._fields)], NarrowTable)
+    prepare_types = (bodies, shapes, contacts, old, numba.types.boolean, friction_rule, restitution_rule, threads,
+                     numba.types.UniTuple(dt, 3), numba.typeof(np.zeros((1, 3))))
+    prepare_stage.compile(prepare_types)
+    solver = prepare_stage.overloads[prepare_types].signature.return_type
+    return contacts, solver, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
+
+
+#: :func:`load_solve` was called (every world's step has the same types)
+solve_loaded = False
+
+
+def load_solve(step_args):
+    """Compile (or load) the solve (``_solve.solve_apart``, compiled apart) for a step of arguments ``step_args``
+    and make it known to the step: before the first step of a process (``World.step``, ``carom.WorldBatch``); a
+    second call does nothing. Without the JIT, nothing to do."""
+    global solve_loaded
+    if solve_loaded:
+        return
+    if not numba.config.DISABLE_JIT:
+        types = tuple(step_kernel.typeof_pyval(a) for a in step_args)
+        solve_apart.load(_solve_types(types)[2])
+    solve_loaded = True
 
 
 def compile_late_stages(step_types):
@@ -196,15 +229,11 @@ def compile_late_stages(step_types):
         kernel.compile(arg_types)
         return kernel.overloads[arg_types].signature.return_type
 
-    # the narrow phase's table (``NarrowTable``): last step's fields without the colouring (``with_colouring``)
-    contacts = numba.types.NamedTuple(old.types[:len(NarrowTable._fields)], NarrowTable)
-    solver = returned(prepare_stage, (bodies, shapes, contacts, old, numba.types.boolean, friction_rule,
-                                      restitution_rule, threads, numba.types.UniTuple(dt, 3),
-                                      numba.typeof(np.zeros((1, 3)))))
-    solved = returned(solve_stage, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints))
+    contacts, solver, solve_types = _solve_types(step_types)
+    solve_apart.compile(solve_types)
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
-    com0, angle0 = solved[0], solved[1]
+    com0, angle0 = SOLVE_RETURNS[0], SOLVE_RETURNS[1]
     returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
     returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver.types[SolverTable._fields.index("pair")],
                            joints))

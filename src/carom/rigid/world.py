@@ -609,9 +609,13 @@ class World:
             if self._pre_solve_address:                  # (the hook's pass, compiled apart from the step)
                 _pre_solve_stage.load(args[4], args[5], args[8], NarrowTable(*old[:len(NarrowTable._fields)]))
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
+                _step.load_solve(args)                   # (the solve, compiled apart: once a process)
                 contacts, cand, approach, (bad, body), left = _step.step_kernel(*args)
             else:                                  # the first step of the process: compile or load the step
                 with compile_helper(_step.step_kernel, args, STEP_HELPER_JOB, _step.LATE_STAGES):
+                    # the step first, then the solve, which the compile helper compiles meanwhile
+                    _step.step_kernel.compile(tuple(_step.step_kernel.typeof_pyval(a) for a in args))
+                    _step.load_solve(args)
                     contacts, cand, approach, (bad, body), left = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self.refused_step_error(int(bad), int(body))
