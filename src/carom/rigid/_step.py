@@ -12,7 +12,7 @@ import numpy as np
 from .._jit import njit, linking_entry_njit, cycle_counter
 from ._colouring import with_colouring, same_pairs
 from ._prepare import prepare_stage
-from ._solve import solve_apart, call_solve, SOLVE_RETURNS
+from ._solve import solve_apart, solve_stage, call_solve, SOLVE_RETURNS  # noqa: F401 (solve_stage: its name)
 from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, ShapeTable, SolverTable
 from ..geometry.manifold import collide_quadrilaterals, collide_sat
 from ._bounds import (  # noqa: F401
