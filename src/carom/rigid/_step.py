@@ -225,18 +225,16 @@ def compile_late_stages(step_types):
     collide_quadrilaterals.compile(polygons)
     collide_sat.compile(polygons)
 
-    def returned(kernel, arg_types):
-        kernel.compile(arg_types)
-        return kernel.overloads[arg_types].signature.return_type
-
     contacts, solver, solve_types = _solve_types(step_types)
-    solve_apart.compile(solve_types)
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
     com0, angle0 = SOLVE_RETURNS[0], SOLVE_RETURNS[1]
-    returned(continuous_stage, (bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
-    returned(sleep_stage, (dt, sleep_enabled, bodies, reach, awake, solver.types[SolverTable._fields.index("pair")],
-                           joints))
-    returned(sensor_stage, (bodies, shapes, awake, contacts))
-    returned(pre_solve_stage, (pre_solve, friction_rule, restitution_rule, shapes, awake, contacts))
-    returned(with_colouring, (contacts, solver))
+    # the small stages the step's compile reaches after the narrow phase, then the solve, which it does not wait
+    # for (compiled apart: ``load_solve`` loads it once the step is compiled)
+    pre_solve_stage.compile((pre_solve, friction_rule, restitution_rule, shapes, awake, contacts))
+    with_colouring.compile((contacts, solver))
+    continuous_stage.compile((bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
+    sensor_stage.compile((bodies, shapes, awake, contacts))
+    sleep_stage.compile((dt, sleep_enabled, bodies, reach, awake, solver.types[SolverTable._fields.index("pair")],
+                         joints))
+    solve_apart.compile(solve_types)
