@@ -668,3 +668,80 @@ print(json.dumps([before, seen(), len(_step.step_kernel.overloads)]))
     assert before == [[0, 0, 0], False]
     assert after == [[1, 1, 1], True]
     assert steps == 1
+
+
+_DEFERRED_STEP_CODE = """
+import json, sys
+import numpy as np
+from carom import geometry as G
+from carom.rigid import World, _continuous, _pre_solve_stage
+from carom.scenes.rigid_scenes import pyramid
+
+def loaded():
+    return [len(f.overloads) for f in (_continuous.continuous_sweep, _continuous.sensor_pass,
+                                       _pre_solve_stage.pre_solve_pass)]
+
+def scene(fast):
+    w = World(gravity=(0, -10))
+    w.static_body.add_shape(G.box(30, 0.5, center=(0, -0.5)))
+    w.static_body.add_shape(G.box(0.05, 3.0, center=(8.0, 3.5)))
+    gate = w.add_body(position=(2.0, 0.6), kind="static")
+    gate.add_shape(G.box(0.5, 0.5), sensor=True)
+    for k in range(4):          # boxes rolling through the sensor, then coming to rest (and sleeping)
+        b = w.add_body(position=(-1.0 - 0.6 * k, 0.25), velocity=(2.0, 0.0))
+        b.add_shape(G.box(0.25, 0.25), density=1.0, friction=0.8)
+    if fast:                    # a fast plain body and a bullet at the thin wall
+        b = w.add_body(position=(-4.0, 2.0), velocity=(150.0, 0.0))
+        b.add_shape(G.Circle(0.1), density=1.0)
+        b = w.add_body(position=(-4.0, 4.0), velocity=(300.0, 0.0), bullet=True)
+        b.add_shape(G.Circle(0.05), density=1.0)
+    return w
+
+def state(w):
+    t = w.tables
+    n = t.n_bodies
+    begins = []
+    for _ in range(90):
+        w.step(1 / 60)
+        e = w.contact_events()
+        begins.append([int(x) for x in e.begin["shape_b"][e.begin["sensor"]]])
+    c = t.contacts
+    return ([a[:n].tobytes().hex() for a in (t.com, t.angle, t.vel, t.angvel, t.asleep)]
+            + [c.keys.tobytes().hex(), c.touching.tobytes().hex(), begins])
+
+from carom.rigid import world as W
+stopped = []                          # the stage each finished step had stopped at
+_finish = W.World._finish_step
+W.World._finish_step = staticmethod(lambda args, contacts, left: (stopped.append(int(left[0])),
+                                                                   _finish(args, contacts, left)))
+pyramid(base=3).step(1 / 60)
+first = loaded()
+fast = sys.argv[1] == "fast"
+deferred = state(scene(fast))        # its first step with work for them stops and is finished by step_tail
+after = loaded()
+direct = state(scene(fast))          # the code is loaded now: no step stops
+print(json.dumps([first, after, stopped, deferred == direct, any(direct[-1])]))
+"""
+
+
+@pytest.mark.parametrize("which", ["sensors", "fast"])
+def test_a_step_finished_after_loading_code_compiled_apart_equals_a_step_run_whole(which):
+    """Continuous collision's sweep and the sensor pass (``rigid._continuous``) are compiled apart and loaded the
+    first time a step has work for them: a pyramid steps without loading them; the first step of a world with a
+    sensor (``sensors``: stopped before the sensor stage), or with fast bodies and a bullet (``fast``: stopped
+    before the continuous stage), loads them and is finished by ``_step.step_tail``. That world, stepped 90
+    steps, ends bitwise where its twin stepped afterwards with the code loaded ends (poses, velocities, sleep,
+    contacts, the sensor's begin events step by step). The pre-solve pass is never loaded without a hook."""
+    import json
+    import subprocess
+    import sys
+    from carom.rigid import _step
+    out = subprocess.run([sys.executable, "-c", _DEFERRED_STEP_CODE, which], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    first, after, stopped, same, sensed = json.loads(out.stdout.strip().splitlines()[-1])
+    assert first == [0, 0, 0]
+    assert after == [1, 1, 0]
+    assert stopped == [_step.RESUME_CONTINUOUS if which == "fast" else _step.RESUME_SENSORS]
+    assert same
+    assert sensed                  # the boxes did pass through the sensor

@@ -795,7 +795,7 @@ class _CompileProgress(numba.core.event.Listener):
         if self._name(event) == "step_kernel" and self._t0 is not None:
             print(f"carom: the rigid step compiled in {time.perf_counter() - self._t0:.0f} s", file=sys.stderr,
                   flush=True)
-            self._t0 = None
+            # (the clock goes on: the solve, compiled apart, may be compiled after the step, and says so)
 
 
 #: set in the environment of a compile helper (:func:`compile_helper`): it says nothing on the console

@@ -73,7 +73,7 @@ def step_one(i, dt, substeps, gravity, friction_rule, restitution_rule, sleep_en
                                                        t.bodies, t.shapes, _adapter.with_cand(t.tree, cand),
                                                        t.shape_proxy, t.proxy_shape, old, t.joints, t.joined,
                                                        np.int64(1), np.int64(0), clock)
-    bad[i, 0] = b[0] if left[0] == 0 else _adapter.STEP_UNFINISHED
+    bad[i, 0] = b[0] if left is None else _adapter.STEP_UNFINISHED
     bad[i, 1] = b[1]
     if b[0] == _adapter.BODY_OK:
         put_results(tables, i, contacts, new_cand)

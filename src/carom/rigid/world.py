@@ -619,7 +619,7 @@ class World:
                     contacts, cand, approach, (bad, body), left = _step.step_kernel(*args)
             if bad != _step.BODY_OK:
                 raise self.refused_step_error(int(bad), int(body))
-            if left[0]:
+            if left is not None:
                 self._finish_step(args, contacts, left)
             self._governor.record(int(clock[-1] - clock[0]))
             if self.profile:
