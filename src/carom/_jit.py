@@ -615,6 +615,45 @@ def apart_njit(returns):
     return decorate
 
 
+def _apart_address(builder, key):
+    """Compiled code: the address of the function compiled apart whose key is ``key`` in the table of loaded
+    functions (``_APART_SYMBOL``; the pairs in use come first), or 0 when it is not there."""
+    i64, i32 = llvm_ir.IntType(64), llvm_ir.IntType(32)
+    module = builder.module
+    table = module.globals.get(_APART_SYMBOL)
+    if table is None:
+        table = llvm_ir.GlobalVariable(module, llvm_ir.ArrayType(i64, 2 * APART_SLOTS), _APART_SYMBOL)
+        table.linkage = "external"
+    fn = builder.function
+    head = fn.append_basic_block("apart.look")
+    check = fn.append_basic_block("apart.check")
+    step_on = fn.append_basic_block("apart.next")
+    found = fn.append_basic_block("apart.found")
+    done = fn.append_basic_block("apart.done")
+    before = builder.basic_block
+    builder.branch(head)
+    builder.position_at_end(head)
+    i = builder.phi(i64)
+    i.add_incoming(i64(0), before)
+    slot_key = builder.load(builder.gep(table, [i32(0), builder.mul(i, i64(2))]))
+    builder.cbranch(builder.icmp_signed("==", slot_key, i64(key)), found, check)
+    builder.position_at_end(check)
+    last = builder.or_(builder.icmp_signed("==", slot_key, i64(0)),
+                       builder.icmp_signed(">=", i, i64(APART_SLOTS - 1)))
+    builder.cbranch(last, done, step_on)
+    builder.position_at_end(step_on)
+    i.add_incoming(builder.add(i, i64(1)), step_on)
+    builder.branch(head)
+    builder.position_at_end(found)
+    address = builder.load(builder.gep(table, [i32(0), builder.add(builder.mul(i, i64(2)), i64(1))]))
+    builder.branch(done)
+    builder.position_at_end(done)
+    out = builder.phi(i64)
+    out.add_incoming(i64(0), check)
+    out.add_incoming(address, found)
+    return out
+
+
 def apart_caller(dispatcher):
     """The compiled call ``caller(args)`` of the function compiled apart ``dispatcher`` (:func:`apart_njit`) with
     the tuple ``args``: its address is looked up by key (``apart_key``: the function's name and the argument
@@ -637,38 +676,10 @@ def apart_caller(dispatcher):
         key = apart_key(dispatcher, arg_types)
 
         def codegen(context, builder, sig, llargs):
-            i64, i32 = llvm_ir.IntType(64), llvm_ir.IntType(32)
-            module = builder.module
-            table = module.globals.get(_APART_SYMBOL)
-            if table is None:
-                table = llvm_ir.GlobalVariable(module, llvm_ir.ArrayType(i64, 2 * APART_SLOTS), _APART_SYMBOL)
-                table.linkage = "external"
-            # the address: the pair whose key is ``key`` (the pairs in use come first)
-            fn = builder.function
-            head = fn.append_basic_block("apart.look")
-            check = fn.append_basic_block("apart.check")
-            step_on = fn.append_basic_block("apart.next")
-            missing = fn.append_basic_block("apart.missing")
-            found = fn.append_basic_block("apart.found")
-            before = builder.basic_block
-            builder.branch(head)
-            builder.position_at_end(head)
-            i = builder.phi(i64)
-            i.add_incoming(i64(0), before)
-            slot_key = builder.load(builder.gep(table, [i32(0), builder.mul(i, i64(2))]))
-            builder.cbranch(builder.icmp_signed("==", slot_key, i64(key)), found, check)
-            builder.position_at_end(check)
-            last = builder.or_(builder.icmp_signed("==", slot_key, i64(0)),
-                               builder.icmp_signed(">=", i, i64(APART_SLOTS - 1)))
-            builder.cbranch(last, missing, step_on)
-            builder.position_at_end(step_on)
-            i.add_incoming(builder.add(i, i64(1)), step_on)
-            builder.branch(head)
-            builder.position_at_end(missing)
-            context.call_conv.return_user_exc(builder, RuntimeError, (
-                f"carom: {kernel_name(dispatcher)} was not loaded for the types of this call",))
-            builder.position_at_end(found)
-            address = builder.load(builder.gep(table, [i32(0), builder.add(builder.mul(i, i64(2)), i64(1))]))
+            address = _apart_address(builder, key)
+            with cgutils.if_unlikely(builder, builder.icmp_signed("==", address, address.type(0))):
+                context.call_conv.return_user_exc(builder, RuntimeError, (
+                    f"carom: {kernel_name(dispatcher)} was not loaded for the types of this call",))
             # Numba's call of a compiled function (``CPUCallConv.call_function``), through the address
             conv = context.call_conv
             fnty = conv.get_function_type(restype, arg_types)
@@ -703,8 +714,6 @@ def apart_loaded(dispatcher):
             return True
         return loaded
 
-    from numba.core import cgutils
-
     @numba.extending.intrinsic
     def loaded(typingctx, args):
         if not isinstance(args, numba.core.types.BaseTuple):
@@ -712,18 +721,8 @@ def apart_loaded(dispatcher):
         key = apart_key(dispatcher, tuple(args.types))
 
         def codegen(context, builder, sig, llargs):
-            i64, i32 = llvm_ir.IntType(64), llvm_ir.IntType(32)
-            table = builder.module.globals.get(_APART_SYMBOL)
-            if table is None:
-                table = llvm_ir.GlobalVariable(builder.module, llvm_ir.ArrayType(i64, 2 * APART_SLOTS),
-                                               _APART_SYMBOL)
-                table.linkage = "external"
-            found = cgutils.alloca_once_value(builder, llvm_ir.Constant(llvm_ir.IntType(1), 0))
-            with cgutils.for_range(builder, i64(APART_SLOTS)) as loop:
-                slot_key = builder.load(builder.gep(table, [i32(0), builder.mul(loop.index, i64(2))]))
-                with builder.if_then(builder.icmp_signed("==", slot_key, i64(key))):
-                    builder.store(llvm_ir.Constant(llvm_ir.IntType(1), 1), found)
-            return builder.load(found)
+            address = _apart_address(builder, key)
+            return builder.icmp_signed("!=", address, address.type(0))
         return numba.core.types.boolean(args), codegen
     return loaded
 

@@ -29,7 +29,7 @@ from ..geometry.aabb import core_aabb
 from ..errors import CaromError
 from ..rigid import _step, bulk
 from ..rigid import _continuous
-from ..rigid._layout import ContactTable, NarrowTable, TreeTable
+from ..rigid._layout import ContactTable, TreeTable, narrow_part
 from ..rigid.events import empty_events
 from ..rigid.joints import bookkeeping, revolute
 from ..rigid.joints import _apart as joints_apart
@@ -72,8 +72,7 @@ def world_tables(world: World) -> tuple[tuple, WorldStepTables]:
         joints_apart.load(bodies, tables.joints)       # (the joints' code, compiled apart from the step)
     # (the continuous and sensor stages' code, compiled apart and loaded by World.step when a step needs it: a
     # batch's step cannot stop for Python, so it is loaded before)
-    _continuous.load(bodies, shapes, tree, proxy_shape,
-                     NarrowTable(*world.tables.contacts[:len(NarrowTable._fields)]))
+    _continuous.load(bodies, shapes, tree, proxy_shape, narrow_part(world.tables.contacts))
     _step.load_solve(world._step_args(1 / 60, 1, np.zeros(CLOCK_LENGTH, np.int64)))   # (the solve, likewise)
     gravity = world.gravity
     settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),

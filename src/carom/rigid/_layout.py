@@ -61,6 +61,13 @@ ContactTable = namedtuple("ContactTable", ["keys", "count", "ids", "normal_impul
                                            "points", "separation", "touching", "sensor", "cache", "step_impulse",
                                            "perm", "pair", "colour_start", "solved", "body_flags"])
 COLOURING_NAMES = ContactTable._fields[len(CONTACT_NAMES):]
+
+
+def narrow_part(table):
+    """The narrow phase's table (``NarrowTable``) of a step's contact table (``ContactTable``): its first fields,
+    the same arrays (what the stages after the narrow phase take, outside the step: ``World._finish_step``, the
+    code compiled apart that ``_continuous.load`` and ``_pre_solve_stage.load`` load for them)."""
+    return NarrowTable(*table[:len(CONTACT_NAMES)])
 #: What the prepare stage hands the solve (``_prepare.prepare_stage``): the solved contacts in colour order
 #: (``perm``), where each colour starts in ``perm`` (``colour_start``) and in the bundles (``bundle_start``),
 #: each bundle's first contact in ``perm`` (``bundle_first``), each contact's bodies (``pair``), the packed rows

@@ -194,15 +194,15 @@ def load_solve(step_args):
 
 
 def compile_late_stages(step_types):
-    """Compile, into the on-disk cache, the stages ``step_kernel`` reaches last (prepare, solve, continuous,
-    sleep, sensors, then pre-solve and the table the step returns, which the step's compile reaches just after
-    the narrow phase, when the helper is done with the others) for its argument types ``step_types``: the first part of the job of the helper process of a cold
-    compile (``carom._jit.compile_helper``, ``carom._warmup.late_stages_then_public_api``). First of all, the
+    """Compile, into the on-disk cache, part of what ``step_kernel`` calls, for its argument types ``step_types``:
+    the first part of the job of the helper process of a cold compile (``carom._jit.compile_helper``,
+    ``carom._warmup.late_stages_then_public_api``), while the step's own compile goes on. First of all, the
     bounds stage (which the step's compile reaches a second after the helper starts: it waits for the helper's
     compile rather than doing it), then the narrow phase's two polygon tests (``_narrow._collide_pair``:
     ``collide_quadrilaterals``, ``collide_sat``, 4 s of the narrow phase's 10), which the step's compile
-    reaches in the middle of its work: with the continuous and sensor passes compiled apart, the helper had the
-    lighter half.
+    reaches in the middle of its work (with the continuous and sensor passes compiled apart, the helper had the
+    lighter half); then prepare, the small stages the step's compile reaches after the narrow phase, and last
+    the solve, compiled apart, which the step's compile does not wait for (``load_solve`` loads it afterwards).
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
     step's: the contact table the narrow phase returns has the type of last step's table (``old``), the

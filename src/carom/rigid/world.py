@@ -38,7 +38,7 @@ from .joints import _apart as _joints_apart
 from .mass import KINDS, KIND_NAMES, MASS_SET, INERTIA_SET, CENTER_SET
 from .shape import ShapeHandle
 from .snapshot import Snapshot
-from ._layout import BodyTable, ShapeTable, TreeTable, NarrowTable
+from ._layout import BodyTable, ShapeTable, TreeTable, narrow_part
 from .tables import WorldTables, ALL_CATEGORIES, grow as _grow
 
 
@@ -607,7 +607,7 @@ class World:
             if self.tables.n_joints:
                 _joints_apart.load(args[7], args[13])    # (the joints' code, compiled apart from the step)
             if self._pre_solve_address:                  # (the hook's pass, compiled apart from the step)
-                _pre_solve_stage.load(args[4], args[5], args[8], NarrowTable(*old[:len(NarrowTable._fields)]))
+                _pre_solve_stage.load(args[4], args[5], args[8], narrow_part(old))
             if getattr(_step.step_kernel, "overloads", True):     # (a plain function without the JIT)
                 _step.load_solve(args)                   # (the solve, compiled apart: once a process)
                 contacts, cand, approach, (bad, body), left = _step.step_kernel(*args)
@@ -657,7 +657,7 @@ class World:
         compile unless cached) and run the rest of the step (``_step.step_tail``)."""
         stage, reach, awake, com0, angle0 = left
         bodies, shapes, tree, proxy_shape = args[7], args[8], args[9], args[11]
-        narrow = NarrowTable(*contacts[:len(NarrowTable._fields)])
+        narrow = narrow_part(contacts)
         _continuous.load(bodies, shapes, tree, proxy_shape, narrow)
         if not _step.step_tail(stage, args[0], args[6], bodies, shapes, reach, awake, com0, angle0, tree, proxy_shape,
                                narrow, contacts.pair, args[13]):
