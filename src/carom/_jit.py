@@ -621,6 +621,47 @@ class ApartDispatcher(numba.core.registry.CPUDispatcher):
         return address
 
 
+    def load_soon(self, arg_types):
+        """:meth:`load`, without waiting for a compile: when the function is neither loaded nor cached for
+        ``arg_types`` and a compile helper may run (``_helpers_wanted``), its compile is started in a helper process
+        on the other core and False returned; a later call loads it once that process has ended (from the cache it
+        wrote, or compiled here if it failed) and returns True. Otherwise loads it now (compiling it here when it
+        is not cached: with one core or within a helper) and returns True. Callers ask again until True.
+
+        Why: a function that only speeds up work the step can do without it (the broad phase's grid search:
+        ``carom.geometry._tree_pairs.pairs_by_grid``) need not be compiled before the first step returns."""
+        arg_types = tuple(arg_types)
+        key = apart_key(self, arg_types)
+        if (_apart_table[0::2] == key).any():
+            return True
+        helper = _apart_compiles.get(key)
+        if helper is None:
+            if not _cached(self, arg_types) and _helpers_wanted():
+                helper = _spawn_helper("carom._jit:_compile_apart", (kernel_name(self), arg_types))
+                if helper is not None:
+                    _apart_compiles[key] = helper
+                    atexit.register(_stop, helper)
+                    return False
+        elif helper.poll() is None:
+            return False
+        self.load(arg_types)
+        _apart_compiles.pop(key, None)
+        return True
+
+
+#: the compiles of functions compiled apart running in helper processes (:meth:`ApartDispatcher.load_soon`): the
+#: process by the function's key (``apart_key``)
+_apart_compiles = {}
+
+
+def _compile_apart(job):
+    """A helper's job (:meth:`ApartDispatcher.load_soon`): compile the function compiled apart named ``name`` (as
+    ``kernel_name`` gives it) for ``arg_types`` into the on-disk cache."""
+    name, arg_types = job
+    module, _, qualname = name.rpartition(".")
+    getattr(importlib.import_module(module), qualname).compile(tuple(arg_types))
+
+
 def apart_key(dispatcher, arg_types):
     """The key under which compiled code finds ``dispatcher``'s function for ``arg_types`` (``_apart_table``): a
     hash of its name and the types, the same in every process, never 0."""
@@ -944,24 +985,15 @@ def start_compile_helper(entry, args, job, shared=()):
     starts the step's helper when it is made (``carom.rigid.World``), from its own (empty) arrays, whose types
     are those of any world's step."""
     global _claims, _running
-    if (_running is not None or numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV)
-            or getattr(sys, "frozen", False) or _usable_cores() < 2):
+    if _running is not None or not _helpers_wanted():
         return
     arg_types = tuple(entry.typeof_pyval(a) for a in args)
     if _cached(entry, arg_types):
         return
-    env = dict(os.environ, **{_HELPER_ENV: "1"})
     names = [kernel_name(k) for k in shared]
-    helper = where = None
-    try:
-        where = tempfile.mkdtemp(prefix="carom-compile-") if names else None
-        helper = subprocess.Popen([sys.executable, "-c", "import carom._jit as j; j._helper_main()"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, env=env)
-        helper.stdin.write(pickle.dumps((sys.path, job, arg_types, where, names)))
-        helper.stdin.close()
-    except Exception:                      # no helper then: the entry compiles everything
-        _stop(helper)
+    where = tempfile.mkdtemp(prefix="carom-compile-") if names else None
+    helper = _spawn_helper(job, arg_types, where, names)
+    if helper is None:                     # no helper then: the entry compiles everything
         if where is not None:
             shutil.rmtree(where, ignore_errors=True)
         return
@@ -969,6 +1001,29 @@ def start_compile_helper(entry, args, job, shared=()):
         _claims = _Claims(where, names, lambda: helper.poll() is None)
     _running = (helper, where, entry, arg_types)
     atexit.register(end_compile_helper)
+
+
+def _helpers_wanted():
+    """Whether this process may start compile helpers: not without the JIT, not in a helper itself, not in a frozen
+    application (whose executable is not a Python interpreter) and not with one core to run on."""
+    return not (numba.config.DISABLE_JIT or os.environ.get(_HELPER_ENV) or getattr(sys, "frozen", False)
+                or _usable_cores() < 2)
+
+
+def _spawn_helper(job, arg_types, where=None, names=()):
+    """A helper process (:func:`_helper_main`) running ``job`` ("module:function") with ``arg_types``, silent, or
+    None when it cannot be started."""
+    helper = None
+    try:
+        helper = subprocess.Popen([sys.executable, "-c", "import carom._jit as j; j._helper_main()"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=dict(os.environ, **{_HELPER_ENV: "1"}))
+        helper.stdin.write(pickle.dumps((sys.path, job, arg_types, where, list(names))))
+        helper.stdin.close()
+    except Exception:
+        _stop(helper)
+        return None
+    return helper
 
 
 def end_compile_helper():

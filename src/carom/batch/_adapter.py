@@ -26,6 +26,7 @@ import numpy as np
 
 from .._jit import njit
 from ..geometry.aabb import core_aabb
+from ..geometry._tree_pairs import load_grid
 from ..errors import CaromError
 from ..rigid import _step, bulk
 from ..rigid import _continuous
@@ -74,6 +75,7 @@ def world_tables(world: World) -> tuple[tuple, WorldStepTables]:
     # batch's step cannot stop for Python, so it is loaded before)
     _continuous.load(bodies, shapes, tree, proxy_shape, narrow_part(world.tables.contacts))
     _step.load_solve(world._step_args(1 / 60, 1, np.zeros(CLOCK_LENGTH, np.int64)))   # (the solve, likewise)
+    load_grid(tree, 1)                                 # (the broad phase's grid search, likewise)
     gravity = world.gravity
     settings = (int(world.substeps), float(gravity[0]), float(gravity[1]),
                 int(MIX_RULES[world.friction_mixing]), int(MIX_RULES[world.restitution_mixing]),

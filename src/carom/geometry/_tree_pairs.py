@@ -9,7 +9,9 @@ compiled world step can call them directly; nothing recurses (trees are walked w
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit, borrowed
+import numba
+
+from .._jit import njit, pnjit, inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
 from ._pairs import FREE, MOVING, STATIC, _KEY_MASK, _KEY_SHIFT, KEY_STRIDE, _grown, overlap, unpack_keys
 from ._tree import SWEEP_FRACTION, tree_fit
 from ._tree_query import _tree_collect
@@ -662,6 +664,35 @@ def _insertion_sort(A, low, high):
         A[d + 1] = v
 
 
+@apart_njit(lambda arg_types: numba.types.Array(numba.types.int64, 1, "C"))
+def pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
+    """:func:`_pairs_by_grid` compiled apart (``carom._jit.apart_njit``), as :func:`tree_pairs_cached` calls it.
+
+    Why: the grid search is a fifth of the step's cold compile (about 5 s), and the trees' queries find the
+    same pairs (:func:`tree_pairs_cached`): the step needs it only to be fast. So a world's first step does not
+    wait for it: ``World.step`` has it compiled in a helper process meanwhile and loads it when that is done
+    (``ApartDispatcher.load_soon``); the structures that call it from Python load it first (``load_grid``)."""
+    return _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads)
+
+
+_grid = apart_caller(pairs_by_grid)
+_grid_loaded = apart_loaded(pairs_by_grid)
+
+
+def load_grid(tree, threads, wait=True):
+    """Load :func:`pairs_by_grid` for :func:`tree_pairs_cached`'s calls with the broad-phase arrays ``tree`` (a
+    tree table's order: moving tree, static tree, lower, upper, flags, leaf_of, ...) and ``threads``: compiled
+    here unless cached; with ``wait=False`` as ``ApartDispatcher.load_soon`` (compiled in a helper process, and
+    False until it is loaded). Returns whether it is loaded; True without the JIT."""
+    if numba.config.DISABLE_JIT:
+        return True
+    types = tuple(numba.typeof(a) for a in tuple(tree[:6]) + (True, threads))
+    if wait:
+        pairs_by_grid.load(types)
+        return True
+    return pairs_by_grid.load_soon(types)
+
+
 @njit
 def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved_flag, moved_meta, cand, threads):
     """Pairs from a cache of candidate pairs (Box2D's pair buffer), O(candidates + moved log n).
@@ -684,6 +715,11 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
 
     ``threads``: the parts the grid's pair tests run in (:func:`_pairs_by_grid`); no result depends on it.
 
+    The grid is compiled apart (:func:`pairs_by_grid`) and may not be loaded yet in this process (a world's first
+    steps, while a helper compiles it): then a busy step queries the trees like any other, and a marked cache
+    (from a snapshot) is rebuilt by queries of every live proxy. The pairs are the same sorted keys either way;
+    only the cache differs, holding the fat pairs, unmarked.
+
     Every path writes the keys of ``pairs`` as it goes, into an array allocated at its largest size (every
     candidate kept) and returned as a view of its first entries: no growing, no second pass. The pairs stay
     keys (the caller maps them to shape pairs, :func:`carom.rigid._step.broad_stage`): unpacked into rows of
@@ -691,11 +727,10 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     """
     live = moving.meta[2] + static.meta[2]
     busy = moved_meta[0] > SWEEP_FRACTION * live
-    if busy or moved_meta[1] != 0:
+    grid = (moving, static, lower, upper, flags, leaf_of, busy, threads)
+    if (busy or moved_meta[1] != 0) and _grid_loaded(grid):
         # a grid: the pairs afresh (busy, real boxes), or the cache rebuilt and the pairs taken from it
-        # (written here, not in a helper: every compiled caller optimises its callees' code again, so each
-        # level of calls above the grid costs about a second of cold compile)
-        out = _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, busy, threads)
+        out = _grid(grid)
         if busy:
             # the real grid's pairs are the answer (and the cache): no box to read again, nothing to copy
             pairs = out
@@ -718,6 +753,16 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
         moved_meta[0] = 0
         moved_meta[1] = np.int64(busy)
         return pairs[:r], out
+    if moved_meta[1] != 0:
+        # the cache holds only the real pairs of a busy step, and the grid that rebuilds it is not loaded in this
+        # process (a world restored from another's snapshot): every live proxy queries the trees instead
+        cand = np.empty(0, np.int64)
+        moved_meta[1] = 0
+        for p in range(flags.shape[0]):
+            if flags[p] != FREE and moved_flag[p] == 0:
+                moved_flag[p] = 1
+                moved[moved_meta[0]] = p
+                moved_meta[0] += 1
     if moved_meta[0] == 0:
         return _unmoved_pairs(lower, upper, flags, cand)
     # a proxy's fat box is read from its tree's arrays, picked in two branches (a tree picked by a

@@ -224,12 +224,13 @@ def compile_late_stages(step_types):
     # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
     com0, angle0 = SOLVE_RETURNS[0], SOLVE_RETURNS[1]
-    # the small stages the step's compile reaches after the narrow phase, then the solve, which it does not wait
-    # for (compiled apart: ``load_solve`` loads it once the step is compiled)
+    # the solve, which the step's compile does not wait for (compiled apart: ``load_solve`` loads it once the step
+    # is compiled), then the small stages the step's compile reaches after the narrow phase (it usually gets there
+    # first, and compiles them itself)
+    solve_apart.compile(solve_types)
     pre_solve_stage.compile((pre_solve, friction_rule, restitution_rule, shapes, awake, contacts))
     with_colouring.compile((contacts, solver))
     continuous_stage.compile((bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
     sensor_stage.compile((bodies, shapes, awake, contacts))
     sleep_stage.compile((dt, sleep_enabled, bodies, reach, awake, solver.types[SolverTable._fields.index("pair")],
                          joints))
-    solve_apart.compile(solve_types)

@@ -22,6 +22,7 @@ from ..constants import (MAX_TIME_STEP, WORLD_LIMIT, HIT_EVENT_THRESHOLD, FLOAT3
 
 from ..errors import SimulationError, StaleHandleError, CaromError, GeometryError, SnapshotError
 from ..geometry.aabb import core_aabb
+from ..geometry._tree_pairs import load_grid
 from . import _step, _solver, _continuous, _pre_solve_stage, queries
 from . import events as _events
 from . import mass as _mass
@@ -71,6 +72,10 @@ class World:
     :meth:`contact_data` gives the contacts as arrays, one row per point (impulses over the whole step,
     approach speeds), and ``on("post_solve", fn)`` hands the same arrays to ``fn`` after each step.
     """
+
+    #: the broad phase's grid search (``geometry._tree_pairs.pairs_by_grid``, compiled apart) is loaded in this
+    #: process: until then each step asks for it (``load_grid``, compiled meanwhile in a helper process)
+    _grid_loaded = False
 
     def __init__(self, gravity: "Vec2" = (0.0, -10.0), substeps: int = 4, friction_mixing: str = "sqrt",
                  restitution_mixing: str = "max") -> None:
@@ -621,6 +626,8 @@ class World:
                 raise self.refused_step_error(int(bad), int(body))
             if left is not None:
                 self._finish_step(args, contacts, left)
+            if not World._grid_loaded:                   # (the broad phase's grid search, compiled apart)
+                World._grid_loaded = load_grid(args[9], args[15], wait=False)
             self._governor.record(int(clock[-1] - clock[0]))
             if self.profile:
                 self._record_profile(clock)
