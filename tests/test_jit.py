@@ -762,3 +762,79 @@ def test_a_step_finished_after_loading_code_compiled_apart_equals_a_step_run_who
     assert stopped == [_step.RESUME_CONTINUOUS if which == "fast" else _step.RESUME_SENSORS]
     assert same
     assert sensed                  # the boxes did pass through the sensor
+
+
+_GRID_CODE = r"""
+import hashlib, json, sys
+import numpy as np
+import carom._jit as J
+from carom.geometry import _tree_pairs
+from carom.rigid import World
+from carom.scenes import rigid_scenes as R
+
+mode, path = sys.argv[1], sys.argv[2]
+
+def digest(w):
+    t = w.tables
+    n = t.n_bodies
+    c = t.contacts
+    return hashlib.sha256(b"".join(a[:n].tobytes() for a in (t.com, t.angle, t.vel, t.angvel))
+                          + c.keys.tobytes() + c.touching.tobytes()).hexdigest()
+
+def run(w, steps):
+    marks, digests = [], []
+    for _ in range(steps):
+        w.step(1 / 60)
+        marks.append(int(w.tables.bp._moved_meta[1]))
+        digests.append(digest(w))
+    return marks, digests
+
+def grid_loaded(w):
+    types = tuple(J.numba.typeof(a) for a in tuple(w.tables.bp.step_table()[:6]) + (True, 1))
+    return bool((J._apart_table[0::2] == J.apart_key(_tree_pairs.pairs_by_grid, types)).any())
+
+w = R.pile(count=120)
+if mode == "with":
+    _tree_pairs.load_grid(w.tables.bp.step_table(), 1)
+else:
+    World._grid_loaded = True          # (so that World.step never asks for it: this process goes without)
+marks, digests = run(w, 90)
+if mode == "with":
+    # a snapshot taken right after a busy step (the pair cache then holds that step's real pairs only, marked)
+    w = R.pile(count=120)
+    while True:
+        w.step(1 / 60)
+        if w.tables.bp._moved_meta[1]:
+            break
+    open(path, "wb").write(w.snapshot().data)
+restored = World.restore(open(path, "rb").read())
+after = run(restored, 60)
+print(json.dumps([grid_loaded(w), marks, digests, after]))
+"""
+
+
+def test_steps_without_the_grid_search_loaded_equal_steps_with_it(tmp_path):
+    """The broad phase's grid search (``_tree_pairs.pairs_by_grid``) is compiled apart, and a process's first
+    steps run before it is loaded (``World.step`` has it compiled in a helper process): a busy step then queries
+    the trees. A falling pile stepped 90 steps in a process that never loads it is bitwise the pile stepped with
+    it loaded from the start (poses, velocities, contact keys and touch flags, step by step), although only the
+    latter ran the grid (the cache marked as holding real pairs). A snapshot taken right after a busy step (its
+    cache so marked) continues 60 steps bitwise alike in both processes: without the grid, the marked cache is
+    rebuilt by querying every proxy."""
+    import json
+    import subprocess
+    import sys
+    snap = str(tmp_path / "pile.snapshot")
+    results = {}
+    for mode in ("with", "without"):
+        out = subprocess.run([sys.executable, "-c", _GRID_CODE, mode, snap], capture_output=True, text=True,
+                             timeout=600)
+        assert out.returncode == 0, out.stderr
+        results[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    loaded_with, marks_with, digests_with, after_with = results["with"]
+    loaded_without, marks_without, digests_without, after_without = results["without"]
+    assert loaded_with and not loaded_without
+    assert any(marks_with) and not any(marks_without)      # only one process ran the grid
+    assert digests_with == digests_without
+    assert after_with[1] == after_without[1]
+    assert not any(after_without[0])
