@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, inline_njit, llvm_inline_njit, pnjit, borrowed, borrowed_rows
+from .._jit import njit, inline_njit, llvm_inline_njit, pnjit_kernel_launcher, borrowed, borrowed_rows
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, RECYCLE_COS, APART_ROUNDING,
                          UNCACHED_MOTION)
 from ..geometry._math import relative_transform
@@ -646,7 +646,7 @@ def _chain_rule(m, c, o, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_
 NARROW_BLOCKS = 64
 
 
-@pnjit
+@pnjit_kernel_launcher
 def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, table, in_place, threads):
     """The pairs in NARROW_BLOCKS blocks, in parallel (only the parallel loop lives in this parallel
     function: Numba analyses every statement of a function with a parallel loop, so the rest of the stage

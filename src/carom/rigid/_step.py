@@ -201,8 +201,11 @@ def compile_late_stages(step_types):
     compile rather than doing it), then the narrow phase's two polygon tests (``_narrow._collide_pair``:
     ``collide_quadrilaterals``, ``collide_sat``, 4 s of the narrow phase's 10), which the step's compile
     reaches in the middle of its work (with the continuous and sensor passes compiled apart, the helper had the
-    lighter half); then prepare, the small stages the step's compile reaches after the narrow phase, and last
-    the solve, compiled apart, which the step's compile does not wait for (``load_solve`` loads it afterwards).
+    lighter half); then prepare, then the solve, compiled apart, which the step's compile does not wait for
+    (``load_solve`` loads it afterwards), and last the small stages the step's compile reaches after the narrow
+    phase. With the grid search compiled apart too (``geometry._tree_pairs.pairs_by_grid``, after the first
+    step), the step's compile usually reaches those first and compiles them itself, and both processes end
+    together.
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
     step's: the contact table the narrow phase returns has the type of last step's table (``old``), the
