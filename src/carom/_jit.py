@@ -269,6 +269,28 @@ class _KernelLibrary(_CaromLibrary):
         return library
 
 
+class _WholeTreeLibrary(_KernelLibrary):
+    """A parallel loop's launcher (:class:`_KernelLibraryContext`) optimised as Numba optimises it, with the loop's
+    whole call tree linked in first (so LLVM inlines across it), but never made into machine code, and linked into
+    its caller after the caller's optimisation (:func:`_links_late`), so that the tree is not optimised again there.
+    """
+    _carom_links_late = True
+
+    def finalize(self):
+        numba.core.compiler_lock.require_global_compiler_lock()
+        self._codegen._check_llvm_bugs()
+        self._raise_if_finalized()
+        seen = set()
+        for library in self._linking_libraries:
+            if library not in seen:
+                seen.add(library)
+                self._reload_init.update(library._reload_init)
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._optimize_final_module()
+        self._final_module.verify()
+        self._finalize_final_module()
+
+
 class _LibraryCompiler(numba.core.compiler.Compiler):
     """Numba's compiler, with the function's code in a library of class ``library_class``."""
     library_class = None
@@ -386,9 +408,10 @@ def _parallel_loops_in_kernel_libraries():
         return library
 
     def carom_build_gufunc_kernel(library, ctx, info, sig, inner_ndim):
-        if not (getattr(_compiling, "function", None) in _KERNEL_LAUNCHERS and isinstance(library, _KernelLibrary)):
+        if not (getattr(_compiling, "depth", 0) and isinstance(library, _KernelLibrary)):
             return build_gufunc_kernel(library, ctx, info, sig, inner_ndim)
-        return build_gufunc_kernel(library, _KernelLibraryContext(ctx), info, sig, inner_ndim)
+        whole = getattr(_compiling, "function", None) not in _KERNEL_LAUNCHERS
+        return build_gufunc_kernel(library, _KernelLibraryContext(ctx, whole), info, sig, inner_ndim)
 
     carom_compile_ir._carom = True
     compiler.compile_ir = carom_compile_ir
@@ -412,11 +435,12 @@ class _KernelLibraryContext:
     launcher as a kernel library saves about 0.6 s of the step's cold compile in the step's own process; the
     solve ran 11 % slower and the bounds stage 7 % slower that way, so theirs stay whole (:func:`pnjit`)."""
 
-    def __init__(self, context):
+    def __init__(self, context, whole_tree):
         self._context = context
+        self._library_class = _WholeTreeLibrary if whole_tree else _KernelLibrary
 
     def codegen(self):
-        return _KernelLibraryMaker(self._context.codegen())
+        return _KernelLibraryMaker(self._context.codegen(), self._library_class)
 
     def __getattr__(self, name):
         return getattr(self._context, name)
@@ -425,11 +449,12 @@ class _KernelLibraryContext:
 class _KernelLibraryMaker:
     """The shared codegen, making :class:`_KernelLibrary` libraries (see :class:`_KernelLibraryContext`)."""
 
-    def __init__(self, codegen):
+    def __init__(self, codegen, library_class):
         self._codegen = codegen
+        self._library_class = library_class
 
     def create_library(self, name, **kwargs):
-        return _KernelLibrary(self._codegen, name, **kwargs)
+        return self._library_class(self._codegen, name, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._codegen, name)
