@@ -372,7 +372,8 @@ def _plain(message):
 _PLAIN_MESSAGES = _PlainMessages()
 
 
-#: how many carom functions (:class:`_LibraryCompiler`) this thread is compiling, one inside the other
+#: how many carom functions (:class:`_LibraryCompiler`) this thread is compiling, one inside the other (``depth``),
+#: and the innermost one's Python function (``function``)
 _compiling = threading.local()
 
 
@@ -384,8 +385,9 @@ def _parallel_loops_in_kernel_libraries():
     a second function and makes machine code for both again; the function that holds the loop then links both
     in (as IR) and calls the wrapper by name, so that machine code never runs (the solver's and the narrow
     phase's loops: about 3 s of the step's cold compile). As kernel libraries, their code is optimised once and
-    linked in, late where it is large (:func:`_links_late`). Only while a carom function is compiled; Numba's
-    own behaviour is kept for every other function in the process."""
+    linked in, late where it is large (:func:`_links_late`); so are their launchers (:class:`_KernelLibraryContext`).
+    Only while a carom function is compiled; Numba's own behaviour is kept for every other function in the
+    process."""
     compiler = numba.core.compiler
     if getattr(compiler.compile_ir, "_carom", False):
         return
@@ -424,16 +426,20 @@ _KERNEL_LAUNCHERS = set()
 
 
 class _KernelLibraryContext:
-    """A target context whose codegen makes :class:`_KernelLibrary` libraries: handed to Numba's builder of a
-    parallel loop's launcher (``parallelgufuncwrapper``, the function that hands the loop's body to the
-    thread pool) in a :func:`pnjit_kernel_launcher` function, where Numba makes an ordinary library of it.
-    That library links the loop's body and its wrapper (:func:`_parallel_loops_in_kernel_libraries`) with the
-    whole call tree below them and, when its caller links it, is optimised as a whole (LLVM's -O3 over the
-    tree: a callee with one call site is inlined there) and made into machine code that never runs.
+    """A target context whose codegen makes carom's libraries: handed to Numba's builder of a parallel loop's
+    launcher (``parallelgufuncwrapper``, the function that hands the loop's body to the thread pool), where Numba
+    makes an ordinary library that links the loop's body and its wrapper (:func:`_parallel_loops_in_kernel_libraries`)
+    with the whole call tree below them, is optimised as a whole (LLVM's -O3 over the tree: the large callees that
+    carom links late elsewhere, :func:`_links_late`, can be inlined there) and made into machine code that never
+    runs, and then optimised again inside its caller's code. About 1.7 s of the step's cold compile for the
+    solver's and the narrow phase's loops.
 
-    Measured (large_pyramid, one thread, 9 rounds): the narrow phase runs as fast either way (0.997), and its
-    launcher as a kernel library saves about 0.6 s of the step's cold compile in the step's own process; the
-    solve ran 11 % slower and the bounds stage 7 % slower that way, so theirs stay whole (:func:`pnjit`)."""
+    The launcher is a :class:`_WholeTreeLibrary` (``whole_tree``: :func:`pnjit`): optimised over the tree as Numba
+    does, without machine code, and linked into its caller after the caller's optimisation. Or a plain
+    :class:`_KernelLibrary` (:func:`pnjit_kernel_launcher`), optimised without the tree. Measured on large_pyramid
+    (one thread, 9 rounds; two threads, 7): the solve ran 11 % slower and the bounds stage 7 % slower without the
+    tree, the narrow phase as fast (0.997 and 1.005), and its launcher without the tree saves about 0.6 s of the
+    step's own process."""
 
     def __init__(self, context, whole_tree):
         self._context = context
@@ -447,7 +453,7 @@ class _KernelLibraryContext:
 
 
 class _KernelLibraryMaker:
-    """The shared codegen, making :class:`_KernelLibrary` libraries (see :class:`_KernelLibraryContext`)."""
+    """The shared codegen, making libraries of class ``library_class`` (see :class:`_KernelLibraryContext`)."""
 
     def __init__(self, codegen, library_class):
         self._codegen = codegen
@@ -544,14 +550,14 @@ def njit(func):
 
 def pnjit(func):
     """:func:`njit` with Numba's parallel loops (``numba.prange``); the thread count is
-    ``carom.set_num_threads``. Each loop's launcher is optimised with the loop's whole call tree (see
-    :class:`_KernelLibraryContext`)."""
+    ``carom.set_num_threads``. Each loop's launcher is optimised with the loop's whole call tree
+    (:class:`_WholeTreeLibrary`)."""
     return _kernel(func, parallel=True)
 
 
 def pnjit_kernel_launcher(func):
-    """:func:`pnjit`, with each loop's launcher compiled as a kernel library, optimised without the loop's call
-    tree (:class:`_KernelLibraryContext`): for loops whose code runs as fast that way."""
+    """:func:`pnjit`, with each loop's launcher a :class:`_KernelLibrary`, optimised without the loop's call tree
+    (:class:`_KernelLibraryContext`): for loops whose code runs as fast that way (the narrow phase's)."""
     _KERNEL_LAUNCHERS.add(func)
     return _kernel(func, parallel=True)
 
