@@ -656,6 +656,10 @@ class ApartDispatcher(numba.core.registry.CPUDispatcher):
         found = _np.flatnonzero(_apart_table[0::2] == key)
         if found.size:
             return int(_apart_table[2 * found[0] + 1])
+        # a helper compiling it (:meth:`load_soon`): its cache entry, rather than a second compile at once
+        helper = _apart_compiles.pop(key, None)
+        if helper is not None:
+            helper.wait()
         self.compile(arg_types)
         cres = self.overloads[arg_types]
         declared = self.returns(arg_types)
@@ -695,7 +699,6 @@ class ApartDispatcher(numba.core.registry.CPUDispatcher):
         elif helper.poll() is None:
             return False
         self.load(arg_types)
-        _apart_compiles.pop(key, None)
         return True
 
 

@@ -12,8 +12,8 @@ import numpy as np
 from .._jit import njit, linking_entry_njit, cycle_counter
 from ._colouring import with_colouring, same_pairs
 from ._prepare import prepare_stage
-from ._solve import solve_apart, solve_stage, call_solve, SOLVE_RETURNS  # noqa: F401 (solve_stage: its name)
-from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, ShapeTable, SolverTable
+from ._solve import solve_apart, solve_stage, call_solve  # noqa: F401 (solve_stage: its name)
+from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, ShapeTable
 from ..geometry.manifold import collide_quadrilaterals, collide_sat
 from ._bounds import (  # noqa: F401
     MOTION_WIDTH, M_BOUND, M_DX, M_DY, M_FALL, M_SWEPT, M_TURN, _body_bounds, _bounds_chunks, _origin, _shape_bounds,
@@ -157,8 +157,7 @@ def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (bounds_stage, collide_quadrilaterals, collide_sat, prepare_stage, solve_apart, continuous_stage,
-               sleep_stage, sensor_stage, pre_solve_stage, with_colouring)
+LATE_STAGES = (bounds_stage, collide_quadrilaterals, collide_sat, prepare_stage, solve_apart)
 
 
 def _solve_types(step_types):
@@ -201,11 +200,11 @@ def compile_late_stages(step_types):
     compile rather than doing it), then the narrow phase's two polygon tests (``_narrow._collide_pair``:
     ``collide_quadrilaterals``, ``collide_sat``, 4 s of the narrow phase's 10), which the step's compile
     reaches in the middle of its work (with the continuous and sensor passes compiled apart, the helper had the
-    lighter half); then prepare, then the solve, compiled apart, which the step's compile does not wait for
-    (``load_solve`` loads it afterwards), and last the small stages the step's compile reaches after the narrow
-    phase. With the grid search compiled apart too (``geometry._tree_pairs.pairs_by_grid``, after the first
-    step), the step's compile usually reaches those first and compiles them itself, and both processes end
-    together.
+    lighter half); then prepare, and last the solve, compiled apart, which the step's compile does not wait for
+    (``load_solve`` loads it afterwards). The small stages the step's compile reaches after the narrow phase
+    (pre-solve, the returned table, continuous, sensors, sleep: 2 s) it compiles itself: with the broad phase's
+    grid search compiled after the first step (``geometry._tree_pairs.pairs_by_grid``), it gets there before the
+    helper could, and both processes end within a second of each other.
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
     step's: the contact table the narrow phase returns has the type of last step's table (``old``), the
@@ -223,17 +222,6 @@ def compile_late_stages(step_types):
     collide_quadrilaterals.compile(polygons)
     collide_sat.compile(polygons)
 
-    contacts, solver, solve_types = _solve_types(step_types)
-    # bounds_stage's reach and awake: fresh 1-d arrays of floats and of flags
-    reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
-    com0, angle0 = SOLVE_RETURNS[0], SOLVE_RETURNS[1]
     # the solve, which the step's compile does not wait for (compiled apart: ``load_solve`` loads it once the step
-    # is compiled), then the small stages the step's compile reaches after the narrow phase (it usually gets there
-    # first, and compiles them itself)
-    solve_apart.compile(solve_types)
-    pre_solve_stage.compile((pre_solve, friction_rule, restitution_rule, shapes, awake, contacts))
-    with_colouring.compile((contacts, solver))
-    continuous_stage.compile((bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape))
-    sensor_stage.compile((bodies, shapes, awake, contacts))
-    sleep_stage.compile((dt, sleep_enabled, bodies, reach, awake, solver.types[SolverTable._fields.index("pair")],
-                         joints))
+    # is compiled)
+    solve_apart.compile(_solve_types(step_types)[2])
