@@ -797,7 +797,7 @@ w = R.pile(count=120)
 if mode == "with":
     _tree_pairs.load_grid(w.tables.bp.step_table(), 1)
 else:
-    World._grid_loaded = True          # (so that World.step never asks for it: this process goes without)
+    _tree_pairs.grid_ready = True       # (so that World.step never asks for it: this process goes without)
 marks, digests = run(w, 90)
 if mode == "with":
     # a snapshot taken right after a busy step (the pair cache then holds that step's real pairs only, marked)

@@ -184,6 +184,8 @@ class _KernelLibrary(_CaromLibrary):
     #: mark the kernel's own functions ``alwaysinline`` (:func:`llvm_inline_njit`), in the IR that callers
     #: link and that the cache stores
     inline_into_callers = False
+    #: link every callee's whole code before the optimisation, none after (:class:`_WholeTreeLibrary`)
+    links_whole_tree = False
 
     @property
     def codegen(self):
@@ -208,7 +210,9 @@ class _KernelLibrary(_CaromLibrary):
                 continue
             seen.add(library)
             self._reload_init.update(library._reload_init)
-            if _links_late(library):
+            if self.links_whole_tree:
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+            elif _links_late(library):
                 late[library] = None
             elif isinstance(library, _KernelLibrary) and library._core_module is not None:
                 self._final_module.link_in(library._core_module_for_linking(), preserve=True)
@@ -274,21 +278,8 @@ class _WholeTreeLibrary(_KernelLibrary):
     whole call tree linked in first (so LLVM inlines across it), but never made into machine code, and linked into
     its caller after the caller's optimisation (:func:`_links_late`), so that the tree is not optimised again there.
     """
+    links_whole_tree = True
     _carom_links_late = True
-
-    def finalize(self):
-        numba.core.compiler_lock.require_global_compiler_lock()
-        self._codegen._check_llvm_bugs()
-        self._raise_if_finalized()
-        seen = set()
-        for library in self._linking_libraries:
-            if library not in seen:
-                seen.add(library)
-                self._reload_init.update(library._reload_init)
-                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
-        self._optimize_final_module()
-        self._final_module.verify()
-        self._finalize_final_module()
 
 
 class _LibraryCompiler(numba.core.compiler.Compiler):

@@ -679,18 +679,30 @@ _grid = apart_caller(pairs_by_grid)
 _grid_loaded = apart_loaded(pairs_by_grid)
 
 
+#: :func:`pairs_by_grid` is loaded in this process (:func:`load_grid`)
+grid_ready = False
+#: the argument types a helper process is compiling :func:`pairs_by_grid` for (``load_grid(..., wait=False)``)
+_grid_pending = None
+
+
 def load_grid(tree, threads, wait=True):
     """Load :func:`pairs_by_grid` for :func:`tree_pairs_cached`'s calls with the broad-phase arrays ``tree`` (a
     tree table's order: moving tree, static tree, lower, upper, flags, leaf_of, ...) and ``threads``: compiled
     here unless cached; with ``wait=False`` as ``ApartDispatcher.load_soon`` (compiled in a helper process, and
-    False until it is loaded). Returns whether it is loaded; True without the JIT."""
-    if numba.config.DISABLE_JIT:
+    False until it is loaded). Returns whether it is loaded; True without the JIT. Once loaded, a call returns at
+    once; while a helper compiles it, a call reuses the types it asked for (typing the arrays again took 150 µs,
+    at every step of the world that asks)."""
+    global grid_ready, _grid_pending
+    if grid_ready or numba.config.DISABLE_JIT:
         return True
-    types = tuple(numba.typeof(a) for a in tuple(tree[:6]) + (True, threads))
+    types = _grid_pending or tuple(numba.typeof(a) for a in tuple(tree[:6]) + (True, threads))
     if wait:
         pairs_by_grid.load(types)
-        return True
-    return pairs_by_grid.load_soon(types)
+        grid_ready = True
+    else:
+        grid_ready = pairs_by_grid.load_soon(types)
+    _grid_pending = None if grid_ready else types
+    return grid_ready
 
 
 @njit

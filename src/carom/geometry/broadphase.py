@@ -317,9 +317,6 @@ class DynamicTree(BroadPhase):
     the world's compiled step: ``tree_insert_pending``), the leaves of all pending proxies at once, in id order.
     """
 
-    #: the grid search of busy steps (``_tree_pairs.pairs_by_grid``, compiled apart) is loaded in this process
-    _grid_loaded = False
-
     def __init__(self, margin: "float" = AABB_MARGIN, multiplier: "float" = AABB_DISPLACEMENT_MULTIPLIER,
                  deferred: "bool" = False):
         super().__init__()
@@ -413,8 +410,7 @@ class DynamicTree(BroadPhase):
         """(K, 2) int64 array of proxy ids whose boxes overlap, each pair once as (i < j), rows sorted: moved proxies
         queried against the trees (pending insertions flushed first)."""
         self.flush()
-        if not DynamicTree._grid_loaded:
-            DynamicTree._grid_loaded = load_grid(self.step_table(), step_threads())
+        load_grid(self.step_table(), step_threads())     # (the grid search of busy calls, compiled apart)
         keys, self._cand = K.tree_pairs_cached(self._trees[0], self._trees[1], self._lower, self._upper,
                                                self._flags, self._leaf, self._moved, self._moved_flag,
                                                self._moved_meta, self._cand, step_threads())

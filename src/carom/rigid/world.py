@@ -73,10 +73,6 @@ class World:
     approach speeds), and ``on("post_solve", fn)`` hands the same arrays to ``fn`` after each step.
     """
 
-    #: the broad phase's grid search (``geometry._tree_pairs.pairs_by_grid``, compiled apart) is loaded in this
-    #: process: until then each step asks for it (``load_grid``, compiled meanwhile in a helper process)
-    _grid_loaded = False
-
     def __init__(self, gravity: "Vec2" = (0.0, -10.0), substeps: int = 4, friction_mixing: str = "sqrt",
                  restitution_mixing: str = "max") -> None:
         #: every array and count of the world (:class:`~carom.rigid.tables.WorldTables`)
@@ -626,8 +622,9 @@ class World:
                 raise self.refused_step_error(int(bad), int(body))
             if left is not None:
                 self._finish_step(args, contacts, left)
-            if not World._grid_loaded:                   # (the broad phase's grid search, compiled apart)
-                World._grid_loaded = load_grid(args[9], args[15], wait=False)
+            # the broad phase's grid search, compiled apart: until it is loaded, each step asks for it (compiled
+            # meanwhile in a helper process); then the call returns at once
+            load_grid(args[9], args[15], wait=False)
             self._governor.record(int(clock[-1] - clock[0]))
             if self.profile:
                 self._record_profile(clock)
