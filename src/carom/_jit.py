@@ -1426,26 +1426,32 @@ else:
         once, and the per-item references are then taken on nothing (a null check). Valid only while ``a`` is
         alive: use it inside the call that made it, never return or store it.
 
-        ``a`` may also be a tuple of arrays (a stage's ``shapes``, ``old``, ...): then each member is borrowed.
+        ``a`` may also be a tuple (a stage's ``shapes``, ``old``, ...) of arrays, of such tuples (the step's
+        tables) or of other values (numbers, passed on as they are): then each array in it is borrowed.
         """
         Array, BaseTuple = numba.core.types.Array, numba.core.types.BaseTuple
-        if not (isinstance(a, Array) or isinstance(a, BaseTuple) and all(isinstance(t, Array) for t in a.types)):
+
+        def has_array(t):
+            return isinstance(t, Array) or isinstance(t, BaseTuple) and any(has_array(m) for m in t.types)
+        if not has_array(a):
             return None
 
         def without_owner(context, builder, aty, value):
-            view = context.make_array(aty)(context, builder, value)
-            view.meminfo = numba.core.cgutils.get_null_value(view.meminfo.type)
-            view.parent = numba.core.cgutils.get_null_value(view.parent.type)
-            return view._getvalue()
+            if isinstance(aty, Array):
+                view = context.make_array(aty)(context, builder, value)
+                view.meminfo = numba.core.cgutils.get_null_value(view.meminfo.type)
+                view.parent = numba.core.cgutils.get_null_value(view.parent.type)
+                return view._getvalue()
+            if isinstance(aty, BaseTuple):
+                out = value
+                for i, ty in enumerate(aty.types):
+                    out = builder.insert_value(out, without_owner(context, builder, ty,
+                                                                  builder.extract_value(out, i)), i)
+                return out
+            return value
 
         def codegen(context, builder, sig, args):
-            aty = sig.args[0]
-            if isinstance(aty, Array):
-                return without_owner(context, builder, aty, args[0])
-            out = args[0]
-            for i, ty in enumerate(aty.types):
-                out = builder.insert_value(out, without_owner(context, builder, ty, builder.extract_value(out, i)), i)
-            return out
+            return without_owner(context, builder, sig.args[0], args[0])
         return a(a), codegen
 
 

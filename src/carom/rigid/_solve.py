@@ -152,7 +152,12 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     barriers the others waited for it (large_pyramid: twice the one-thread time with two threads). Now the
     threads that run do the chunks of one that does not, and wait only when it stopped in the middle of a
     chunk; it finds the phases it missed done when it runs again, and catches up."""
-    sync = borrowed(sync)     # (``borrowed``: the calls below take no references on it)
+    # every array as a view without a reference (``borrowed``): the calls below would otherwise take one on each
+    # array they are handed and drop it on return, two atomics per array per call, some 1,500 a step of 4
+    # substeps for a world of one body (8 µs of its 20), although solve_stage holds them all until the end
+    (sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes) = borrowed((
+        sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes))
+    motion, out, jdata = borrowed(motion), borrowed(out), borrowed(jdata)
     body_chunks = phase_chunks(flags.shape[0], threads, CHUNK_BODIES)
     p = np.int64(0)
     for sub in range(substeps):
@@ -187,8 +192,12 @@ def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, so
                      h, max_w, sync):
     """Thread w's part of the integration pass ``task``, phase p of the solve (``_solve_share``): the chunks of
     the bodies it claims, then the wait for the others; returns the next phase."""
-    base = phase_base(p, threads)
     n = flags.shape[0]
+    if threads == 1:
+        # (one thread: the whole pass, and no counters: each is an atomic operation)
+        _integrate_range(task, 0, n, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w)
+        return p + 1
+    base = phase_base(p, threads)
     k = claim_chunk(sync, base, w, threads, chunks)
     while k >= 0:
         _integrate_range(task, k * n // chunks, (k + 1) * n // chunks, state, fstate, kick, flags, solved, motion,
@@ -218,6 +227,16 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h
     if jbody.shape[0] == 0:
         return p
     passes = 1 if mode == JOINT_WARM_START else JOINT_ITERATIONS
+    if threads == 1:
+        # one thread: each pass in one call, every colour in turn (the same order as below), and no counters
+        colours = 0
+        for c in range(OVERFLOW + 1):
+            colours += np.int64(jstart[c + 1] > jstart[c])
+        for it in range(passes):
+            m = mode if it == 0 or mode == JOINT_RELAX else np.int64(JOINT_SOLVE_FIRST)
+            call_chunk((m, np.int64(-1), np.int64(0), np.int64(0), np.int64(0), jdata, state, fstate, flags, dangle,
+                        inv_h))
+        return p + passes * colours
     for it in range(passes):
         m = mode if it == 0 or mode == JOINT_RELAX else np.int64(JOINT_SOLVE_FIRST)
         for c in range(OVERFLOW + 1):
@@ -257,6 +276,11 @@ def _sweep_phases(task, reverse, p, w, threads, bstart, rows, body, move, state,
             continue
         # (paired: a runtime value, as the task; a literal would compile _sweep_range once per value)
         paired = c < OVERFLOW
+        if threads == 1:
+            # (one thread: the whole colour, and no counters)
+            _sweep_range(task, reverse, lo, lo + n, rows, body, move, state, inv_h, soft, stiff, out, paired)
+            p += 1
+            continue
         chunks = phase_chunks(n, threads, CHUNK_BUNDLES) if paired else np.int64(1)
         base = phase_base(p, threads)
         k = claim_chunk(sync, base, w, threads, chunks)

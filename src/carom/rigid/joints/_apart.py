@@ -50,8 +50,22 @@ def begin(joints, kind, asleep, com, angle, inv_mass, inv_inertia, local_center,
 def chunk(mode, bundle_lo, bundle_hi, lo, hi, jdata, state, fstate, flags, dangle, inv_h):
     """One chunk of a joint sweep (``mode``, ``_solve.solve_joints``): the bundles of plain point joints
     ``bundle_lo`` … ``bundle_hi`` − 1 (``_bundles.solve_point_bundles``), then the joints ``lo`` … ``hi`` − 1 of
-    the solve order one by one."""
+    the solve order one by one.
+
+    ``bundle_lo`` < 0: the whole sweep, colour after colour (each colour's bundles, then its other joints), as the
+    threads' chunks of every colour in turn would do it, for a solve on one thread (``_solve._joint_phase``): one
+    call where there were one per colour, each handing over some 20 arrays (a small world's joints, the
+    lander's two legs, are swept 13 times a step)."""
     jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove = jdata
+    if bundle_lo < 0:
+        for c in range(OVERFLOW + 1):
+            if jstart[c + 1] == jstart[c]:
+                continue
+            if pstart[c] < pstart[c + 1]:
+                solve_point_bundles(mode, pstart[c], pstart[c + 1], pb, pbody, pmove, fstate, jsoft)
+            solve_joints(mode, jstart[c] + pcount[c], jstart[c + 1], jbody, jframe, rstart, jrows, state, fstate, flags,
+                         dangle, jsoft, inv_h)
+        return
     if bundle_lo < bundle_hi:
         solve_point_bundles(mode, bundle_lo, bundle_hi, pb, pbody, pmove, fstate, jsoft)
     solve_joints(mode, lo, hi, jbody, jframe, rstart, jrows, state, fstate, flags, dangle, jsoft, inv_h)
