@@ -228,14 +228,12 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h
         return p
     passes = 1 if mode == JOINT_WARM_START else JOINT_ITERATIONS
     if threads == 1:
-        # one thread: each pass in one call, every colour in turn (the same order as below), and no counters
+        # one thread: every pass in one call, each colour in turn (the same order as below), and no counters
         colours = 0
         for c in range(OVERFLOW + 1):
             colours += np.int64(jstart[c + 1] > jstart[c])
-        for it in range(passes):
-            m = mode if it == 0 or mode == JOINT_RELAX else np.int64(JOINT_SOLVE_FIRST)
-            call_chunk((m, np.int64(-1), np.int64(0), np.int64(0), np.int64(0), jdata, state, fstate, flags, dangle,
-                        inv_h))
+        call_chunk((mode, np.int64(-passes), np.int64(0), np.int64(0), np.int64(0), jdata, state, fstate, flags,
+                    dangle, inv_h))
         return p + passes * colours
     for it in range(passes):
         m = mode if it == 0 or mode == JOINT_RELAX else np.int64(JOINT_SOLVE_FIRST)
