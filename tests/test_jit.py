@@ -70,7 +70,8 @@ try:
     @numba.njit
     def _owners(a):
         u, v = borrowed((a, a[1:]))        # a tuple of arrays: each member borrowed
-        return _owner(a), _owner(borrowed(a)), _owner(u), _owner(v)
+        (x, k), y = borrowed(((a, 7), a[:2]))     # nested tuples: each array borrowed, other values kept
+        return _owner(a), _owner(borrowed(a)), _owner(u), _owner(v), _owner(x), _owner(y), k
 except Exception:       # (no JIT: nothing to inspect)
     _owners = None
 
@@ -89,8 +90,8 @@ def test_borrowed_is_the_same_array_without_an_owner():
         assert np.array_equal(b, np.where(a > 0.0, a + 1.0, a - 1.0))
     if numba.config.DISABLE_JIT:
         return
-    owner, *borrowed_owners = _owners(np.zeros(3))
-    assert owner != 0 and borrowed_owners == [0, 0, 0]
+    owner, *borrowed_owners, kept = _owners(np.zeros(3))
+    assert owner != 0 and borrowed_owners == [0, 0, 0, 0, 0] and kept == 7
 
 
 @njit

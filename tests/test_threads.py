@@ -10,7 +10,7 @@ import pytest
 
 import carom
 from carom.geometry import Circle, box
-from carom.scenes.rigid_scenes import pile, pyramid, smash
+from carom.scenes.rigid_scenes import joint_grid, pile, pyramid, ragdolls, smash
 from tables import assert_same_contacts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,9 +45,12 @@ def crowded_plank():
 # (one parallel loop with barriers between colours), the plank's with an overflow colour, the smash's with one-
 # and two-point contacts in one bundle; the falling column of 2,500 bodies is a busy broad phase whose grid
 # (over 2,048 entries) tests its entries in one part per thread
+# (joints: one thread solves each joint sweep in one call over every colour, several threads in chunks of each
+# colour; the grid's are bundles of plain point joints, the ragdolls' single joints with limits and friction)
 @pytest.mark.parametrize("builder", [lambda: pyramid(base=12), lambda: pile(count=60), lambda: pyramid(base=30),
                                      crowded_plank, lambda: smash(columns=30, rows=20, projectile_x=20.0),
-                                     lambda: pile(count=2500)])
+                                     lambda: pile(count=2500), lambda: joint_grid(n=20),
+                                     lambda: ragdolls(count=30, columns=6)])
 def test_one_and_many_threads_are_bitwise_equal(builder):
     many = min(4, numba.config.NUMBA_NUM_THREADS)
     a = run(builder, 120, 1)

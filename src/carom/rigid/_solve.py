@@ -192,16 +192,17 @@ def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, so
                      h, max_w, sync):
     """Thread w's part of the integration pass ``task``, phase p of the solve (``_solve_share``): the chunks of
     the bodies it claims, then the wait for the others; returns the next phase."""
-    n = flags.shape[0]
-    if threads == 1:
-        # (one thread: the whole pass, and no counters: each is an atomic operation)
-        _integrate_range(task, 0, n, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w)
-        return p + 1
     base = phase_base(p, threads)
-    k = claim_chunk(sync, base, w, threads, chunks)
+    n = flags.shape[0]
+    # (one thread: the whole pass, without the counters, each an atomic operation; one call site of the pass, as
+    # a second would be a second copy of it in the compiled solve)
+    single = threads == 1
+    k = np.int64(0) if single else claim_chunk(sync, base, w, threads, chunks)
     while k >= 0:
         _integrate_range(task, k * n // chunks, (k + 1) * n // chunks, state, fstate, kick, flags, solved, motion,
                          dangle, rot, gx, gy, h, max_w)
+        if single:
+            return p + 1
         finish_chunk(sync, base, chunks)
         k = claim_chunk(sync, base, w, threads, chunks)
     await_phase(sync, base, chunks)
@@ -274,20 +275,20 @@ def _sweep_phases(task, reverse, p, w, threads, bstart, rows, body, move, state,
             continue
         # (paired: a runtime value, as the task; a literal would compile _sweep_range once per value)
         paired = c < OVERFLOW
-        if threads == 1:
-            # (one thread: the whole colour, and no counters)
-            _sweep_range(task, reverse, lo, lo + n, rows, body, move, state, inv_h, soft, stiff, out, paired)
-            p += 1
-            continue
         chunks = phase_chunks(n, threads, CHUNK_BUNDLES) if paired else np.int64(1)
         base = phase_base(p, threads)
-        k = claim_chunk(sync, base, w, threads, chunks)
+        # (one thread: the whole colour, without the counters; one call site, as in _integrate_phase)
+        single = threads == 1
+        k = np.int64(0) if single else claim_chunk(sync, base, w, threads, chunks)
         while k >= 0:
             _sweep_range(task, reverse, lo + k * n // chunks, lo + (k + 1) * n // chunks, rows, body, move, state, inv_h,
                          soft, stiff, out, paired)
+            if single:
+                break
             finish_chunk(sync, base, chunks)
             k = claim_chunk(sync, base, w, threads, chunks)
-        await_phase(sync, base, chunks)
+        if not single:
+            await_phase(sync, base, chunks)
         p += 1
     return p
 
