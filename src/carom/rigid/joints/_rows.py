@@ -62,7 +62,9 @@ def scalar_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, v
             return vax, vay, vaw, vbx, vby, vbw
         bias, ms, isc = bias_of(np.int64(rows[r, BIAS]), c, rows, r, use_bias, jsoft, inv_h)
         cdot = bx * vbx + by * vby + bw * vbw - ax * vax - ay * vay - aw * vaw
-        new = lam - ms * (cdot + bias) / k - isc * lam
+        # (times 1/k, not over k, as the revolute record's angle rows, which must give the same bits:
+        # ``revolute._angle_row``)
+        new = lam - ms * (cdot + bias) * (1.0 / k) - isc * lam
         new = min(max(new, rows[r, LO]), rows[r, HI])
         rows[r, L0] = new
         d = new - lam

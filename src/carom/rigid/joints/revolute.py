@@ -129,7 +129,10 @@ def _angle_row(rows, r, col, lo, hi, s, kind, warm, use_bias, jsoft, inv_h, vax,
         else:
             bias, ms, isc = 0.0, 1.0, 0.0
         cdot = zero * vbx + zero * vby + s * vbw - zero * vax - zero * vay - s * vaw
-        new = lam - ms * (cdot + bias) / k - isc * lam
+        # (times 1/k, not over k: the record's angle rows share k, so the compiled record computes its reciprocal
+        # once, off the chain of rows, each of which waits for the one before; four divisions in that chain were
+        # a sixth of a ragdoll's solve. The generic ``_rows.scalar_row`` does the same, for the same bits)
+        new = lam - ms * (cdot + bias) * (1.0 / k) - isc * lam
         new = min(max(new, lo), hi)
         rows[r, col] = new
         d = new - lam
