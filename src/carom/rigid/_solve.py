@@ -153,8 +153,9 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     threads that run do the chunks of one that does not, and wait only when it stopped in the middle of a
     chunk; it finds the phases it missed done when it runs again, and catches up."""
     # every array as a view without a reference (``borrowed``): the calls below would otherwise take one on each
-    # array they are handed and drop it on return, two atomics per array per call, some 1,500 a step of 4
-    # substeps for a world of one body (8 µs of its 20), although solve_stage holds them all until the end
+    # array they are handed and drop it on return, two atomics per array per call (some 1,400 a step of 4
+    # substeps for a world of one body, in the phases and passes below), although solve_stage holds them all
+    # until the end
     (sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes) = borrowed((
         sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes))
     motion, out, jdata = borrowed(motion), borrowed(out), borrowed(jdata)

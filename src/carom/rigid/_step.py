@@ -91,10 +91,11 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     back to Python costs about a microsecond, 5 µs of a 60 µs step of a small world.)"""
     clock[0] = cycle_counter()
     # the tables the caller holds for the whole call, as views without a reference (``borrowed``): each stage
-    # and each function under it would otherwise take a reference on every array it is handed and drop it on
-    # return, an atomic increment and decrement per array per call, some 3,700 a step for a world of one body
-    # (a quarter of its step). None of them is returned or kept: the step hands back only arrays it made, last
-    # step's table (``old``) and the broad phase's cache (``tree``), which keep their references.
+    # and each function under it would otherwise take a reference on every array of them it is handed and drop
+    # it on return, an atomic increment and decrement per array per call (the step of a world of one body made
+    # some 3,700 such reference counts, a quarter of its time). None of them is returned or kept: the step hands
+    # back only arrays it made, last step's table (``old``) and the broad phase's cache (``tree``), which keep
+    # their references.
     bodies, shapes, joints, joined, shape_proxy, proxy_shape = borrowed((bodies, shapes, joints, joined,
                                                                          shape_proxy, proxy_shape))
     bad = first_bad_body(bodies)
