@@ -14,7 +14,7 @@ from ..constants import (CONTACT_HERTZ, CONTACT_DAMPING_RATIO, STATIC_CONTACT_SC
                          JOINT_ITERATIONS)
 from .joints._apart import call_begin, call_chunk, call_end, no_joints, with_held
 from .joints._solve import (WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST, SOLVE as JOINT_SOLVE,
-                            RELAX as JOINT_RELAX)
+                            RELAX as JOINT_RELAX, pass_mode)
 from ._contact_rows import OVERFLOW, PARALLEL_MIN_ITEMS, soft_params
 from ._sweeps import BIASED, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range, step_sweeps
 from ._integrate import (FIRST_PASS, KICK_WIDTH, POSITION_PASS, VELOCITY_PASS, _integrate_range, _load_body,
@@ -238,7 +238,7 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h
                     dangle, inv_h))
         return p + passes * colours
     for it in range(passes):
-        m = mode if it == 0 or mode == JOINT_RELAX else np.int64(JOINT_SOLVE_FIRST)
+        m = pass_mode(mode, it)
         for c in range(OVERFLOW + 1):
             n = jstart[c + 1] - jstart[c]
             if n == 0:

@@ -20,7 +20,7 @@ from ..._simd import LANES
 from .._layout import BodyTable
 from ._common import FRAME_WIDTH, ROW_WIDTH
 from ._bundles import PB_WIDTH, solve_point_bundles, store_bundle_reactions
-from ._solve import (OVERFLOW, RELAX, SOLVE_FIRST, joint_solved, joints_to_solve, prepare_joints, solve_joints,
+from ._solve import (OVERFLOW, joint_solved, joints_to_solve, pass_mode, prepare_joints, solve_joints,
                      store_reactions)
 
 _I1, _I2, _I3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
@@ -53,22 +53,21 @@ def chunk(mode, bundle_lo, bundle_hi, lo, hi, jdata, state, fstate, flags, dangl
     ``bundle_lo`` … ``bundle_hi`` − 1 (``_bundles.solve_point_bundles``), then the joints ``lo`` … ``hi`` − 1 of
     the solve order one by one.
 
-    ``bundle_lo`` < 0: −``bundle_lo`` whole passes of the sweep (the passes after the first in ``RELAX`` mode, or
-    else ``SOLVE_FIRST``, as ``_solve._joint_phase``), each colour after colour (its bundles, then its other
-    joints), as the threads' chunks of every colour in turn would do them, for a solve on one thread: one call
-    where there were one per pass and colour, each handing over some 20 arrays (a small world's joints, the
-    lander's two legs, were called 34 times a step)."""
+    ``bundle_lo`` < 0: −``bundle_lo`` whole passes of the sweep (each in its ``_solve.pass_mode``), each colour
+    after colour (its bundles, then its other joints), as the threads' chunks of every colour in turn would do
+    them, for a solve on one thread: one call where there were one per pass and colour, each handing over some
+    20 arrays (a small world's joints, the lander's two legs, were called 34 times a step)."""
     jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove = jdata
-    for it in range(-bundle_lo):
-        m = mode if it == 0 or mode == RELAX else np.int64(SOLVE_FIRST)
-        for c in range(OVERFLOW + 1):
-            if jstart[c + 1] == jstart[c]:
-                continue
-            if pstart[c] < pstart[c + 1]:
-                solve_point_bundles(m, pstart[c], pstart[c + 1], pb, pbody, pmove, fstate, jsoft)
-            solve_joints(m, jstart[c] + pcount[c], jstart[c + 1], jbody, jframe, rstart, jrows, state, fstate, flags,
-                         dangle, jsoft, inv_h)
     if bundle_lo < 0:
+        for it in range(-bundle_lo):
+            m = pass_mode(mode, it)
+            for c in range(OVERFLOW + 1):
+                if jstart[c + 1] == jstart[c]:
+                    continue
+                if pstart[c] < pstart[c + 1]:
+                    solve_point_bundles(m, pstart[c], pstart[c + 1], pb, pbody, pmove, fstate, jsoft)
+                solve_joints(m, jstart[c] + pcount[c], jstart[c + 1], jbody, jframe, rstart, jrows, state, fstate,
+                             flags, dangle, jsoft, inv_h)
         return
     if bundle_lo < bundle_hi:
         solve_point_bundles(mode, bundle_lo, bundle_hi, pb, pbody, pmove, fstate, jsoft)

@@ -29,7 +29,7 @@ and warm starts afresh with its accumulated impulses and today's Jacobians, as B
 every substep."""
 import numpy as np
 
-from ..._jit import njit, borrowed
+from ..._jit import njit, inline_njit, borrowed
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
                       G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1,
@@ -47,6 +47,13 @@ OVERFLOW = 63
 #: the modes of a joint sweep: the first substep's warm start, a later substep's biased solve (after replacing the
 #: carried warm start, module docstring), relax, the first substep's biased solve
 WARM_START, SOLVE, RELAX, SOLVE_FIRST = 0, 1, 2, 3
+
+
+@inline_njit
+def pass_mode(mode, it):
+    """The mode of pass ``it`` of a sweep in ``mode`` (``_solve._joint_phase``): the first pass in ``mode``; later
+    passes of a relax relax again, those of a biased solve add to the substep's WARM_DV (SOLVE_FIRST)."""
+    return mode if it == 0 or mode == RELAX else np.int64(SOLVE_FIRST)
 
 
 
