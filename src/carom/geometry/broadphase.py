@@ -180,6 +180,11 @@ class BroadPhase:
         ``lower`` and ``upper`` are the box's corners (x, y); ``static`` marks a box that never moves.
         """
         lo, hi = _box(lower, upper)
+        return self.insert_checked(lo[0], lo[1], hi[0], hi[1], static)
+
+    def insert_checked(self, lx: "float", ly: "float", ux: "float", uy: "float", static: "bool") -> int:
+        """:meth:`insert` of a box known to be finite with lower ≤ upper (a world's own shape boxes: checking
+        them again was a sixth of adding a shape)."""
         if self._free:
             p = self._free.pop()
         else:
@@ -187,8 +192,10 @@ class BroadPhase:
             if p >= self._flags.shape[0]:
                 self._grow(2 * self._flags.shape[0])
             self._n += 1
-        self._lower[p] = lo
-        self._upper[p] = hi
+        self._lower[p, 0] = lx
+        self._lower[p, 1] = ly
+        self._upper[p, 0] = ux
+        self._upper[p, 1] = uy
         self._flags[p] = K.STATIC if static else K.MOVING
         self._count += 1
         self._inserted(p)

@@ -58,6 +58,46 @@ def _polygon_moments(px, py, count):
     return area, sx, sy, j
 
 
+#: how many centres of mass :func:`shape_reach` remembers per shape
+REACH_MEMO = 8
+
+
+def shape_terms(shape):
+    """(area, cx, cy, J, half_extent, extent) of ``shape``: :func:`shape_moments`, half its bounding box's
+    smaller side (a capsule's radius; never below the radius), and how far the shape reaches from its frame's
+    origin along x or y. Computed once per shape and radius and kept on the shape (its vertices cannot
+    change; its radius can): a scene adds one geometry to many bodies (a ragdoll's limbs, a pyramid's box),
+    and deriving these anew was a third of adding a shape."""
+    memo = shape._memo
+    if memo is not None and memo[0] == shape.radius:
+        return memo[1]
+    r = shape.radius
+    verts = shape.vertices
+    a, cx, cy, jc = shape_moments(shape._kernel_vertices, shape._kernel_normals, r)
+    lo, hi = verts.min(axis=0) - r, verts.max(axis=0) + r
+    half = 0.5 * min(hi - lo)
+    if verts.shape[0] == 2 and r > 0:
+        half = r
+    terms = (a, cx, cy, jc, max(half, r), float(np.abs(verts).max()) + r)
+    shape._memo = (r, terms, {})
+    return terms
+
+
+def shape_reach(shape, cx, cy):
+    """How far the shape reaches from the point (cx, cy) of its frame (a body's centre of mass): its farthest
+    core vertex plus its radius. Remembered per shape for the last few points (the bodies that take one
+    geometry usually share their centre of mass in its frame)."""
+    shape_terms(shape)
+    reach = shape._memo[2]
+    key = (cx, cy)
+    value = reach.get(key)
+    if value is None:
+        if len(reach) >= REACH_MEMO:
+            reach.clear()
+        value = reach[key] = float(np.max(np.hypot(*(shape.vertices - (cx, cy)).T))) + shape.radius
+    return value
+
+
 @njit
 def shape_moments(verts, normals, radius):
     """(area, cx, cy, J): area, centroid and polar second moment about that centroid (local frame).

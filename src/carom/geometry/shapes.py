@@ -108,7 +108,7 @@ class Shape:
     """Base of all shapes: ``kind``, ``radius``, core ``vertices`` and edge ``normals`` (local frame)."""
 
     kind: int
-    __slots__ = ("radius", "_vertices", "_normals", "_kernel_vertices", "_kernel_normals")
+    __slots__ = ("radius", "_vertices", "_normals", "_kernel_vertices", "_kernel_normals", "_memo")
 
     def __init__(self, vertices: np.ndarray, radius: float):
         # the kernels are handed writable copies (``_kernel_vertices``, ``_kernel_normals``), the user read-only
@@ -125,6 +125,9 @@ class Shape:
         self._normals = self._kernel_normals.copy()
         self._normals.setflags(write=False)
         self.radius = float(radius)
+        # what a world derives from the shape each time a body takes it (``carom.geometry.mass.shape_terms``),
+        # kept with the radius it was derived for
+        self._memo = None
 
     @property
     def vertices(self) -> np.ndarray:

@@ -13,6 +13,7 @@ from .. import _validate
 from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, ANGLE_LIMIT, SLEEP_LINEAR_TOLERANCE
 from ..errors import CaromError, GeometryError, SimulationError, StaleHandleError
 from ..geometry.aabb import core_aabb
+from ..geometry.mass import shape_reach
 from . import _step
 from . import events as _events
 from . import mass as _mass
@@ -272,7 +273,7 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     for j in range(k):
         lx, ly, ux, uy = core_aabb(verts, radius, xs[j], ys[j], cs[j], ss[j])
         boxes[j] = (lx, ly, ux, uy)
-        pid = t.bp.insert((lx, ly), (ux, uy), static=False)
+        pid = t.bp.insert_checked(lx, ly, ux, uy, False)
         if pid >= t.proxy_shape.shape[0]:
             t.proxy_shape = _grow(t.proxy_shape, 2 * pid + 2)
         t.proxy_shape[pid] = slots[j]
@@ -292,7 +293,7 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     t.com[rows, 0] = x + (c * cx - s * cy)
     t.com[rows, 1] = y + (s * cx + c * cy)
     t.min_extent[rows] = min_extent if math.isfinite(min_extent) else 0.0
-    t.s_reach[srows] = float(np.max(np.hypot(*(shape.vertices - (cx, cy)).T))) + shape.radius
+    t.s_reach[srows] = shape_reach(shape, cx, cy)
     t.query_boxes = None
     t.sleep_time[rows] = 0.0
     if t.asleep[:t.n_bodies].any():

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..constants import FLOAT32_LIMIT
 from ..errors import SimulationError
-from ..geometry.mass import shape_moments
+from ..geometry.mass import shape_terms, shape_reach
 from . import _step
 
 KINDS = {"static": _step.STATIC, "kinematic": _step.KINEMATIC, "dynamic": _step.DYNAMIC}
@@ -38,15 +38,11 @@ def parts_mass(parts):
     mass = 0.0
     min_extent = math.inf
     for geom, d in parts:
-        a, cx, cy, jc = shape_moments(geom._kernel_vertices, geom._kernel_normals, geom.radius)
+        a, cx, cy, jc, half, _ = shape_terms(geom)
         if d * a > 0.0:
             pieces.append((d * a, cx, cy, d * jc))
             mass += d * a
-        lo, hi = geom.vertices.min(axis=0) - geom.radius, geom.vertices.max(axis=0) + geom.radius
-        ext = 0.5 * min(hi - lo)
-        if geom.vertices.shape[0] == 2 and geom.radius > 0:
-            ext = geom.radius
-        min_extent = min(min_extent, max(ext, geom.radius))
+        min_extent = min(min_extent, half)
     if mass <= 0.0:
         return 0.0, 0.0, 0.0, 0.0, min_extent
     # the centroid relative to the first piece's: exactly that one's for a single shape
@@ -91,8 +87,7 @@ def update_mass(t, b, mass=None, center=None):
     t.query_boxes = None
     t.min_extent[b] = min_extent if math.isfinite(min_extent) else 0.0
     for h in t.body_shapes[b]:
-        geom = t.s_geometry[h.index]
-        t.s_reach[h.index] = float(np.max(np.hypot(*(geom.vertices - (cx, cy)).T))) + geom.radius
+        t.s_reach[h.index] = shape_reach(t.s_geometry[h.index], cx, cy)
 
 
 def set_inv_inertia(t, b):

@@ -17,6 +17,7 @@ from .._jit import entry_njit
 from ..constants import FLOAT32_LIMIT, WORLD_LIMIT, MAX_TRANSLATION_SPEED, SPECULATIVE_DISTANCE, WELDING_TOLERANCE
 from ..errors import CaromError, GeometryError, SimulationError, StaleHandleError
 from ..geometry.aabb import core_aabb
+from ..geometry.mass import shape_terms
 from ..geometry.shapes import Shape, Segment
 from . import _step, queries
 from . import events as _events
@@ -214,7 +215,7 @@ def shape_settings(shape, density, friction, restitution, sensor, category, mask
     cat = _bits(category, "category")
     msk = _bits(mask, "mask")
     grp = _group(group)
-    if np.abs(shape.vertices).max() + shape.radius > WORLD_LIMIT:
+    if shape_terms(shape)[5] > WORLD_LIMIT:
         raise GeometryError(f"{shape!r} reaches beyond the world limit {WORLD_LIMIT:g} m")
     return d, f, e, is_sensor, cat, msk, grp, ts, rr, ow
 
@@ -275,7 +276,7 @@ def add_shape(world, b, shape, density, friction, restitution, sensor, category,
     t.normals[o:o + n] = shape.normals
     write_rows(t, s, b, o, shape, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
     t.s_geometry[s] = shape
-    pid = t.bp.insert((lx, ly), (ux, uy), static=bool(t.kind[b] == _step.STATIC))
+    pid = t.bp.insert_checked(lx, ly, ux, uy, bool(t.kind[b] == _step.STATIC))
     if pid >= t.proxy_shape.shape[0]:
         t.proxy_shape = grow(t.proxy_shape, 2 * pid + 2)
     t.proxy_shape[pid] = s
