@@ -105,12 +105,11 @@ def _angle_row(rows, r, col, lo, hi, s, kind, warm, use_bias, jsoft, inv_h, vax,
     """An angle row of the record (impulse in column ``col``): ``_rows.scalar_row`` with the Jacobian (0, 0, s)
     on both bodies and ``bias_of`` for ``kind`` (0 spring, 1 motor, 2 limit). (``col`` and ``kind`` are passed as
     np.int64, not as constants: a constant is typed as its value, and each call would compile its own copy.)"""
-    zero = 0.0
     lam = rows[r, col]
     if warm:
         d = lam
     else:
-        k = ma * (zero * zero + zero * zero) + ia * s * s + mb * (zero * zero + zero * zero) + ib * s * s
+        k = ia * s * s + ib * s * s
         if k <= 0.0:
             return vax, vay, vaw, vbx, vby, vbw
         if kind == 0:
@@ -128,7 +127,9 @@ def _angle_row(rows, r, col, lo, hi, s, kind, warm, use_bias, jsoft, inv_h, vax,
             bias, ms, isc = jsoft[0] * c, jsoft[1], jsoft[2]
         else:
             bias, ms, isc = 0.0, 1.0, 0.0
-        cdot = zero * vbx + zero * vby + s * vbw - zero * vax - zero * vay - s * vaw
+        # (the Jacobian's zero entries left out: 0·v cannot be folded away by the compiler (v might be inf or
+        # NaN), and the five additions they made were in the chain of rows, which waits on each row's velocities)
+        cdot = s * vbw - s * vaw
         # (times 1/k, not over k: the record's angle rows share k, so the compiled record computes its reciprocal
         # once, off the chain of rows, each of which waits for the one before; four divisions in that chain were
         # a sixth of a ragdoll's solve. The generic ``_rows.scalar_row`` does the same, for the same bits)
@@ -136,8 +137,7 @@ def _angle_row(rows, r, col, lo, hi, s, kind, warm, use_bias, jsoft, inv_h, vax,
         new = min(max(new, lo), hi)
         rows[r, col] = new
         d = new - lam
-    return (vax - ma * d * zero, vay - ma * d * zero, vaw - ia * d * s, vbx + mb * d * zero, vby + mb * d * zero,
-            vbw + ib * d * s)
+    return vax, vay, vaw - ia * d * s, vbx, vby, vbw + ib * d * s
 
 
 @llvm_inline_njit
