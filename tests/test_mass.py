@@ -77,3 +77,29 @@ def test_bad_density(density):
 def test_bad_shapes_name_the_value(make, needle):
     with pytest.raises(GeometryError, match=needle):
         make()
+
+
+
+def test_one_geometry_on_many_bodies():
+    """A world derives a shape's mass terms and reach once per geometry (``geometry.mass.shape_terms``, kept on the
+    shape, which cannot change: its radius is read-only like its vertices): a geometry added to several bodies
+    gives each the capsule's closed-form mass and reach, and a body whose centre of mass a second shape moves
+    has the first shape's reach measured from the new centre."""
+    import carom
+    r, length = 0.2, 1.0
+    capsule = Capsule((0.0, 0.0), (length, 0.0), r)
+    with pytest.raises(AttributeError):
+        capsule.radius = 0.4
+    w = carom.World()
+    bodies = [w.add_body(position=(3.0 * k, 0.0)) for k in range(3)]
+    for b in bodies:
+        b.add_shape(capsule, density=2.0)
+    reach = w.tables.s_reach
+    for b in bodies:
+        assert b.mass == pytest.approx(2.0 * (2 * r * length + math.pi * r * r), rel=1e-12)
+        assert reach[b.shapes[0].index] == pytest.approx(0.5 * length + r, rel=1e-12)
+    bodies[1].add_shape(Circle(0.1, (3.0, 0.0)), density=2.0)
+    cx = bodies[1].local_center[0]
+    assert cx > 0.5
+    assert reach[bodies[1].shapes[0].index] == pytest.approx(max(cx, length - cx) + r, rel=1e-12)
+    assert reach[bodies[0].shapes[0].index] == pytest.approx(0.5 * length + r, rel=1e-12)

@@ -203,7 +203,10 @@ class BroadPhase:
 
     def remove(self, proxy: "int") -> None:
         """Remove ``proxy`` (an id from :meth:`insert`); its id may be reused by a later insert."""
-        p = self._check_id(proxy)
+        self.remove_checked(self._check_id(proxy))
+
+    def remove_checked(self, p: "int") -> None:
+        """:meth:`remove` of a proxy id known to be in the broad phase (a world's own shape's)."""
         self._removing(p)
         self._flags[p] = K.FREE
         self._free.append(p)

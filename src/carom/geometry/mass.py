@@ -65,12 +65,12 @@ REACH_MEMO = 8
 def shape_terms(shape):
     """(area, cx, cy, J, half_extent, extent) of ``shape``: :func:`shape_moments`, half its bounding box's
     smaller side (a capsule's radius; never below the radius), and how far the shape reaches from its frame's
-    origin along x or y. Computed once per shape and radius and kept on the shape (its vertices cannot
-    change; its radius can): a scene adds one geometry to many bodies (a ragdoll's limbs, a pyramid's box),
-    and deriving these anew was a third of adding a shape."""
+    origin along x or y. Computed once per shape and kept on it (a shape cannot change): a scene adds one
+    geometry to many bodies (a ragdoll's limbs, a pyramid's box), and deriving these anew was a third of adding
+    a shape."""
     memo = shape._memo
-    if memo is not None and memo[0] == shape.radius:
-        return memo[1]
+    if memo is not None:
+        return memo[0]
     r = shape.radius
     verts = shape.vertices
     a, cx, cy, jc = shape_moments(shape._kernel_vertices, shape._kernel_normals, r)
@@ -79,7 +79,7 @@ def shape_terms(shape):
     if verts.shape[0] == 2 and r > 0:
         half = r
     terms = (a, cx, cy, jc, max(half, r), float(np.abs(verts).max()) + r)
-    shape._memo = (r, terms, {})
+    shape._memo = (terms, {})
     return terms
 
 
@@ -88,7 +88,7 @@ def shape_reach(shape, cx, cy):
     core vertex plus its radius. Remembered per shape for the last few points (the bodies that take one
     geometry usually share their centre of mass in its frame)."""
     shape_terms(shape)
-    reach = shape._memo[2]
+    reach = shape._memo[1]
     key = (cx, cy)
     value = reach.get(key)
     if value is None:

@@ -108,7 +108,7 @@ class Shape:
     """Base of all shapes: ``kind``, ``radius``, core ``vertices`` and edge ``normals`` (local frame)."""
 
     kind: int
-    __slots__ = ("radius", "_vertices", "_normals", "_kernel_vertices", "_kernel_normals", "_memo")
+    __slots__ = ("_radius", "_vertices", "_normals", "_kernel_vertices", "_kernel_normals", "_memo")
 
     def __init__(self, vertices: np.ndarray, radius: float):
         # the kernels are handed writable copies (``_kernel_vertices``, ``_kernel_normals``), the user read-only
@@ -124,10 +124,15 @@ class Shape:
         self._vertices.setflags(write=False)
         self._normals = self._kernel_normals.copy()
         self._normals.setflags(write=False)
-        self.radius = float(radius)
-        # what a world derives from the shape each time a body takes it (``carom.geometry.mass.shape_terms``),
-        # kept with the radius it was derived for
+        self._radius = float(radius)
+        # what a world derives from the shape each time a body takes it (``carom.geometry.mass.shape_terms``)
         self._memo = None
+
+    @property
+    def radius(self) -> float:
+        """The rounding radius (m): the shape is its core (``vertices``) grown by it (read-only, as the vertices:
+        a world keeps the geometry a body takes, and reads it again when the body's mass is recomputed)."""
+        return self._radius
 
     @property
     def vertices(self) -> np.ndarray:

@@ -146,9 +146,10 @@ def purge_shape(t, s):
         rows["sensor"] = c.sensor[ended]
         t.pending_end.append(rows)
     # (the colouring goes: the next step colours the remaining contacts afresh)
-    t.contacts = without_colouring(getattr(c, name)[~mine] for name in CONTACT_NAMES)
+    keep = np.flatnonzero(~mine)
+    t.contacts = without_colouring(getattr(c, name).take(keep, axis=0) for name in CONTACT_NAMES)
     if t.approach is not None and t.approach.shape[0] == keys.shape[0]:
-        t.approach = t.approach[~mine]
+        t.approach = t.approach.take(keep, axis=0)
 
 
 def contact_forces(t, which):

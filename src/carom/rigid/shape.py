@@ -377,7 +377,7 @@ def remove_shapes(world, rows):
     for s in rows:
         t.s_alive[s] = False
         t.s_gen[s] += 1
-        t.bp.remove(int(t.s_proxy[s]))
+        t.bp.remove_checked(int(t.s_proxy[s]))
         t.free_shapes.append(s)
         t.shape_data.pop(s, None)
         bodies.add(int(t.s_body[s]))
@@ -407,11 +407,12 @@ def purge_contacts(t, rows):
         records, _ = _events.pair_rows(t, _events.END_DTYPE, keys, ended, c.sensor)
         records["sensor"] = c.sensor[ended]
         t.pending_end.append(records)
-    keep = ~mine
-    # (the colouring goes: the next step colours the remaining contacts afresh)
-    t.contacts = _events.without_colouring(getattr(c, name)[keep] for name in _events.CONTACT_NAMES)
+    # (the colouring goes: the next step colours the remaining contacts afresh; ``take`` of the kept rows' indices,
+    # not a boolean mask: a quarter of the time for the cache's 15 columns)
+    keep = np.flatnonzero(~mine)
+    t.contacts = _events.without_colouring(getattr(c, name).take(keep, axis=0) for name in _events.CONTACT_NAMES)
     if t.approach is not None and t.approach.shape[0] == keys.shape[0]:
-        t.approach = t.approach[keep]
+        t.approach = t.approach.take(keep, axis=0)
 
 
 def wake_touching(world, lx, ly, ux, uy):

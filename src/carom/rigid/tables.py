@@ -203,17 +203,15 @@ class WorldTables:
 
     def origin_frame(self, b):
         """(origin, cos θ, sin θ) of body b."""
-        c, s = math.cos(self.angle[b]), math.sin(self.angle[b])
-        lc = self.local_center[b]
-        o = self.com[b] - np.array((c * lc[0] - s * lc[1], s * lc[0] + c * lc[1]))
-        return o, c, s
+        x, y, c, s = self.origin_transform(b)
+        return np.array((x, y)), c, s
 
     def origin_transform(self, b):
         """(x, y, cos θ, sin θ) of body b's origin, as Python floats."""
-        c, s = math.cos(self.angle[b]), math.sin(self.angle[b])
-        lc = self.local_center[b]
-        return (float(self.com[b, 0] - (c * lc[0] - s * lc[1])), float(self.com[b, 1] - (s * lc[0] + c * lc[1])),
-                c, s)
+        a = float(self.angle[b])
+        c, s = math.cos(a), math.sin(a)
+        lx, ly = float(self.local_center[b, 0]), float(self.local_center[b, 1])
+        return float(self.com[b, 0]) - (c * lx - s * ly), float(self.com[b, 1]) - (s * lx + c * ly), c, s
 
     def wake(self, b, partners=False):
         """Wake body b's sleeping island (every body sharing its island label); with ``partners`` also the

@@ -112,15 +112,18 @@ def _setting(value, name, check):
     return v
 
 
+#: the kinds' pairs of settings that must be in order (lower ≤ upper), for ``_consistent``
+_ORDERED = {DISTANCE: (("min_length", distance.MIN_LENGTH), ("max_length", distance.MAX_LENGTH)),
+            REVOLUTE: (("lower", revolute.LOWER), ("upper", revolute.UPPER)),
+            PRISMATIC: (("lower", prismatic.LOWER), ("upper", prismatic.UPPER)),
+            WHEEL: (("lower", wheel.LOWER), ("upper", wheel.UPPER)),
+            ROTARY_LIMIT: (("lower", rotary_limit.LOWER), ("upper", rotary_limit.UPPER))}
+
+
 def _consistent(kind, p, where=""):
     """Cross-checks of a kind's settings (``p``: the param row): lower ≤ upper and the like."""
-    pairs = {DISTANCE: (("min_length", distance.MIN_LENGTH), ("max_length", distance.MAX_LENGTH)),
-             REVOLUTE: (("lower", revolute.LOWER), ("upper", revolute.UPPER)),
-             PRISMATIC: (("lower", prismatic.LOWER), ("upper", prismatic.UPPER)),
-             WHEEL: (("lower", wheel.LOWER), ("upper", wheel.UPPER)),
-             ROTARY_LIMIT: (("lower", rotary_limit.LOWER), ("upper", rotary_limit.UPPER))}
-    if kind in pairs:
-        (ln, lc), (un, uc) = pairs[kind]
+    if kind in _ORDERED:
+        (ln, lc), (un, uc) = _ORDERED[kind]
         if p[lc] > p[uc]:
             raise SimulationError(f"{where}{ln} = {p[lc]!r} is above {un} = {p[uc]!r}")
     if kind == DISTANCE:
@@ -141,9 +144,9 @@ def _point(value, name):
 
 def _to_local(world, b, p):
     """World point p in body b's frame (from its origin)."""
-    o, c, s = world.tables.origin_frame(b)
-    d = p - o
-    return np.array((c * d[0] + s * d[1], -s * d[0] + c * d[1]))
+    x, y, c, s = world.tables.origin_transform(b)
+    dx, dy = float(p[0]) - x, float(p[1]) - y
+    return np.array((c * dx + s * dy, -s * dx + c * dy))
 
 
 def _to_world(world, b, q):
