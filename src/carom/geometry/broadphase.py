@@ -183,8 +183,9 @@ class BroadPhase:
         return self.insert_checked(lo[0], lo[1], hi[0], hi[1], static)
 
     def insert_checked(self, lx: "float", ly: "float", ux: "float", uy: "float", static: "bool") -> int:
-        """:meth:`insert` of a box known to be finite with lower ≤ upper (a world's own shape boxes: checking
-        them again was a sixth of adding a shape)."""
+        """:meth:`insert` of a box known to be finite with lower ≤ upper, its lower corner (``lx``, ``ly``) and upper
+        corner (``ux``, ``uy``), ``static`` as there: for a world's own shape boxes, which checking again was a
+        sixth of adding a shape. Returns the proxy id."""
         if self._free:
             p = self._free.pop()
         else:
@@ -206,7 +207,7 @@ class BroadPhase:
         self.remove_checked(self._check_id(proxy))
 
     def remove_checked(self, p: "int") -> None:
-        """:meth:`remove` of a proxy id known to be in the broad phase (a world's own shape's)."""
+        """:meth:`remove` of ``p``, a proxy id known to be in the broad phase (a world's own shape's)."""
         self._removing(p)
         self._flags[p] = K.FREE
         self._free.append(p)
