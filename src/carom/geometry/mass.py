@@ -61,34 +61,39 @@ def _polygon_moments(px, py, count):
 #: how many centres of mass :func:`shape_reach` remembers per shape
 REACH_MEMO = 8
 
+#: what a world derives from a shape each time a body takes it (:func:`shape_terms`)
+ShapeTerms = namedtuple("ShapeTerms", "area cx cy inertia half_extent extent")
+
+
+def _memo(shape):
+    """The shape's memo (its :class:`ShapeTerms`, its reaches by centre), made on first use. A shape cannot change,
+    so it is never stale."""
+    memo = shape._memo
+    if memo is None:
+        r = shape.radius
+        verts = shape.vertices
+        a, cx, cy, jc = shape_moments(shape._kernel_vertices, shape._kernel_normals, r)
+        lo, hi = verts.min(axis=0) - r, verts.max(axis=0) + r
+        half = 0.5 * min(hi - lo)
+        if verts.shape[0] == 2 and r > 0:
+            half = r
+        memo = shape._memo = (ShapeTerms(a, cx, cy, jc, max(half, r), float(np.abs(verts).max()) + r), {})
+    return memo
+
 
 def shape_terms(shape):
-    """(area, cx, cy, J, half_extent, extent) of ``shape``: :func:`shape_moments`, half its bounding box's
-    smaller side (a capsule's radius; never below the radius), and how far the shape reaches from its frame's
-    origin along x or y. Computed once per shape and kept on it (a shape cannot change): a scene adds one
-    geometry to many bodies (a ragdoll's limbs, a pyramid's box), and deriving these anew was a third of adding
-    a shape."""
-    memo = shape._memo
-    if memo is not None:
-        return memo[0]
-    r = shape.radius
-    verts = shape.vertices
-    a, cx, cy, jc = shape_moments(shape._kernel_vertices, shape._kernel_normals, r)
-    lo, hi = verts.min(axis=0) - r, verts.max(axis=0) + r
-    half = 0.5 * min(hi - lo)
-    if verts.shape[0] == 2 and r > 0:
-        half = r
-    terms = (a, cx, cy, jc, max(half, r), float(np.abs(verts).max()) + r)
-    shape._memo = (terms, {})
-    return terms
+    """The :class:`ShapeTerms` of ``shape``: :func:`shape_moments` (area, centroid, J about it), half its bounding
+    box's smaller side (a capsule's radius; never below the radius) and how far the shape reaches from its
+    frame's origin along x or y. Computed once per shape and kept on it: a scene adds one geometry to many
+    bodies (a ragdoll's limbs, a pyramid's box), and deriving these anew was a third of adding a shape."""
+    return _memo(shape)[0]
 
 
 def shape_reach(shape, cx, cy):
     """How far the shape reaches from the point (cx, cy) of its frame (a body's centre of mass): its farthest
     core vertex plus its radius. Remembered per shape for the last few points (the bodies that take one
     geometry usually share their centre of mass in its frame)."""
-    shape_terms(shape)
-    reach = shape._memo[1]
+    reach = _memo(shape)[1]
     key = (cx, cy)
     value = reach.get(key)
     if value is None:

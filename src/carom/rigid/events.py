@@ -132,23 +132,14 @@ def settle(t):
         t.raw_events = None
 
 
-def purge_shape(t, s):
-    """Drop the contacts of shape s (about to be removed); touching ones become pending end events."""
-    settle(t)
+def drop_contacts(t, mine):
+    """Drop the contact table's rows flagged in ``mine`` (and their approach speeds). The colouring goes: the next
+    step colours the remaining contacts afresh. The kept rows are taken by index, not by a boolean mask: a
+    quarter of the time for the cache's 15 columns."""
     c = t.contacts
-    keys = c.keys
-    mine = ((keys >> _step.KEY_SHIFT) == s) | ((keys & _step.KEY_MASK) == s)
-    if not mine.any():
-        return
-    ended = np.flatnonzero(mine & c.touching)
-    if ended.size:
-        rows, _ = pair_rows(t, END_DTYPE, keys, ended, c.sensor)
-        rows["sensor"] = c.sensor[ended]
-        t.pending_end.append(rows)
-    # (the colouring goes: the next step colours the remaining contacts afresh)
     keep = np.flatnonzero(~mine)
     t.contacts = without_colouring(getattr(c, name).take(keep, axis=0) for name in CONTACT_NAMES)
-    if t.approach is not None and t.approach.shape[0] == keys.shape[0]:
+    if t.approach is not None and t.approach.shape[0] == mine.shape[0]:
         t.approach = t.approach.take(keep, axis=0)
 
 

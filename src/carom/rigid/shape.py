@@ -215,7 +215,7 @@ def shape_settings(shape, density, friction, restitution, sensor, category, mask
     cat = _bits(category, "category")
     msk = _bits(mask, "mask")
     grp = _group(group)
-    if shape_terms(shape)[5] > WORLD_LIMIT:
+    if shape_terms(shape).extent > WORLD_LIMIT:
         raise GeometryError(f"{shape!r} reaches beyond the world limit {WORLD_LIMIT:g} m")
     return d, f, e, is_sensor, cat, msk, grp, ts, rr, ow
 
@@ -407,12 +407,7 @@ def purge_contacts(t, rows):
         records, _ = _events.pair_rows(t, _events.END_DTYPE, keys, ended, c.sensor)
         records["sensor"] = c.sensor[ended]
         t.pending_end.append(records)
-    # (the colouring goes: the next step colours the remaining contacts afresh; ``take`` of the kept rows' indices,
-    # not a boolean mask: a quarter of the time for the cache's 15 columns)
-    keep = np.flatnonzero(~mine)
-    t.contacts = _events.without_colouring(getattr(c, name).take(keep, axis=0) for name in _events.CONTACT_NAMES)
-    if t.approach is not None and t.approach.shape[0] == keys.shape[0]:
-        t.approach = t.approach.take(keep, axis=0)
+    _events.drop_contacts(t, mine)
 
 
 def wake_touching(world, lx, ly, ux, uy):
