@@ -160,7 +160,9 @@ WORLD_ATTRIBUTES = {
     "tables.approach": "not saved: the last step's approach speeds (contact_data reads NaN until the next step)",
     "profile_times": "not saved: timings of the last step",
     "_governor": "not saved: the steps' timings, which choose the thread count (a restored world times its own)",
-    "_arg_views": "not saved: views rebuilt by the next step", "tables.query_boxes": "not saved: rebuilt by a query",
+    "_arg_views": "not saved: views rebuilt by the next step",
+    "_step_entry": "not saved: the compiled step's entry point, found again by the next step",
+    "tables.thresholds_set": "not saved: found again from the joint thresholds by the next step", "tables.query_boxes": "not saved: rebuilt by a query",
     "tables.locked": "not saved: a snapshot is taken and restored between steps",
     "tables.body_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
     "tables.shape_data": "not saved: Python objects (pickle and copy carry them beside the snapshot bytes)",
@@ -956,6 +958,7 @@ def _build(d, geometry, world_class):
     w.tables.n_joints = d["n_joints"]
     w.tables.free_joints = d["joint.free"].tolist()
     w.tables.j_threshold[w.tables.n_joints:] = np.inf
+    w.tables.thresholds_set = None
     w.tables.s_geometry = geometry
     vcap = max(64, nv)
     w.tables.verts = grow(d["verts"], vcap)

@@ -179,6 +179,9 @@ class WorldTables:
         self.joint_data: dict = {}
         #: the body pairs joints keep from colliding, sorted (``joints.bookkeeping.joined_keys``), or None when to be rebuilt
         self.joined = None
+        #: whether a joint row may hold a finite force or torque threshold (``joints.bookkeeping.check_thresholds``),
+        #: or None when to be found again: set to None wherever thresholds are written
+        self.thresholds_set = None
         #: the shapes' tight boxes (lower, upper) as the queries last brought the broad phase up to date with them
         #: (``carom.rigid.queries``), or None when a shape may have moved since: set to None by the step and by
         #: everything that moves, adds or removes a shape; not saved

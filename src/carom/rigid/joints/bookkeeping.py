@@ -72,6 +72,7 @@ def add(world, definition):
     # (a mouse joint never filters: its other body is the world's static body, which holds the ground)
     t.j_collide[i] = collide or d.kind == MOUSE
     t.j_threshold[i] = thresholds
+    t.thresholds_set = None
     t.j_report[i] = d.on_threshold == "report"
     if d.data is not None:
         t.joint_data[i] = d.data
@@ -144,6 +145,12 @@ def check_thresholds(world):
     if n == 0:
         return []
     th = t.j_threshold[:n]
+    # (whether any row has a finite threshold, found once after thresholds are written: most worlds have none,
+    # and the masks below cost 7 µs a step)
+    if t.thresholds_set is None:
+        t.thresholds_set = bool((th < np.inf).any())
+    if not t.thresholds_set:
+        return []
     watch = t.j_alive[:n] & t.j_enabled[:n] & ((th[:, 0] < np.inf) | (th[:, 1] < np.inf))
     events = []
     if watch.any():
