@@ -369,7 +369,9 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
                         dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata)
     else:
-        sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, jstart), 1), np.int64)
+        # (one thread claims nothing and waits for nothing: no counters. They were 5 KB allocated and zeroed
+        # at every step of a small world)
+        sync = np.zeros(1, np.int64)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata)
