@@ -541,6 +541,32 @@ def test_force_threshold_breaks_only_above_the_reaction():
     assert b.position[1] < 3.0            # it fell
 
 
+def test_threshold_set_after_steps_without_any():
+    """The step looks at the thresholds only while some joint has a finite one (``check_thresholds``' memo):
+    a world stepped with none, then given a joint whose threshold is below its reaction, breaks it in its first
+    step; one restored from a snapshot of that world does too."""
+    w, b, j = _hanging(math.inf)
+    for _ in range(5):
+        w.step(DT)
+    assert w.joint_events() == [] and j.alive
+    mg = b.mass * G
+    c = w.add_body(position=(2.0, 4.0))
+    c.add_shape(Circle(0.1), density=10.0)
+    spec = joints.Distance(None, c, anchor_a=(2.0, 5.0), anchor_b=(2.0, 4.0), force_threshold=0.5 * mg)
+    copy = carom.World.restore(w.snapshot())
+    k = w.add_joint(spec)
+    w.step(DT)
+    events = w.joint_events()
+    assert len(events) == 1 and events[0].broke and events[0].joint == k and j.alive
+    copy.step(DT)                                       # (the copy has no second joint: nothing to break)
+    assert copy.joint_events() == []
+    c2 = next(body for body in copy.bodies if body.index == c.index)
+    k2 = copy.add_joint(joints.Distance(None, c2, anchor_a=(2.0, 5.0), anchor_b=(2.0, 4.0),
+                                        force_threshold=0.5 * mg))
+    copy.step(DT)
+    assert [e.joint for e in copy.joint_events()] == [k2]
+
+
 def test_force_threshold_report_keeps_the_joint():
     w, b, j = _hanging(0.98 * 0.1 ** 2 * math.pi * 10.0 * G, on_threshold="report")
     for _ in range(10):

@@ -480,3 +480,29 @@ def test_colouring_keeps_each_colour_in_key_order_block_by_block():
                 assert keys[part].max() < ks[lo + block:].min(), "a block's keys reach into the next's"
             mixed += bool(two.any() and not two.all())
     assert mixed > 0 and np.any(count[perm] == 1) and np.any(count[perm] == 2)   # (the test saw both kinds)
+
+
+def test_steps_through_the_entry_point_match_the_dispatcher():
+    """``World.step`` calls the compiled step through the dispatcher the first time for a world's tables, then
+    through the chosen overload's entry point (``World._call_step``) until the tables' views are rebuilt. Two
+    copies of one world, one let to use the entry point and one made to go through the dispatcher at every
+    step, end bitwise alike through bodies added and removed mid-way (each rebuilding the views), and the
+    first one's entry point is kept for its current views."""
+    base = pyramid(base=4)
+    for _ in range(5):
+        base.step(1 / 60)
+    fast, slow = (carom.World.restore(base.snapshot()) for _ in range(2))
+    for i in range(90):
+        for w in (fast, slow):
+            if i == 30:
+                w.add_body(position=(0.3, 6.0)).add_shape(Circle(0.25), density=2.0)
+            if i == 60:
+                w.remove(w.bodies[-1])
+            if w is slow:
+                w._step_entry = None
+            w.step(1 / 60)
+    assert fast._step_entry is not None and fast._step_entry[0] is fast._arg_views
+    n = fast.tables.n_bodies
+    for name in ("com", "angle", "vel", "angvel"):
+        assert getattr(fast.tables, name)[:n].tobytes() == getattr(slow.tables, name)[:n].tobytes(), name
+    assert_same_contacts(fast, slow)
