@@ -61,13 +61,25 @@ def chunk(mode, bundle_lo, bundle_hi, lo, hi, jdata, state, fstate, flags, dangl
     if bundle_lo < 0:
         for it in range(-bundle_lo):
             m = pass_mode(mode, it)
+            # the joints solved one by one, colour after colour, are one run of the solve order until a colour
+            # has bundles of point joints (solved before its other joints): one call per run, not per colour
+            # (the same joints in the same order)
+            lo = np.int64(-1)
+            hi = np.int64(0)
             for c in range(OVERFLOW + 1):
                 if jstart[c + 1] == jstart[c]:
                     continue
                 if pstart[c] < pstart[c + 1]:
+                    if lo >= 0:
+                        solve_joints(m, lo, jstart[c], jbody, jframe, rstart, jrows, state, fstate, flags, dangle,
+                                     jsoft, inv_h)
                     solve_point_bundles(m, pstart[c], pstart[c + 1], pb, pbody, pmove, fstate, jsoft)
-                solve_joints(m, jstart[c] + pcount[c], jstart[c + 1], jbody, jframe, rstart, jrows, state, fstate,
-                             flags, dangle, jsoft, inv_h)
+                    lo = jstart[c] + pcount[c]
+                elif lo < 0:
+                    lo = jstart[c]
+                hi = jstart[c + 1]
+            if lo >= 0:
+                solve_joints(m, lo, hi, jbody, jframe, rstart, jrows, state, fstate, flags, dangle, jsoft, inv_h)
         return
     if bundle_lo < bundle_hi:
         solve_point_bundles(mode, bundle_lo, bundle_hi, pb, pbody, pmove, fstate, jsoft)
