@@ -106,9 +106,10 @@ def _bounds_chunks(dt, gx, gy, com, angle, vel, angvel, local_center, kind, body
     """The two loops of :func:`bounds_stage`, in parallel chunks (a call per chunk keeps names private)."""
     NB = com.shape[0]
     S = shape_body.shape[0]
-    if threads == 1:
-        # (in this thread: launching a parallel loop for one chunk costs about 15 µs; a literal 0 would
-        # compile each function a second time, for Literal[int](0))
+    if threads == 1 or (chunk_count(NB, threads) == 1 and chunk_count(S, threads) == 1):
+        # (in this thread: launching a parallel loop for one chunk costs about 15 µs, 4 µs of a small world's
+        # step with two threads even as one chunk; a literal 0 would compile each function a second time, for
+        # Literal[int](0))
         zero = np.int64(0)
         _body_bounds(zero, NB, dt, gx, gy, com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale,
                      body_min_extent, asleep, reach, awake, motion, xf)

@@ -644,6 +644,9 @@ def _chain_rule(m, c, o, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_
 #: the narrow phase splits the pairs into this many blocks (a fixed number, so results do not depend on the
 #: thread count); each block has its own scratch space
 NARROW_BLOCKS = 64
+#: below this many candidate pairs the narrow phase runs in the calling thread (a pair takes 0.1-0.4 µs; the
+#: parallel loop's launch about 5 µs)
+NARROW_PARALLEL_MIN_PAIRS = 32
 
 
 @pnjit_kernel_launcher
@@ -652,10 +655,10 @@ def _narrow_blocks(maxc, shapes, local_center, awake, motion, xf, keys, old, tab
     function: Numba analyses every statement of a function with a parallel loop, so the rest of the stage
     stays outside, which saves seconds of compile time)."""
     K = keys.shape[0]
-    if threads == 1:
+    if threads == 1 or K < NARROW_PARALLEL_MIN_PAIRS:
         # in this thread, all pairs in one call (the pairs are independent, so the blocks make no difference
-        # to any result): launching the parallel loop costs about 15 µs, and each call takes and drops a
-        # reference on its 33 arrays, about 0.5 µs
+        # to any result): launching the parallel loop costs about 15 µs (5 µs of a small world's step with two
+        # threads, for one pair), and each call takes and drops a reference on its 33 arrays, about 0.5 µs
         _narrow_block(np.int64(0), K, maxc, shapes, local_center, awake, motion, xf, keys, old, table, in_place)
         return
     block = (K + NARROW_BLOCKS - 1) // NARROW_BLOCKS
