@@ -667,8 +667,11 @@ class World:
         call with other types would have compiled a second one, and then every call goes through the
         dispatcher again)."""
         kernel = _step.step_kernel
+        overloads = getattr(kernel, "overloads", None)
+        if overloads is None:                       # (a plain function without the JIT)
+            return kernel(*args)
         entry = self._step_entry
-        if entry is not None and entry[0] is self._arg_views and len(kernel.overloads) == 1:
+        if entry is not None and entry[0] is self._arg_views and len(overloads) == 1:
             return entry[1](*args)
         out = kernel(*args)
         if len(kernel.overloads) == 1:
