@@ -674,10 +674,8 @@ class World:
         if entry is not None and entry[0] is self._arg_views and len(overloads) == 1:
             return entry[1](*args)
         out = kernel(*args)
-        if len(kernel.overloads) == 1:
-            self._step_entry = (self._arg_views, next(iter(kernel.overloads.values())).entry_point)
-        else:
-            self._step_entry = None
+        self._step_entry = ((self._arg_views, next(iter(overloads.values())).entry_point) if len(overloads) == 1
+                            else None)
         return out
 
     @staticmethod
