@@ -42,7 +42,7 @@ def main(argv=None):
     wheel = a.wheel
     if wheel is None:
         import kernel_wheel
-        wheel = kernel_wheel.build(os.path.join(ROOT, "dist"), list(kernel_wheel.LEVELS))
+        wheel = kernel_wheel.build(os.path.join(ROOT, "dist"), kernel_wheel.buildable_levels())
     folder = tempfile.mkdtemp(prefix="carom-first-run-")
     try:
         venv = os.path.join(folder, "venv")

@@ -63,7 +63,7 @@ def installed():
     import kernel_wheel
     folder = tempfile.mkdtemp(prefix="carom-wheel-", dir="/tmp")
     os.chmod(folder, 0o755)
-    wheel = kernel_wheel.build(os.path.join(folder, "dist"), list(kernel_wheel.LEVELS), in_tree=True)
+    wheel = kernel_wheel.build(os.path.join(folder, "dist"), kernel_wheel.buildable_levels(), in_tree=True)
     venv = os.path.join(folder, "venv")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     py = os.path.join(venv, "bin", "python")
@@ -157,5 +157,20 @@ def test_the_wheel_pins_numba_and_carries_the_levels(installed):
                          capture_output=True, text=True, check=True, env={"CAROM_CPU_LEVEL": "host"}).stdout
     import numba
     assert f"numba=={numba.__version__}" in out
-    assert "'levels': ['x86-64-v4', 'x86-64-v3', 'x86-64']" in out
+    # every level this processor runs (a wheel built here ships those: ``kernel_wheel.buildable_levels``)
+    assert f"'levels': {_host_levels()}" in out
+    assert _host_levels()[-1] == "x86-64"
     assert "typed True" in out
+
+
+def test_a_wheel_without_the_processors_best_level_loads_its_best_shipped_one():
+    """A wheel built on a machine without AVX-512 ships x86-64-v3 and the baseline (``kernel_wheel.buildable_levels``);
+    on a processor with AVX-512 it must take its x86-64-v3 kernels, not compile for x86-64-v4; a source checkout
+    (nothing shipped) takes the processor's best."""
+    from carom._cpu_level import best_level
+    v4 = ["x86-64-v4", "x86-64-v3", "x86-64"]
+    assert best_level(v4, ["x86-64-v3", "x86-64"]) == "x86-64-v3"
+    assert best_level(v4, ["x86-64-v4", "x86-64-v3", "x86-64"]) == "x86-64-v4"
+    assert best_level(["x86-64-v3", "x86-64"], ["x86-64-v4", "x86-64-v3", "x86-64"]) == "x86-64-v3"
+    assert best_level(["x86-64"], ["x86-64-v4", "x86-64-v3"]) == "x86-64"
+    assert best_level(v4, []) == "x86-64-v4"

@@ -4,8 +4,11 @@ nothing (``carom._cpu_level`` has the why and how).
 1. The package is copied (without any cache) into a build folder, unless ``--in-tree`` builds from the source
    tree's own caches (faster where they are fresh, e.g. in a clean clone that has just run its tests;
    never after editing a kernel: Numba's cache does not notice a changed callee in another module).
-2. For each level (``x86-64-v4``, ``x86-64-v3`` and the ``x86-64`` baseline), a process with ``CAROM_CPU_LEVEL`` set to it
-   compiles every kernel a user can reach (``carom._warmup.every_kernel``) into the package's ``__pycache__``.
+2. For each level (``x86-64-v4``, ``x86-64-v3`` and the ``x86-64`` baseline) that the build machine's processor
+   supports (``buildable_levels``: compiling a level means running its kernels), a process with
+   ``CAROM_CPU_LEVEL`` set to it compiles every kernel a user can reach (``carom._warmup.every_kernel``) into
+   the package's ``__pycache__``. A wheel built without AVX-512 ships no ``x86-64-v4`` kernels; on a processor
+   with it, the wheel's best level that the processor supports is taken (``carom._cpu_level.choose``).
 3. ``_kernels.json`` records the levels and the Numba, llvmlite and Python versions, and the wheel is built
    with ``CAROM_KERNEL_WHEEL=1``: ``setup.py`` then pins Numba and llvmlite exactly (a cache is only valid for
    the versions that wrote it) and tags the wheel for this Python and platform (the cache files are).
@@ -25,6 +28,14 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 WARM = "from carom._warmup import every_kernel; every_kernel()"
 #: the levels a wheel ships (``carom._cpu_level.LEVELS``)
 LEVELS = ("x86-64-v4", "x86-64-v3", "x86-64")
+
+
+def buildable_levels():
+    """The levels of ``LEVELS`` this machine's processor runs, best first: those a wheel built here ships."""
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from carom import _cpu_level
+    fits = _cpu_level.supported(_cpu_level._host_features())
+    return [level for level in LEVELS if level in fits]
 
 
 def copy_tree(build):
@@ -84,10 +95,11 @@ def build(out, levels, in_tree=False, log=sys.stderr):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "dist"))
-    ap.add_argument("--levels", default=",".join(LEVELS))
+    ap.add_argument("--levels", default=None, help="default: every level this processor runs")
     ap.add_argument("--in-tree", action="store_true", help="use the source tree's own caches")
     a = ap.parse_args(argv)
-    build(a.out, [x for x in a.levels.split(",") if x], a.in_tree)
+    levels = buildable_levels() if a.levels is None else [x for x in a.levels.split(",") if x]
+    build(a.out, levels, a.in_tree)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ level          LLVM CPU (features)        runs on
 =============  =========================  ===========================================================
 
 At import, before anything is compiled, :func:`choose` picks the best level the running processor
-supports and sets ``numba.config.CPU_NAME`` and ``CPU_FEATURES`` to it. Where no shipped level fits (another
+supports (of those the wheel ships, when it ships some: :func:`best_level`) and sets ``numba.config.CPU_NAME`` and ``CPU_FEATURES`` to it. Where no shipped level fits (another
 architecture) Numba keeps the host's CPU, and the first run compiles, as it says
 (:func:`carom._jit.announce_compile`).
 
@@ -121,11 +121,22 @@ def choose():
     if not fits:
         level, reason = "host", "no shipped level fits this processor"
         return level
-    level = fits[0]
+    level = best_level(fits, shipped_levels()) if wanted == "auto" else fits[0]
     numba.config.CPU_NAME = dict((n, cpu) for n, cpu, _ in LEVELS)[level]
     numba.config.CPU_FEATURES = ""      # the level's own features (those its CPU name implies)
     reason = "chosen by CAROM_CPU_LEVEL" if wanted != "auto" else "the best shipped level this processor supports"
     return level
+
+
+def best_level(fits, shipped):
+    """The level to compile for, of those the processor runs (``fits``, best first): the best one whose kernels
+    this copy ships (``shipped``), else the best one (a source checkout ships none). A wheel built on a machine
+    without AVX-512 ships no ``x86-64-v4`` kernels (``tools/kernel_wheel.py``): on a processor with it, its
+    ``x86-64-v3`` kernels load, where choosing ``x86-64-v4`` would compile everything on the first run."""
+    for name in fits:
+        if name in shipped:
+            return name
+    return fits[0]
 
 
 def shipped_levels():
