@@ -9,6 +9,7 @@ import carom
 from carom import World, joints
 from carom.geometry import box, Circle
 from carom.rigid.joints import revolute
+from carom.rigid.joints._apart import load_lanes
 from carom.rigid.joints._common import REVOLUTE as _REVOLUTE
 from carom.scenes.box2d_scenes import add_human
 
@@ -47,7 +48,33 @@ def _mixed(w):
         spinner = b if i % 2 else spinner
 
 
+def _pendulums(w):
+    """Rows of pendulums hung from the static body and from each other, every feature mixed across neighbours: the
+    joints of one colour are consecutive records that touch no body another writes, so the step solves them
+    side by side in vector lanes (``_solve._solve_record_lanes``), which must give the generic rows' bits too.
+    Lanes where a row does nothing: a fixed-rotation body (its angle rows have no mass), a limit that is apart, a
+    motor at its torque limit."""
+    ground = w.static_body
+    ground.add_shape(box(30.0, 0.5, center=(0.0, -8.0)))
+    settings = [dict(lower=-0.3, upper=0.4), dict(motor_speed=3.0, max_motor_torque=2.0),
+                dict(hertz=4.0, damping_ratio=0.3, target_angle=0.5), dict(lower=0.0, upper=0.0),
+                dict(lower=-1.0, upper=1.0, motor_speed=-2.0, max_motor_torque=50.0, hertz=30.0, damping_ratio=1.0),
+                dict(upper=0.2), dict(lower=-0.1, hertz=2.0), dict(lower=0.5, upper=2.0), dict(motor_speed=-1.0,
+                max_motor_torque=0.01, lower=-2.0)]
+    for i in range(27):
+        x = -13.0 + 1.0 * i
+        top = w.add_body(position=(x + 0.4, 4.0), angle=0.1 * i)
+        top.add_shape(box(0.4, 0.1), density=1.0 + 0.1 * i)
+        if i % 7 == 3:
+            top.fixed_rotation = True
+        w.add_joint(joints.Revolute(ground, top, anchor=(x, 4.0), **settings[i % len(settings)]))
+        low = w.add_body(position=(x + 0.8, 3.4), angle=-0.2 * i)
+        low.add_shape(Circle(0.15), density=2.0)
+        w.add_joint(joints.Revolute(top, low, anchor=(x + 0.8, 4.0), **settings[(i + 4) % len(settings)]))
+
+
 def _run(build, generic, steps):
+    load_lanes()        # (the records' vector lanes, which a step otherwise has compiled in a helper process)
     w = World(gravity=(0, -10))
     build(w)
     t = w.tables
@@ -62,7 +89,7 @@ def _run(build, generic, steps):
     return w, out
 
 
-@pytest.mark.parametrize("build, steps", [(_ragdolls, 150), (_mixed, 200)])
+@pytest.mark.parametrize("build, steps", [(_ragdolls, 150), (_mixed, 200), (_pendulums, 120)])
 def test_the_record_is_the_generic_rows_bit_for_bit(build, steps):
     w0, generic = _run(build, True, steps)
     w1, record = _run(build, False, steps)

@@ -22,10 +22,10 @@ converted to the vector's element type), plus :func:`splat` / :func:`splat64`, :
 :func:`store_part` (doubles rounded into lanes h·LANES64 … of a float bundle), :func:`lane`/:func:`insert`
 (one lane), :func:`gather_rows` / :func:`gather_rows64` (the bodies' state rows of a bundle's lanes,
 transposed into column vectors), :func:`scatter_rows` (the way back), :func:`select`, :func:`vmax`,
-:func:`vmin`. Each operation is the IEEE operation of every lane, in the same order as the scalar code it
-replaces, with no fused multiply-add and no fastmath: a lane gives bitwise what scalar code in the same
-precision gives, so results stay deterministic and independent of the thread count and of how contacts are
-grouped into lanes.
+:func:`vmin`, :func:`vfloor`, :func:`columns64` (consecutive rows of a table, side by side). Each
+operation is the IEEE operation of every lane, in the same order as the scalar code it replaces, with no fused
+multiply-add and no fastmath: a lane gives bitwise what scalar code in the same precision gives, so results
+stay deterministic and independent of the thread count and of how contacts are grouped into lanes.
 
 ``vmax(a, b)`` is ``a if a > b else b`` per lane and ``vmin(a, b)`` is ``a if a < b else b`` (so a NaN in
 ``a`` yields ``b``).
@@ -130,6 +130,17 @@ if numba.config.DISABLE_JIT:
     def select(mask, a, b):
         """Per lane: ``a`` where ``mask``, else ``b``."""
         return np.where(mask, a, b)
+
+    def vfloor(a):
+        """Per lane: the largest whole number not above the lane."""
+        return np.floor(a)
+
+    def columns64(n):
+        """The function of (a, r0) giving columns 0 … n − 1 of rows ``r0`` … ``r0 + LANES64 − 1`` of ``a``, as
+        double vectors (lane q: row ``r0 + q``)."""
+        def columns(a, r0):
+            return tuple(a[r0:r0 + LANES64, c].astype(np.float64) for c in range(n))
+        return columns
 
     def vmax(a, b):
         """Per lane: ``a if a > b else b``."""
@@ -443,6 +454,51 @@ else:
                 cols.extend(_transpose(builder, pieces[p]))
             return context.make_tuple(builder, out, cols)
         return out(state, body, j, side, h), codegen
+
+    @intrinsic
+    def vfloor(typingctx, a):
+        """Per lane: the largest whole number not above the lane (``llvm.floor``: exact)."""
+        if not isinstance(a, Vector):
+            return None
+
+        def codegen(context, builder, sig, args):
+            vty = args[0].type
+            suffix = f"v{vty.count}{'f64' if isinstance(vty.element, ir.DoubleType) else 'f32'}"
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty]), f"llvm.floor.{suffix}")
+            return builder.call(fn, [args[0]])
+        return a(a), codegen
+
+    def columns64(n):
+        """The function (an intrinsic) of (a, r0) giving columns 0 … n − 1 (n rounded up to a multiple of LANES64;
+        the array must be that wide) of rows ``r0`` … ``r0 + LANES64 − 1`` of the C-contiguous float64 array
+        ``a``, as double vectors (lane q: row ``r0 + q``): each row loaded in LANES64-wide pieces, the blocks
+        transposed in registers (as :func:`gather_rows64`), where a column gathered lane by lane took a load and
+        an insert per lane. (A function per n: an intrinsic sees its arguments' types, not their values.)"""
+        blocks = -(-n // LANES64)
+        out = types.UniTuple(f64v, blocks * LANES64)
+
+        @intrinsic
+        def columns(typingctx, a, r0):
+            if not (isinstance(a, types.Array) and a.ndim == 2 and a.dtype == types.float64 and a.layout == "C"
+                    and isinstance(r0, types.Integer) and LANES64 & (LANES64 - 1) == 0):
+                return None
+
+            def codegen(context, builder, sig, args):
+                arr = context.make_array(sig.args[0])(context, builder, args[0])
+                rr = context.cast(builder, args[1], sig.args[1], types.intp)
+                width = cgutils.unpack_tuple(builder, arr.shape)[1]
+                vty = ir.PointerType(ir.VectorType(ir.DoubleType(), LANES64))
+                cols = []
+                for blk in range(blocks):
+                    pieces = []
+                    for q in range(LANES64):
+                        row = builder.add(rr, ir.Constant(rr.type, q))
+                        at = builder.add(builder.mul(row, width), ir.Constant(rr.type, blk * LANES64))
+                        pieces.append(builder.load(builder.bitcast(builder.gep(arr.data, [at]), vty), align=8))
+                    cols.extend(_transpose(builder, pieces))
+                return context.make_tuple(builder, out, cols)
+            return out(a, r0), codegen
+        return columns
 
     @intrinsic
     def select(typingctx, mask, a, b):

@@ -106,6 +106,7 @@ def every_kernel():
     from .scenes import rigid_scenes as R
     from .rigid import World, pre_solve_function, joints
     from .geometry._tree_pairs import load_grid
+    from .rigid.joints._apart import load_lanes
 
     worlds = [R.pyramid(base=5), R.pile(count=60), R.bullets(), R.pendulum(), R.chain(links=8),
               R.bridge(planks=10, drops=2), R.ragdolls(count=2, columns=2), R.car(track_length=10.0),
@@ -124,8 +125,10 @@ def every_kernel():
         w.add_joint(kind)
     w.on("begin", lambda e: None)
     worlds.append(w)
-    # the broad phase's grid search, which a world's step otherwise has compiled in a helper process
+    # the broad phase's grid search and the joints' vector lanes, which a world's step otherwise has compiled in
+    # a helper process
     load_grid(worlds[0].tables.bp.step_table(), 1)
+    load_lanes()
     for world in worlds:
         for _ in range(3):
             world.step(1 / 60)

@@ -447,8 +447,10 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
 ONE_WAY_COS = 0.5
 
 
-@njit
+@inline_njit
 def _is_one_way(one_way, s):
+    """Whether shape s is one-way (a direction, not (0, 0)). Inlined: the narrow stage asks it of every shape
+    of the world to learn whether any is (as a call, 1 % of the large pyramid's step)."""
     return one_way[s, 0] != 0.0 or one_way[s, 1] != 0.0
 
 

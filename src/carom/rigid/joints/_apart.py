@@ -20,7 +20,7 @@ from ..._simd import LANES
 from .._layout import BodyTable
 from ._common import FRAME_WIDTH, ROW_WIDTH
 from ._bundles import PB_WIDTH, solve_point_bundles, store_bundle_reactions
-from ._solve import (OVERFLOW, joint_solved, joints_to_solve, pass_mode, prepare_joints, solve_joints,
+from ._solve import (OVERFLOW, joint_solved, joints_to_solve, pass_mode, prepare_joints, record_lanes, solve_joints,
                      store_reactions)
 
 _I1, _I2, _I3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
@@ -135,6 +135,7 @@ def load(bodies, joints):
     to do."""
     global loaded
     if loaded:
+        load_lanes(wait=False)
         return
     if numba.config.DISABLE_JIT:
         loaded = True
@@ -148,3 +149,26 @@ def load(bodies, joints):
     chunk.load((i64, i64, i64, i64, i64, JOINT_DATA, _F2, types.float32[:, ::1], types.uint8[::1], _F1, f64))
     end.load((_I1, joint_table, JOINT_DATA, f64))
     loaded = True
+    load_lanes(wait=False)
+
+
+#: the argument types of ``_solve.record_lanes`` (as ``solve_joints`` calls it)
+LANES_TYPES = (types.int64, types.int64, _I2, _F2, _I1, _F2, _F2, types.float32[:, ::1], types.uint8[::1], _F1, _F1,
+               types.float64)
+#: ``_solve.record_lanes`` is loaded in this process (:func:`load_lanes`)
+lanes_ready = False
+
+
+def load_lanes(wait=True):
+    """Load the joints' vector lanes (``_solve.record_lanes``): compiled here unless cached; with ``wait=False`` as
+    ``ApartDispatcher.load_soon`` (compiled in a helper process, and False until it is loaded: :func:`load` asks
+    at every step of a world with joints until then). Returns whether they are loaded; True without the JIT."""
+    global lanes_ready
+    if lanes_ready or numba.config.DISABLE_JIT:
+        return True
+    if wait:
+        record_lanes.load(LANES_TYPES)
+        lanes_ready = True
+    else:
+        lanes_ready = record_lanes.load_soon(LANES_TYPES)
+    return lanes_ready

@@ -8,7 +8,10 @@ dynamic bodies, so the threads share a colour's joints and the result does not d
 colour is one chunk, in one thread, in a fixed order: the result is bitwise the same for any thread count.
 
 A colour's plain point joints (a revolute joint with no limit, motor or spring between two dynamic bodies, the
-common case) are solved ``LANES`` at a time in vectors (``_bundles``), its other joints one by one here.
+common case) are solved ``LANES`` at a time in vectors (``_bundles``), its other joints here: one by one, but
+revolute records (a joint with a limit, motor or spring: a ragdoll's) ``LANES64`` at a time in double-precision
+vectors where consecutive ones touch no body another of them writes (``_solve_record_lanes``), with the bits of
+one by one.
 
 The step's joint data is laid out in solve order (colour by colour), for sweeps that stream through it: per
 joint its bodies, a frame (masses, anchors, cB − cA: ``_common``) and the start of its rows; the rows of all
@@ -29,7 +32,10 @@ and warm starts afresh with its accumulated impulses and today's Jacobians, as B
 every substep."""
 import numpy as np
 
-from ..._jit import njit, inline_njit, borrowed
+import numba
+
+from ..._jit import njit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
+from ..._simd import LANES64, splat64, insert, lane, columns64, vfloor
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
                       G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1,
@@ -271,91 +277,278 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
     order: each joint's bodies' velocities are read, its geometry now computed (anchors turned by the bodies'
     rotations so far, d), its rows solved one after the other (``_rows.solve_row``) and the velocities written
     back; the change is kept in WARM_DV (module docstring: SOLVE first takes the last substep's back and warm
-    starts afresh)."""
+    starts afresh). Runs of revolute records that touch no body another of them writes go ``LANES64`` at a
+    time (``_solve_record_lanes``), with the same results."""
     # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
     jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
     flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
+    # (the lanes are compiled apart and loaded once a helper has compiled them: ``record_lanes``; until then
+    # every joint goes alone, with the same results)
+    lanes = hi - lo >= LANES64 and _lanes_loaded((mode, lo, jbody, frame, rstart, rows, state, fstate, flags, dangle,
+                                                   jsoft, inv_h))
+    i = lo
+    while i < hi:
+        if lanes and i + LANES64 <= hi and _records_apart(i, jbody, frame, rstart, rows, flags):
+            _lanes((mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h))
+            i += LANES64
+        else:
+            _solve_joint(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h)
+            i += 1
+
+
+@llvm_inline_njit
+def _solve_joint(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
+    """Joint i of ``solve_joints``' sweep, alone."""
     carried = mode == SOLVE
     use_bias = mode == SOLVE or mode == SOLVE_FIRST
     # the passes over a joint's rows: warm start only, warm start then solve, or solve only
     first = 0 if mode == WARM_START or carried else 1
     last = 1 if mode == WARM_START else 2
-    for i in range(lo, hi):
-        a = jbody[i, 0]
-        b = jbody[i, 1]
-        held_a = flags[a] & MOVE_SOLVED
-        held_b = flags[b] & MOVE_SOLVED
-        if held_a:
-            vax, vay, vaw = np.float64(fstate[a, VX]), np.float64(fstate[a, VY]), np.float64(fstate[a, W])
-        else:
-            vax, vay, vaw = state[a, VX], state[a, VY], state[a, W]
-        if held_b:
-            vbx, vby, vbw = np.float64(fstate[b, VX]), np.float64(fstate[b, VY]), np.float64(fstate[b, W])
-        else:
-            vbx, vby, vbw = state[b, VX], state[b, VY], state[b, W]
-        if carried:
-            # a later substep: the carried warm start taken back (module docstring)
-            vax -= frame[i, WARM_DV]
-            vay -= frame[i, WARM_DV + 1]
-            vaw -= frame[i, WARM_DV + 2]
-            vbx -= frame[i, WARM_DV + 3]
-            vby -= frame[i, WARM_DV + 4]
-            vbw -= frame[i, WARM_DV + 5]
-        vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
-        ma, ia, mb, ib = frame[i, MA], frame[i, IA], frame[i, MB], frame[i, IB]
-        qac, qas = np.float64(fstate[a, DC]), np.float64(fstate[a, DS])
-        qbc, qbs = np.float64(fstate[b, DC]), np.float64(fstate[b, DS])
-        rax = qac * frame[i, RAX] - qas * frame[i, RAY]
-        ray = qas * frame[i, RAX] + qac * frame[i, RAY]
-        rbx = qbc * frame[i, RBX] - qbs * frame[i, RBY]
-        rby = qbs * frame[i, RBX] + qbc * frame[i, RBY]
-        dx = frame[i, DCX] + (np.float64(fstate[b, DPX]) - np.float64(fstate[a, DPX])) + rbx - rax
-        dy = frame[i, DCY] + (np.float64(fstate[b, DPY]) - np.float64(fstate[a, DPY])) + rby - ray
-        r0 = rstart[i]
-        record = rstart[i + 1] > r0 and rows[r0, TYPE] == revolute.ROW_REVOLUTE
+    a = jbody[i, 0]
+    b = jbody[i, 1]
+    held_a = flags[a] & MOVE_SOLVED
+    held_b = flags[b] & MOVE_SOLVED
+    if held_a:
+        vax, vay, vaw = np.float64(fstate[a, VX]), np.float64(fstate[a, VY]), np.float64(fstate[a, W])
+    else:
+        vax, vay, vaw = state[a, VX], state[a, VY], state[a, W]
+    if held_b:
+        vbx, vby, vbw = np.float64(fstate[b, VX]), np.float64(fstate[b, VY]), np.float64(fstate[b, W])
+    else:
+        vbx, vby, vbw = state[b, VX], state[b, VY], state[b, W]
+    if carried:
+        # a later substep: the carried warm start taken back (module docstring)
+        vax -= frame[i, WARM_DV]
+        vay -= frame[i, WARM_DV + 1]
+        vaw -= frame[i, WARM_DV + 2]
+        vbx -= frame[i, WARM_DV + 3]
+        vby -= frame[i, WARM_DV + 4]
+        vbw -= frame[i, WARM_DV + 5]
+    vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
+    ma, ia, mb, ib = frame[i, MA], frame[i, IA], frame[i, MB], frame[i, IB]
+    qac, qas = np.float64(fstate[a, DC]), np.float64(fstate[a, DS])
+    qbc, qbs = np.float64(fstate[b, DC]), np.float64(fstate[b, DS])
+    rax = qac * frame[i, RAX] - qas * frame[i, RAY]
+    ray = qas * frame[i, RAX] + qac * frame[i, RAY]
+    rbx = qbc * frame[i, RBX] - qbs * frame[i, RBY]
+    rby = qbs * frame[i, RBX] + qbc * frame[i, RBY]
+    dx = frame[i, DCX] + (np.float64(fstate[b, DPX]) - np.float64(fstate[a, DPX])) + rbx - rax
+    dy = frame[i, DCY] + (np.float64(fstate[b, DPY]) - np.float64(fstate[a, DPY])) + rby - ray
+    r0 = rstart[i]
+    record = rstart[i + 1] > r0 and rows[r0, TYPE] == revolute.ROW_REVOLUTE
+    if record:
+        da, db = dangle[a], dangle[b]
+    else:
+        da = db = 0.0
+    for p in range(first, last):
+        warm = p == 0
         if record:
-            da, db = dangle[a], dangle[b]
-        else:
-            da = db = 0.0
-        for p in range(first, last):
-            warm = p == 0
-            if record:
-                # a revolute joint's one row (``revolute.solve_record``)
-                vax, vay, vaw, vbx, vby, vbw = revolute.solve_record(rows, r0, warm, use_bias, jsoft, inv_h, vax, vay,
-                                                                     vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
-                                                                     rby, dx, dy, da, db)
+            # a revolute joint's one row (``revolute.solve_record``)
+            vax, vay, vaw, vbx, vby, vbw = revolute.solve_record(rows, r0, warm, use_bias, jsoft, inv_h, vax, vay,
+                                                                 vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx,
+                                                                 rby, dx, dy, da, db)
+            continue
+        for r in range(rstart[i], rstart[i + 1]):
+            if rows[r, TYPE] == ROW_POINT:
+                vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby,
+                                                           vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
+            else:
+                vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw,
+                                                         vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
+                                                         dy, qac, qas, a, b, dangle, fstate)
+    if mode == RELAX or mode == SOLVE_FIRST:
+        frame[i, WARM_DV] += vax - vax0
+        frame[i, WARM_DV + 1] += vay - vay0
+        frame[i, WARM_DV + 2] += vaw - vaw0
+        frame[i, WARM_DV + 3] += vbx - vbx0
+        frame[i, WARM_DV + 4] += vby - vby0
+        frame[i, WARM_DV + 5] += vbw - vbw0
+    else:
+        frame[i, WARM_DV] = vax - vax0
+        frame[i, WARM_DV + 1] = vay - vay0
+        frame[i, WARM_DV + 2] = vaw - vaw0
+        frame[i, WARM_DV + 3] = vbx - vbx0
+        frame[i, WARM_DV + 4] = vby - vby0
+        frame[i, WARM_DV + 5] = vbw - vbw0
+    # only the bodies the solver holds are written: a static or kinematic body is only read
+    if held_a and ma + ia > 0.0:
+        fstate[a, VX] = vax
+        fstate[a, VY] = vay
+        fstate[a, W] = vaw
+    if held_b and mb + ib > 0.0:
+        fstate[b, VX] = vbx
+        fstate[b, VY] = vby
+        fstate[b, W] = vbw
+
+
+
+@llvm_inline_njit
+def _records_apart(i, jbody, frame, rstart, rows, flags):
+    """Whether joints i … i + LANES64 − 1 are revolute records (one row each) and none of them touches a body another of them
+    writes (a dynamic body the solver holds: ``solve_joints`` writes only those), so that solving them side by
+    side (``_solve_record_lanes``) is solving them one after the other. A colour's joints touch disjoint
+    dynamic bodies, so its records pass; a static ground shared by several is only read."""
+    for q in range(LANES64):
+        j = i + q
+        # (a record is one row, so the records are rows rstart[i] … rstart[i] + LANES64 − 1: ``columns64``)
+        if not (rstart[j + 1] == rstart[j] + 1 and rows[rstart[j], TYPE] == revolute.ROW_REVOLUTE):
+            return False
+    for q in range(LANES64):
+        j = i + q
+        wa = (flags[jbody[j, 0]] & MOVE_SOLVED) != 0 and frame[j, MA] + frame[j, IA] > 0.0
+        wb = (flags[jbody[j, 1]] & MOVE_SOLVED) != 0 and frame[j, MB] + frame[j, IB] > 0.0
+        for p in range(LANES64):
+            if p == q:
                 continue
-            for r in range(rstart[i], rstart[i + 1]):
-                if rows[r, TYPE] == ROW_POINT:
-                    vax, vay, vaw, vbx, vby, vbw = solve_point(rows, r, warm, use_bias, jsoft, vax, vay, vaw, vbx, vby,
-                                                               vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx, dy)
-                else:
-                    vax, vay, vaw, vbx, vby, vbw = solve_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw,
-                                                             vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, dx,
-                                                             dy, qac, qas, a, b, dangle, fstate)
-        if mode == RELAX or mode == SOLVE_FIRST:
-            frame[i, WARM_DV] += vax - vax0
-            frame[i, WARM_DV + 1] += vay - vay0
-            frame[i, WARM_DV + 2] += vaw - vaw0
-            frame[i, WARM_DV + 3] += vbx - vbx0
-            frame[i, WARM_DV + 4] += vby - vby0
-            frame[i, WARM_DV + 5] += vbw - vbw0
+            k = i + p
+            if wa and (jbody[j, 0] == jbody[k, 0] or jbody[j, 0] == jbody[k, 1]):
+                return False
+            if wb and (jbody[j, 1] == jbody[k, 0] or jbody[j, 1] == jbody[k, 1]):
+                return False
+    return True
+
+
+@llvm_inline_njit
+def _velocity_lanes(i, side, jbody, state, fstate, flags):
+    """The velocities (vx, vy, w) of the lanes' bodies on ``side`` (0: A, 1: B) of joints i …, as ``solve_joints``
+    reads them: a body the solver holds from its single-precision row, another from the world's."""
+    vx = vy = w = splat64(0.0)
+    for q in range(LANES64):
+        b = jbody[i + q, side]
+        if flags[b] & MOVE_SOLVED:
+            vx = insert(vx, q, np.float64(fstate[b, VX]))
+            vy = insert(vy, q, np.float64(fstate[b, VY]))
+            w = insert(w, q, np.float64(fstate[b, W]))
         else:
-            frame[i, WARM_DV] = vax - vax0
-            frame[i, WARM_DV + 1] = vay - vay0
-            frame[i, WARM_DV + 2] = vaw - vaw0
-            frame[i, WARM_DV + 3] = vbx - vbx0
-            frame[i, WARM_DV + 4] = vby - vby0
-            frame[i, WARM_DV + 5] = vbw - vbw0
+            vx = insert(vx, q, state[b, VX])
+            vy = insert(vy, q, state[b, VY])
+            w = insert(w, q, state[b, W])
+    return vx, vy, w
+
+
+@llvm_inline_njit
+def _body_lanes(fstate, jbody, i, side, col):
+    """``fstate[jbody[i + q, side], col]`` (single precision) of the lanes q, as a double vector."""
+    v = splat64(0.0)
+    for q in range(LANES64):
+        v = insert(v, q, np.float64(fstate[jbody[i + q, side], col]))
+    return v
+
+
+@llvm_inline_njit
+def _has_row(feat, bit):
+    """The lanes whose record has the row ``bit`` (``revolute.SPRING_ON`` …), from the records' FEATURES column (the
+    sum of their bits, a whole number below 16 held as a double: the test is exact)."""
+    # bit b of f: floor(f / b) is odd, i.e. f mod 2b ≥ b, computed as f − 2b·floor(f / 2b) in whole numbers
+    return feat - 2.0 * bit * vfloor(feat * (0.5 / bit)) >= bit
+
+
+#: the frames' columns and the records' (``_solve_record_lanes``), read in blocks of LANES64 columns: the tables
+#: are wide enough for the last block
+_frame_columns = columns64(FRAME_WIDTH)
+_record_columns = columns64(revolute.R_PY + 1)
+assert LANES64 & (LANES64 - 1) or (FRAME_WIDTH % LANES64 == 0
+                                   and ROW_WIDTH >= -(-(revolute.R_PY + 1) // LANES64) * LANES64)
+
+
+@njit
+def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
+    """Joints i … i + LANES64 − 1 of ``solve_joints``' sweep, revolute records that touch no body another of them
+    writes (``_records_apart``), side by side in double-precision vectors (``revolute.solve_record_lanes``): each
+    lane does what ``solve_joints`` does for its joint alone, operation for operation. Their frames and their
+    records are consecutive rows of the frame and row tables, read as blocks (``columns64``)."""
+    carried = mode == SOLVE
+    use_bias = mode == SOLVE or mode == SOLVE_FIRST
+    first = 0 if mode == WARM_START or carried else 1
+    last = 1 if mode == WARM_START else 2
+    f = _frame_columns(frame, i)
+    rc = _record_columns(rows, rstart[i])
+    vax, vay, vaw = _velocity_lanes(i, np.int64(0), jbody, state, fstate, flags)
+    vbx, vby, vbw = _velocity_lanes(i, np.int64(1), jbody, state, fstate, flags)
+    if carried:
+        vax = vax - f[WARM_DV]
+        vay = vay - f[WARM_DV + 1]
+        vaw = vaw - f[WARM_DV + 2]
+        vbx = vbx - f[WARM_DV + 3]
+        vby = vby - f[WARM_DV + 4]
+        vbw = vbw - f[WARM_DV + 5]
+    vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
+    ma, ia, mb, ib = f[MA], f[IA], f[MB], f[IB]
+    side_a, side_b = np.int64(0), np.int64(1)
+    qac, qas = _body_lanes(fstate, jbody, i, side_a, np.int64(DC)), _body_lanes(fstate, jbody, i, side_a, np.int64(DS))
+    qbc, qbs = _body_lanes(fstate, jbody, i, side_b, np.int64(DC)), _body_lanes(fstate, jbody, i, side_b, np.int64(DS))
+    rax = qac * f[RAX] - qas * f[RAY]
+    ray = qas * f[RAX] + qac * f[RAY]
+    rbx = qbc * f[RBX] - qbs * f[RBY]
+    rby = qbs * f[RBX] + qbc * f[RBY]
+    px_col, py_col = np.int64(DPX), np.int64(DPY)
+    pax, pbx = _body_lanes(fstate, jbody, i, side_a, px_col), _body_lanes(fstate, jbody, i, side_b, px_col)
+    pay, pby = _body_lanes(fstate, jbody, i, side_a, py_col), _body_lanes(fstate, jbody, i, side_b, py_col)
+    dx = f[DCX] + (pbx - pax) + rbx - rax
+    dy = f[DCY] + (pby - pay) + rby - ray
+    da = db = splat64(0.0)
+    for q in range(LANES64):
+        da = insert(da, q, dangle[jbody[i + q, 0]])
+        db = insert(db, q, dangle[jbody[i + q, 1]])
+    feat = rc[revolute.R_FEATURES]
+    spring = _has_row(feat, revolute.SPRING_ON)
+    motor = _has_row(feat, revolute.MOTOR_ON)
+    lower = _has_row(feat, revolute.LOWER_ON)
+    upper = _has_row(feat, revolute.UPPER_ON)
+    sl, ml, ll, ul = rc[revolute.R_SL], rc[revolute.R_ML], rc[revolute.R_LL], rc[revolute.R_UL]
+    lx, ly, scs0 = rc[revolute.R_PX], rc[revolute.R_PY], rc[revolute.R_SCS0]
+    sc0, sbeta, sms, sisc, salpha = (rc[revolute.R_SC0], rc[revolute.R_SBETA], rc[revolute.R_SMS], rc[revolute.R_SISC],
+                                     rc[revolute.R_SALPHA])
+    mlo, mhi, mc0, lc0, uc0 = (rc[revolute.R_MLO], rc[revolute.R_MHI], rc[revolute.R_MC0], rc[revolute.R_LC0],
+                               rc[revolute.R_UC0])
+    for p in range(first, last):
+        sl, ml, ll, ul, lx, ly, scs0, vax, vay, vaw, vbx, vby, vbw = revolute.solve_record_lanes(
+            p == 0, use_bias, jsoft, inv_h, spring, motor, lower, upper, sl, sc0, sbeta, sms, sisc, salpha, scs0, ml,
+            mlo, mhi, mc0, ll, lc0, ul, uc0, lx, ly, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
+            dx, dy, da, db)
+    add = mode == RELAX or mode == SOLVE_FIRST
+    for q in range(LANES64):
+        j = i + q
+        r = rstart[j]
+        rows[r, revolute.R_SL] = lane(sl, q)
+        rows[r, revolute.R_ML] = lane(ml, q)
+        rows[r, revolute.R_LL] = lane(ll, q)
+        rows[r, revolute.R_UL] = lane(ul, q)
+        rows[r, revolute.R_PX] = lane(lx, q)
+        rows[r, revolute.R_PY] = lane(ly, q)
+        rows[r, revolute.R_SCS0] = lane(scs0, q)
+        dv = (lane(vax, q) - lane(vax0, q), lane(vay, q) - lane(vay0, q), lane(vaw, q) - lane(vaw0, q),
+              lane(vbx, q) - lane(vbx0, q), lane(vby, q) - lane(vby0, q), lane(vbw, q) - lane(vbw0, q))
+        for f in range(6):
+            if add:
+                frame[j, WARM_DV + f] += dv[f]
+            else:
+                frame[j, WARM_DV + f] = dv[f]
+        a = jbody[j, 0]
+        b = jbody[j, 1]
         # only the bodies the solver holds are written: a static or kinematic body is only read
-        if held_a and ma + ia > 0.0:
-            fstate[a, VX] = vax
-            fstate[a, VY] = vay
-            fstate[a, W] = vaw
-        if held_b and mb + ib > 0.0:
-            fstate[b, VX] = vbx
-            fstate[b, VY] = vby
-            fstate[b, W] = vbw
+        if flags[a] & MOVE_SOLVED and lane(ma, q) + lane(ia, q) > 0.0:
+            fstate[a, VX] = lane(vax, q)
+            fstate[a, VY] = lane(vay, q)
+            fstate[a, W] = lane(vaw, q)
+        if flags[b] & MOVE_SOLVED and lane(mb, q) + lane(ib, q) > 0.0:
+            fstate[b, VX] = lane(vbx, q)
+            fstate[b, VY] = lane(vby, q)
+            fstate[b, W] = lane(vbw, q)
+
+
+@apart_njit(lambda arg_types: numba.types.none)
+def record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
+    """``_solve_record_lanes`` compiled apart (``carom._jit.apart_njit``), as ``solve_joints`` calls it.
+
+    Why: the vector code is a quarter of the joints' cold compile (about 4 s), and the joints solved one by one
+    give the same results, only slower. So the first step of a world with joints does not wait for it: it is
+    compiled in a helper process meanwhile (``_apart.load_lanes``) and used once it is loaded."""
+    _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h)
+
+
+_lanes = apart_caller(record_lanes)
+_lanes_loaded = apart_loaded(record_lanes)
 
 
 @njit

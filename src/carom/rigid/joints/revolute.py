@@ -7,6 +7,7 @@ C = θ − lower ≥ 0, upper C = upper − θ ≥ 0; point d = 0 (``_rows.solve
 import numpy as np
 
 from ..._jit import njit, llvm_inline_njit
+from ..._simd import splat64, select
 from ._rows import point_block
 from ._common import (INF, G_ANG0, ROW_ANGLE, ROW_POINT, BIAS_RIGID, BIAS_LIMIT, BIAS_SPRING, BIAS_MOTOR, add_row,
                       soft)
@@ -182,6 +183,111 @@ def solve_record(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby,
         px, py = nx - lx, ny - ly
     return (vax - ma * px, vay - ma * py, vaw - ia * (rax * py - ray * px), vbx + mb * px, vby + mb * py,
             vbw + ib * (rbx * py - rby * px))
+
+
+# ------------------------------------------------------------------------------------------ records in lanes
+#: A colour's records are also solved ``LANES64`` at a time, in double-precision vectors (``carom._simd``), by
+#: ``_solve.solve_joints`` wherever consecutive records touch no body another of them writes. One record's rows
+#: are a chain of dependent operations (each row waits for the velocities the one before wrote), about 70 ns a
+#: pass, most of it waiting; side by side, the chains of LANES64 joints run in the same time. Each lane does the
+#: scalar record's operations in the same order (a row a joint lacks, or one the scalar code skips, is computed
+#: and then not taken: ``select``), so the results are bitwise the scalar record's.
+
+
+@llvm_inline_njit
+def _angle_lanes(on, lam, warm, use_bias, kind, s, lo, hi, c, c0, alpha, beta, sms, sisc, jsoft, inv_h, vaw, vbw,
+                 ia, ib):
+    """``_angle_row`` for the lanes of the mask ``on`` (the joints that have the row): (the rows' new impulses, the
+    lanes whose row acted, vaw, vbw). The other lanes keep theirs."""
+    zero = splat64(0.0)
+    one = splat64(1.0)
+    if warm:
+        d = lam
+        act = on
+        new = lam
+    else:
+        k = ia * s * s + ib * s * s
+        act = on & (k > 0.0)
+        if kind == 0:
+            if not use_bias:
+                c = c0 + alpha * (c - c0)
+            bias, ms, isc = c * beta, sms, sisc
+        elif kind == 1:
+            bias, ms, isc = c, one, zero
+        else:
+            # the limit: c > 0 (apart), the speculative c/h; else the joint softness in the biased solve
+            apart = c > 0.0
+            if use_bias:
+                bias = select(apart, c * inv_h, jsoft[0] * c)
+                ms = select(apart, one, splat64(jsoft[1]))
+                isc = select(apart, zero, splat64(jsoft[2]))
+            else:
+                bias = select(apart, c * inv_h, zero)
+                ms = one
+                isc = zero
+        cdot = s * vbw - s * vaw
+        # (the lanes without the row divide by 1: no division by zero, which NumPy warns of as plain Python)
+        new = lam - ms * (cdot + bias) * (1.0 / select(act, k, one)) - isc * lam
+        # min(max(new, lo), hi), as Python's max and min take them
+        new = select(lo > new, lo, new)
+        new = select(hi < new, hi, new)
+        new = select(act, new, lam)
+        d = new - lam
+    return new, act, select(act, vaw - ia * d * s, vaw), select(act, vbw + ib * d * s, vbw)
+
+
+@llvm_inline_njit
+def solve_record_lanes(warm, use_bias, jsoft, inv_h, spring, motor, lower, upper, sl, sc0, sbeta, sms, sisc, salpha,
+                       scs0, ml, mlo, mhi, mc0, ll, lc0, ul, uc0, lx, ly, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib,
+                       rax, ray, rbx, rby, dx, dy, da, db):
+    """``solve_record`` for LANES64 records at once, from their rows gathered into vectors (``spring`` … ``upper``:
+    the lanes that have the row): (the impulses sl, ml, ll, ul, lx, ly, the spring's error at the biased solve
+    scs0 (``R_SCS0``), the velocities)."""
+    zero = splat64(0.0)
+    ninf = splat64(-INF)
+    pinf = splat64(INF)
+    c = sc0 + 1.0 * db - 1.0 * da
+    sl, act, vaw, vbw = _angle_lanes(spring, sl, warm, use_bias, np.int64(0), 1.0, ninf, pinf, c, scs0, salpha, sbeta,
+                                     sms, sisc, jsoft, inv_h, vaw, vbw, ia, ib)
+    if use_bias and not warm:
+        scs0 = select(act, c, scs0)
+    ml, _, vaw, vbw = _angle_lanes(motor, ml, warm, use_bias, np.int64(1), 1.0, mlo, mhi, mc0, zero, zero, zero, zero,
+                                   zero, jsoft, inv_h, vaw, vbw, ia, ib)
+    ll, _, vaw, vbw = _angle_lanes(lower, ll, warm, use_bias, np.int64(2), 1.0, zero, pinf, lc0 + 1.0 * db - 1.0 * da,
+                                   zero, zero, zero, zero, zero, jsoft, inv_h, vaw, vbw, ia, ib)
+    ul, _, vaw, vbw = _angle_lanes(upper, ul, warm, use_bias, np.int64(2), -1.0, zero, pinf,
+                                   uc0 + -1.0 * db - -1.0 * da, zero, zero, zero, zero, zero, jsoft, inv_h, vaw, vbw,
+                                   ia, ib)
+    if warm:
+        px, py = lx, ly
+    else:
+        if use_bias:
+            rate, ms, isc = jsoft[0], jsoft[1], jsoft[2]
+        else:
+            rate, ms, isc = 0.0, 1.0, 0.0
+        # ``point_block`` lane by lane: K⁻¹(Ċ + β·d), K singular (both bodies without mass) leaves the lane alone
+        cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
+        cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
+        k11 = ma + mb + ray * ray * ia + rby * rby * ib
+        k12 = -ray * rax * ia - rby * rbx * ib
+        k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
+        det = k11 * k22 - k12 * k12
+        solvable = det != 0.0
+        inv = 1.0 / select(solvable, det, splat64(1.0))
+        bx = (k22 * cx - k12 * cy) * inv
+        by = (k11 * cy - k12 * cx) * inv
+        nx = lx - ms * bx - isc * lx
+        ny = ly - ms * by - isc * ly
+        px = select(solvable, nx - lx, zero)
+        py = select(solvable, ny - ly, zero)
+        lx = select(solvable, nx, lx)
+        ly = select(solvable, ny, ly)
+        return (sl, ml, ll, ul, lx, ly, scs0, select(solvable, vax - ma * px, vax),
+                select(solvable, vay - ma * py, vay), select(solvable, vaw - ia * (rax * py - ray * px), vaw),
+                select(solvable, vbx + mb * px, vbx), select(solvable, vby + mb * py, vby),
+                select(solvable, vbw + ib * (rbx * py - rby * px), vbw))
+    return (sl, ml, ll, ul, lx, ly, scs0, vax - ma * px, vay - ma * py, vaw - ia * (rax * py - ray * px),
+            vbx + mb * px, vby + mb * py, vbw + ib * (rbx * py - rby * px))
 
 
 @njit
