@@ -73,15 +73,32 @@ def scalar_row(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby, v
 
 
 @llvm_inline_njit
-def point_block(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate, dx, dy):
-    """K⁻¹(Ċ + β·d) of the point constraint's 2-d block (``solve_point``; the revolute record's point too):
-    (False, 0, 0) when K is singular (both bodies without mass), else (True, the two components)."""
+def point_terms(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate, dx, dy):
+    """Ċ + β·d and K of the point constraint's 2-d block: (cx, cy, k11, k12, k22, det K), for numbers or for
+    vectors of lanes (``revolute.solve_record_lanes``), with the same operations in the same order."""
     cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
     cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
     k11 = ma + mb + ray * ray * ia + rby * rby * ib
     k12 = -ray * rax * ia - rby * rbx * ib
     k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
-    det = k11 * k22 - k12 * k12
+    return cx, cy, k11, k12, k22, k11 * k22 - k12 * k12
+
+
+@llvm_inline_njit
+def point_softness(use_bias, jsoft):
+    """(bias rate, mass scale, impulse scale) of a rigid point: the joint softness in the biased solve, none in
+    the relax."""
+    if use_bias:
+        return jsoft[0], jsoft[1], jsoft[2]
+    return 0.0, 1.0, 0.0
+
+
+@llvm_inline_njit
+def point_block(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate, dx, dy):
+    """K⁻¹(Ċ + β·d) of the point constraint's 2-d block (``solve_point``; the revolute record's point too):
+    (False, 0, 0) when K is singular (both bodies without mass), else (True, the two components)."""
+    cx, cy, k11, k12, k22, det = point_terms(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate,
+                                             dx, dy)
     if det == 0.0:
         return False, 0.0, 0.0
     inv = 1.0 / det

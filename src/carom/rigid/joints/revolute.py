@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._jit import njit, llvm_inline_njit
 from ..._simd import splat64, select
-from ._rows import point_block
+from ._rows import point_block, point_softness, point_terms
 from ._common import (INF, G_ANG0, ROW_ANGLE, ROW_POINT, BIAS_RIGID, BIAS_LIMIT, BIAS_SPRING, BIAS_MOTOR, add_row,
                       soft)
 
@@ -168,10 +168,7 @@ def solve_record(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby,
     if warm:
         px, py = lx, ly
     else:
-        if use_bias:
-            rate, ms, isc = jsoft[0], jsoft[1], jsoft[2]
-        else:
-            rate, ms, isc = 0.0, 1.0, 0.0
+        rate, ms, isc = point_softness(use_bias, jsoft)
         solvable, bx, by = point_block(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, rate, dx,
                                        dy)
         if not solvable:
@@ -261,17 +258,10 @@ def solve_record_lanes(warm, use_bias, jsoft, inv_h, spring, motor, lower, upper
     if warm:
         px, py = lx, ly
     else:
-        if use_bias:
-            rate, ms, isc = jsoft[0], jsoft[1], jsoft[2]
-        else:
-            rate, ms, isc = 0.0, 1.0, 0.0
+        rate, ms, isc = point_softness(use_bias, jsoft)
         # ``point_block`` lane by lane: K⁻¹(Ċ + β·d), K singular (both bodies without mass) leaves the lane alone
-        cx = vbx - vbw * rby - vax + vaw * ray + rate * dx
-        cy = vby + vbw * rbx - vay - vaw * rax + rate * dy
-        k11 = ma + mb + ray * ray * ia + rby * rby * ib
-        k12 = -ray * rax * ia - rby * rbx * ib
-        k22 = ma + mb + rax * rax * ia + rbx * rbx * ib
-        det = k11 * k22 - k12 * k12
+        cx, cy, k11, k12, k22, det = point_terms(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
+                                                 rate, dx, dy)
         solvable = det != 0.0
         inv = 1.0 / select(solvable, det, splat64(1.0))
         bx = (k22 * cx - k12 * cy) * inv
