@@ -35,7 +35,7 @@ import numpy as np
 import numba
 
 from ..._jit import njit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
-from ..._simd import LANES64, splat64, insert, lane, columns64, vfloor
+from ..._simd import LANES64, splat64, insert, lane, columns64, put_columns64, vfloor, with_item
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
                       G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1,
@@ -443,10 +443,12 @@ def _has_row(feat, bit):
     return feat - 2.0 * bit * vfloor(feat * (0.5 / bit)) >= bit
 
 
-#: the frames' columns and the records' (``_solve_record_lanes``), read in blocks of LANES64 columns: the tables
-#: are wide enough for the last block
+#: the frames' columns and the records' (``_solve_record_lanes``), read and written in blocks of LANES64 columns:
+#: the tables are wide enough for the last block
 _frame_columns = columns64(FRAME_WIDTH)
 _record_columns = columns64(revolute.R_PY + 1)
+_put_frame_columns = put_columns64(FRAME_WIDTH)
+_put_record_columns = put_columns64(revolute.R_PY + 1)
 assert LANES64 & (LANES64 - 1) or (FRAME_WIDTH % LANES64 == 0
                                    and ROW_WIDTH >= -(-(revolute.R_PY + 1) // LANES64) * LANES64)
 
@@ -456,7 +458,8 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
     """Joints i … i + LANES64 − 1 of ``solve_joints``' sweep, revolute records that touch no body another of them
     writes (``_records_apart``), side by side in double-precision vectors (``revolute.solve_record_lanes``): each
     lane does what ``solve_joints`` does for its joint alone, operation for operation. Their frames and their
-    records are consecutive rows of the frame and row tables, read as blocks (``columns64``)."""
+    records are consecutive rows of the frame and row tables, read and written as blocks (``columns64``,
+    ``put_columns64``)."""
     carried = mode == SOLVE
     use_bias = mode == SOLVE or mode == SOLVE_FIRST
     first = 0 if mode == WARM_START or carried else 1
@@ -506,26 +509,33 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
             p == 0, use_bias, jsoft, inv_h, spring, motor, lower, upper, sl, sc0, sbeta, sms, sisc, salpha, scs0, ml,
             mlo, mhi, mc0, ll, lc0, ul, uc0, lx, ly, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
             dx, dy, da, db)
-    add = mode == RELAX or mode == SOLVE_FIRST
+    # the records' impulses and the frames' velocity changes back, as blocks (``put_columns64``)
+    rc = with_item(rc, revolute.R_SL, sl)
+    rc = with_item(rc, revolute.R_ML, ml)
+    rc = with_item(rc, revolute.R_LL, ll)
+    rc = with_item(rc, revolute.R_UL, ul)
+    rc = with_item(rc, revolute.R_PX, lx)
+    rc = with_item(rc, revolute.R_PY, ly)
+    rc = with_item(rc, revolute.R_SCS0, scs0)
+    _put_record_columns(rows, rstart[i], rc)
+    if mode == RELAX or mode == SOLVE_FIRST:
+        f = with_item(f, WARM_DV, f[WARM_DV] + (vax - vax0))
+        f = with_item(f, WARM_DV + 1, f[WARM_DV + 1] + (vay - vay0))
+        f = with_item(f, WARM_DV + 2, f[WARM_DV + 2] + (vaw - vaw0))
+        f = with_item(f, WARM_DV + 3, f[WARM_DV + 3] + (vbx - vbx0))
+        f = with_item(f, WARM_DV + 4, f[WARM_DV + 4] + (vby - vby0))
+        f = with_item(f, WARM_DV + 5, f[WARM_DV + 5] + (vbw - vbw0))
+    else:
+        f = with_item(f, WARM_DV, vax - vax0)
+        f = with_item(f, WARM_DV + 1, vay - vay0)
+        f = with_item(f, WARM_DV + 2, vaw - vaw0)
+        f = with_item(f, WARM_DV + 3, vbx - vbx0)
+        f = with_item(f, WARM_DV + 4, vby - vby0)
+        f = with_item(f, WARM_DV + 5, vbw - vbw0)
+    _put_frame_columns(frame, i, f)
     for q in range(LANES64):
-        j = i + q
-        r = rstart[j]
-        rows[r, revolute.R_SL] = lane(sl, q)
-        rows[r, revolute.R_ML] = lane(ml, q)
-        rows[r, revolute.R_LL] = lane(ll, q)
-        rows[r, revolute.R_UL] = lane(ul, q)
-        rows[r, revolute.R_PX] = lane(lx, q)
-        rows[r, revolute.R_PY] = lane(ly, q)
-        rows[r, revolute.R_SCS0] = lane(scs0, q)
-        dv = (lane(vax, q) - lane(vax0, q), lane(vay, q) - lane(vay0, q), lane(vaw, q) - lane(vaw0, q),
-              lane(vbx, q) - lane(vbx0, q), lane(vby, q) - lane(vby0, q), lane(vbw, q) - lane(vbw0, q))
-        for f in range(6):
-            if add:
-                frame[j, WARM_DV + f] += dv[f]
-            else:
-                frame[j, WARM_DV + f] = dv[f]
-        a = jbody[j, 0]
-        b = jbody[j, 1]
+        a = jbody[i + q, 0]
+        b = jbody[i + q, 1]
         # only the bodies the solver holds are written: a static or kinematic body is only read
         if flags[a] & MOVE_SOLVED and lane(ma, q) + lane(ia, q) > 0.0:
             fstate[a, VX] = lane(vax, q)
@@ -544,6 +554,10 @@ def record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dang
     Why: the vector code is a quarter of the joints' cold compile (about 4 s), and the joints solved one by one
     give the same results, only slower. So the first step of a world with joints does not wait for it: it is
     compiled in a helper process meanwhile (``_apart.load_lanes``) and used once it is loaded."""
+    # (borrowed views: the call below would otherwise take and drop a reference on each array, ten atomic
+    # operations per four joints)
+    jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
+    flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
     _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h)
 
 
