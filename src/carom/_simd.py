@@ -481,6 +481,20 @@ else:
             return builder.call(fn, [args[0]])
         return a(a), codegen
 
+    def _row_pieces(context, builder, sig, args):
+        """For an intrinsic of (a, r0, …): the function (q, blk) giving the address, as a vector pointer, of the
+        LANES64 doubles ``a[r0 + q, blk·LANES64 :]`` (``columns64``, ``put_columns64``)."""
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        rr = context.cast(builder, args[1], sig.args[1], types.intp)
+        width = cgutils.unpack_tuple(builder, arr.shape)[1]
+        vty = ir.PointerType(ir.VectorType(ir.DoubleType(), LANES64))
+
+        def piece(q, blk):
+            row = builder.add(rr, ir.Constant(rr.type, q))
+            at = builder.add(builder.mul(row, width), ir.Constant(rr.type, blk * LANES64))
+            return builder.bitcast(builder.gep(arr.data, [at]), vty)
+        return piece
+
     def columns64(n):
         """The function (an intrinsic) of (a, r0) giving columns 0 … n − 1 (n rounded up to a multiple of LANES64;
         the array must be that wide) of rows ``r0`` … ``r0 + LANES64 − 1`` of the C-contiguous float64 array
@@ -497,17 +511,10 @@ else:
                 return None
 
             def codegen(context, builder, sig, args):
-                arr = context.make_array(sig.args[0])(context, builder, args[0])
-                rr = context.cast(builder, args[1], sig.args[1], types.intp)
-                width = cgutils.unpack_tuple(builder, arr.shape)[1]
-                vty = ir.PointerType(ir.VectorType(ir.DoubleType(), LANES64))
+                piece = _row_pieces(context, builder, sig, args)
                 cols = []
                 for blk in range(blocks):
-                    pieces = []
-                    for q in range(LANES64):
-                        row = builder.add(rr, ir.Constant(rr.type, q))
-                        at = builder.add(builder.mul(row, width), ir.Constant(rr.type, blk * LANES64))
-                        pieces.append(builder.load(builder.bitcast(builder.gep(arr.data, [at]), vty), align=8))
+                    pieces = [builder.load(piece(q, blk), align=8) for q in range(LANES64)]
                     cols.extend(_transpose(builder, pieces))
                 return context.make_tuple(builder, out, cols)
             return out(a, r0), codegen
@@ -527,17 +534,12 @@ else:
                 return None
 
             def codegen(context, builder, sig, args):
-                arr = context.make_array(sig.args[0])(context, builder, args[0])
-                rr = context.cast(builder, args[1], sig.args[1], types.intp)
-                width = cgutils.unpack_tuple(builder, arr.shape)[1]
-                vty = ir.PointerType(ir.VectorType(ir.DoubleType(), LANES64))
+                piece = _row_pieces(context, builder, sig, args)
                 vecs = cgutils.unpack_tuple(builder, args[2])
                 for blk in range(blocks):
                     rows = _transpose(builder, vecs[blk * LANES64:(blk + 1) * LANES64])
                     for q in range(LANES64):
-                        row = builder.add(rr, ir.Constant(rr.type, q))
-                        at = builder.add(builder.mul(row, width), ir.Constant(rr.type, blk * LANES64))
-                        builder.store(rows[q], builder.bitcast(builder.gep(arr.data, [at]), vty), align=8)
+                        builder.store(rows[q], piece(q, blk), align=8)
                 return context.get_dummy_value()
             return types.none(a, r0, cols), codegen
         return put
