@@ -130,15 +130,13 @@ loaded = False
 
 def load(bodies, joints):
     """Compile (or load) the three for the step's tables ``bodies`` (``BodyTable``) and ``joints``
-    (``JointTable``), so that the step of a world with joints finds them (``World.step`` calls it once, at the
-    first step of a world with joints); a second call does nothing. Without the JIT, nothing
-    to do."""
+    (``JointTable``), so that the step of a world with joints finds them (``World.step`` calls it at every step of a
+    world with joints: the first call loads them, and every call asks for the vector lanes until they are loaded,
+    :func:`load_lanes`). Without the JIT, nothing to do."""
     global loaded
-    if loaded:
-        load_lanes(wait=False)
-        return
-    if numba.config.DISABLE_JIT:
+    if loaded or numba.config.DISABLE_JIT:
         loaded = True
+        load_lanes(wait=False)
         return
     body = numba.typeof(bodies).types
     field = BodyTable._fields.index
