@@ -369,6 +369,54 @@ def test_add_bodies_equals_add_body_and_add_shape_in_a_loop(reuse):
     assert handles[0].shapes[0].friction == 0.4
 
 
+@pytest.mark.parametrize("reuse", [False, True])
+def test_add_bodies_with_a_shape_and_settings_per_body_equals_the_loop(reuse):
+    # a shape per body (the same object for several, as a ragdoll's limbs), and a group, damping, gravity scale
+    # and sleep threshold per body; some bodies land on the sleeping boxes (they wake), the rest far from them
+    def base():
+        w = _sleepy_world()
+        if reuse:
+            for b in w.bodies[1:3]:
+                w.remove(b)
+        assert w.awake_count < w.body_count
+        return w
+
+    n = 30
+    rng = np.random.default_rng(5)
+    near = rng.random(n) < 0.3
+    p = np.stack([np.where(near, rng.uniform(-5.0, 5.0, n), rng.uniform(30.0, 60.0, n)),
+                  np.where(near, rng.uniform(0.9, 1.3, n), rng.uniform(5.0, 9.0, n))], axis=1)
+    a = rng.uniform(-3, 3, n)
+    kinds = [box(0.3, 0.2, center=(0.1, 0.05)), carom.geometry.Capsule((0.0, -0.2), (0.0, 0.25), 0.08),
+             Circle(0.15)]
+    shapes = [kinds[k] for k in rng.integers(0, 3, n)]
+    group = rng.integers(-3, 4, n)
+    damping = rng.uniform(0.0, 0.5, n)
+    scale = rng.uniform(-1.0, 2.0, n).tolist()
+    threshold = rng.uniform(0.0, 0.3, n)
+    w1, w2 = base(), base()
+    slept = w1.tables.asleep[:w1.tables.n_bodies].copy()
+    handles = w1.add_bodies(p, a, shape=shapes, group=group, linear_damping=damping, angular_damping=0.2,
+                            gravity_scale=scale, sleep_threshold=threshold, density=1.5, friction=0.3)
+    loop = []
+    for k in range(n):
+        b = w2.add_body(position=p[k], angle=a[k], linear_damping=damping[k], angular_damping=0.2,
+                        gravity_scale=scale[k])
+        b.sleep_threshold = threshold[k]
+        b.add_shape(shapes[k], group=int(group[k]), density=1.5, friction=0.3)
+        loop.append(b)
+    assert [h.index for h in handles] == [h.index for h in loop]
+    assert state(w1) == state(w2)
+    np.testing.assert_array_equal(w1.tables.asleep, w2.tables.asleep)
+    after = w1.tables.asleep[:slept.size]
+    assert (slept & ~after).any() and (slept & after).any()       # some sleeping boxes woke, some slept on
+    for _ in range(20):
+        w1.step(DT)
+        w2.step(DT)
+    assert state(w1) == state(w2)
+    assert [h.shapes[0].group for h in handles] == group.tolist()
+
+
 # --- bad input ---------------------------------------------------------------------------------------------
 
 def _bad_calls(w, other):
@@ -411,6 +459,15 @@ def _bad_calls(w, other):
         lambda: w.add_bodies([(0, 5), (1e12, 5)], shape=box(0.5, 0.5)),
         lambda: w.add_bodies([(0, 5), (1, 5)], velocities=[(0, 0), (True, 0)], shape=box(0.5, 0.5)),
         lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), bullet=1),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=[box(0.5, 0.5)]),              # one shape for two bodies
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=[box(0.5, 0.5), "box"]),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), group=[1, True]),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), group=np.array([1.0, 2.0])),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), group=[1, 2, 3]),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), linear_damping=[0.1, -0.1]),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), gravity_scale=[1.0]),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), sleep_threshold=[0.1, float("nan")]),
+        lambda: w.add_bodies([(0, 5), (1, 5)], shape=box(0.5, 0.5), sleep_threshold=-1.0),
     ]
 
 

@@ -492,7 +492,10 @@ class KernelDispatcher(numba.core.registry.CPUDispatcher):
         return twin
 
     def __call__(self, *args, **kwargs):
-        return self.python_twin()(*args, **kwargs)
+        twin = self._python_twin
+        if twin is None:
+            twin = self.python_twin()
+        return twin(*args, **kwargs)
 
     def compile(self, sig):
         """Numba's compile (or cache load) of ``sig``; during a cold compile shared with a helper process, a

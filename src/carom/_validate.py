@@ -15,6 +15,7 @@ from .constants import WORLD_LIMIT
 from .errors import SimulationError
 
 _NUMERIC_KINDS = "iuf"
+_BITS_END = 2 ** 64
 
 
 def _is_real(value) -> bool:
@@ -60,6 +61,11 @@ def number(value, name, low=None, high=None, low_open=False, magnitude=None, err
 
 def integer(value, name, low=None, high=None, error=SimulationError) -> int:
     """``value`` as an int: a Python or NumPy integer (not a bool), in [low, high]."""
+    if type(value) is int:      # (the common case, without the abstract-class checks below: adding a shape
+        v = value               # checks three integers, and those checks were a tenth of it)
+        if (low is not None and v < low) or (high is not None and v > high):
+            raise error(f"{name} must be an integer {_range_text(low, high, False)}, got {v!r}")
+        return v
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
         raise error(f"{name} must be an integer, got {value!r}")
     v = int(value)
@@ -70,6 +76,8 @@ def integer(value, name, low=None, high=None, error=SimulationError) -> int:
 
 def flag(value, name, error=SimulationError) -> bool:
     """``value`` as a bool: only True/False (or NumPy's bools), so that ``bullet="no"`` is not taken as True."""
+    if value is True or value is False:
+        return value
     if not isinstance(value, (bool, np.bool_)):
         raise error(f"{name} must be True or False, got {value!r}")
     return bool(value)
@@ -77,6 +85,8 @@ def flag(value, name, error=SimulationError) -> bool:
 
 def bits(value, name, error=SimulationError) -> np.uint64:
     """A 64-bit category or mask: a Python or NumPy integer in [0, 2**64)."""
+    if type(value) is int and 0 <= value < _BITS_END:
+        return np.uint64(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
         raise error(f"{name} must be an integer bit set, got {value!r}")
     v = int(value)

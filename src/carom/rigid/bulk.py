@@ -171,14 +171,54 @@ def apply_forces(world, bodies: "Any", forces: "ArrayLike", points: "Optional[Ar
     t.wake_rows(rows)
 
 
+def _setting_per_body(value, name, k, **limits):
+    """A body setting of ``add_bodies``: one number for every body, or a sequence (or 1-d array) of one per body,
+    each checked as ``add_body`` checks it."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return per_body(_validate.values(value, name, **limits), name, k)
+    return _number(value, name, **limits)
+
+
+def _groups_per_body(value, k):
+    """``add_bodies``'s collision group: one integer for every body, or one per body."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        items = value.tolist() if isinstance(value, np.ndarray) else value
+        if isinstance(value, np.ndarray) and value.ndim != 1:
+            raise SimulationError(f"group must be one integer or a 1-d array of them, got shape {value.shape}")
+        groups = np.array([_validate.integer(g, f"group[{i}]", -2 ** 63, 2 ** 63 - 1) for i, g in enumerate(items)],
+                          np.int64)
+        return per_body(groups, "group", k)
+    return _shape._group(value)
+
+
+def _shapes_per_body(shape, k):
+    """``add_bodies``'s ``shape``: (the distinct geometries, each body's index into them). One geometry, or a
+    sequence of one per body (the same object may serve many)."""
+    if not isinstance(shape, (list, tuple)):
+        return [shape], np.zeros(k, np.int64)
+    if len(shape) != k:
+        raise SimulationError(f"shape has {len(shape)} shapes for {k} bodies (give one shape, or one per body)")
+    index = {}
+    distinct = []
+    which = np.empty(k, np.int64)
+    for i, g in enumerate(shape):
+        j = index.get(id(g))
+        if j is None:
+            j = index[id(g)] = len(distinct)
+            distinct.append(g)
+        which[i] = j
+    return distinct, which
+
+
 def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = None,
                velocities: "Optional[ArrayLike]" = None, angular_velocities: "Optional[ArrayLike]" = None, *,
                shape: "Any",
                density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
                sensor: "bool" = False, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
-               group: "int" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
+               group: "Any" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
                one_way: "Any" = None, bullet: "bool" = False,
-               linear_damping: "float" = 0.0, angular_damping: "float" = 0.0, gravity_scale: "float" = 1.0) -> list:
+               linear_damping: "Any" = 0.0, angular_damping: "Any" = 0.0, gravity_scale: "Any" = 1.0,
+               sleep_threshold: "Any" = SLEEP_LINEAR_TOLERANCE) -> list:
     """``World.add_bodies``."""
     t = world.tables
     t.check_unlocked()
@@ -192,25 +232,33 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
         _validate.values(angular_velocities, "angular_velocities", magnitude=FLOAT32_LIMIT),
         "angular_velocities", k)
     fast = _flag(bullet, "bullet")
-    ld = _number(linear_damping, "linear_damping", 0.0)
-    ad = _number(angular_damping, "angular_damping", 0.0)
-    gs = _number(gravity_scale, "gravity_scale", magnitude=FLOAT32_LIMIT)
-    d, f, e, is_sensor, cat, msk, grp, ts, rr, ow = _shape.shape_settings(
-        shape, density, friction, restitution, sensor, category, mask, group, tangent_speed, rolling_resistance,
-        one_way)
-    mass = _mass.parts_mass(((shape, d),))
-    _mass.check_shape_mass(mass, d, "each body")
+    ld = _setting_per_body(linear_damping, "linear_damping", k, low=0.0)
+    ad = _setting_per_body(angular_damping, "angular_damping", k, low=0.0)
+    gs = _setting_per_body(gravity_scale, "gravity_scale", k, magnitude=FLOAT32_LIMIT)
+    st = _setting_per_body(sleep_threshold, "sleep_threshold", k, low=0.0, high=FLOAT32_LIMIT)
+    grp = _groups_per_body(group, k)
+    shapes, which = _shapes_per_body(shape, k)
+    masses = []
+    for g in shapes:
+        d, f, e, is_sensor, cat, msk, _, ts, rr, ow = _shape.shape_settings(
+            g, density, friction, restitution, sensor, category, mask, 0, tangent_speed, rolling_resistance,
+            one_way)
+        masses.append(_mass.parts_mass(((g, d),)))
+        _mass.check_shape_mass(masses[-1], d, "each body")
     if k == 0:
         return []
     # each placed shape within the world limit (as ``add_shape`` checks it)
-    cs, sn = np.cos(a)[:, None], np.sin(a)[:, None]
-    vx, vy = shape.vertices[:, 0], shape.vertices[:, 1]
-    reach = np.maximum(np.abs(p[:, :1] + cs * vx - sn * vy).max(axis=1),
-                       np.abs(p[:, 1:] + sn * vx + cs * vy).max(axis=1)) + shape.radius
-    if (reach > WORLD_LIMIT).any():
-        i = int(np.flatnonzero(reach > WORLD_LIMIT)[0])
-        raise GeometryError(f"{shape!r} at positions[{i}] = ({p[i, 0]:g}, {p[i, 1]:g}) reaches beyond the "
-                            f"world limit {WORLD_LIMIT:g} m")
+    for j, g in enumerate(shapes):
+        mine = np.flatnonzero(which == j)
+        pj, aj = p[mine], a[mine]
+        cs, sn = np.cos(aj)[:, None], np.sin(aj)[:, None]
+        vx, vy = g.vertices[:, 0], g.vertices[:, 1]
+        reach = np.maximum(np.abs(pj[:, :1] + cs * vx - sn * vy).max(axis=1),
+                           np.abs(pj[:, 1:] + sn * vx + cs * vy).max(axis=1)) + g.radius
+        if (reach > WORLD_LIMIT).any():
+            i = int(mine[np.flatnonzero(reach > WORLD_LIMIT)[0]])
+            raise GeometryError(f"{g!r} at positions[{i}] = ({p[i, 0]:g}, {p[i, 1]:g}) reaches beyond the "
+                                f"world limit {WORLD_LIMIT:g} m")
     _events.settle(world.tables)     # (shape slots may be reused)
     # body rows: from the free list (last freed first), then new ones, the arrays doubling as add_body does
     free = t.free_bodies
@@ -237,8 +285,10 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     srows = np.array(sreused + list(range(sfirst, sfirst + k - len(sreused))), np.int64)
     t.n_shapes = sfirst + k - len(sreused)
     t.s_geometry.extend([None] * (k - len(sreused)))
-    nv = shape.vertices.shape[0]
-    o = _shape.vertex_rows(world.tables, nv * k)
+    counts = np.array([g.vertices.shape[0] for g in shapes], np.int64)[which]
+    starts = np.zeros(k, np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    o = _shape.vertex_rows(world.tables, int(counts.sum()))
     # the bodies as add_body leaves them
     t.com[rows] = p
     t.angle[rows] = a
@@ -254,13 +304,19 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     t.gravity_scale[rows] = gs
     t.can_sleep[rows] = True
     t.fixed_rotation[rows] = False
-    t.sleep_threshold[rows] = SLEEP_LINEAR_TOLERANCE
+    t.sleep_threshold[rows] = st
     t.locks[rows] = 0
     t.mass_override[rows] = 0
-    # the shapes as _add_shape writes them
-    t.verts[o:o + nv * k] = np.tile(shape.vertices, (k, 1))
-    t.normals[o:o + nv * k] = np.tile(shape.normals, (k, 1))
-    _shape.write_rows(t, srows, rows, o + nv * np.arange(k), shape, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
+    # the shapes as add_shape writes them
+    if len(shapes) == 1:
+        t.verts[o:o + counts[0] * k] = np.tile(shapes[0].vertices, (k, 1))
+        t.normals[o:o + counts[0] * k] = np.tile(shapes[0].normals, (k, 1))
+    else:
+        picks = which.tolist()
+        t.verts[o:o + starts[-1] + counts[-1]] = np.concatenate([shapes[j].vertices for j in picks])
+        t.normals[o:o + starts[-1] + counts[-1]] = np.concatenate([shapes[j].normals for j in picks])
+    radii = np.array([g.radius for g in shapes])[which]
+    _shape.write_rows(t, srows, rows, o + starts, counts, radii, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
     # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet)
     # and its proxy: one compiled call each
     c, s = np.cos(a), np.sin(a)
@@ -268,10 +324,10 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     y = p[:, 1] - (s * 0.0 + c * 0.0)
     boxes = np.empty((k, 4))
     pids = np.empty(k, np.int64)
-    verts, radius = shape._kernel_vertices, shape.radius
-    xs, ys, cs, ss, slots = x.tolist(), y.tolist(), c.tolist(), s.tolist(), srows.tolist()
+    xs, ys, cs, ss, slots, picks = x.tolist(), y.tolist(), c.tolist(), s.tolist(), srows.tolist(), which.tolist()
     for j in range(k):
-        lx, ly, ux, uy = core_aabb(verts, radius, xs[j], ys[j], cs[j], ss[j])
+        g = shapes[picks[j]]
+        lx, ly, ux, uy = core_aabb(g._kernel_vertices, g.radius, xs[j], ys[j], cs[j], ss[j])
         boxes[j] = (lx, ly, ux, uy)
         pid = t.bp.insert_checked(lx, ly, ux, uy, False)
         if pid >= t.proxy_shape.shape[0]:
@@ -280,23 +336,23 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
         pids[j] = pid
     t.s_proxy[srows] = pids
     gen = t.s_gen
-    for b, sl in zip(rows.tolist(), slots):
-        t.s_geometry[sl] = shape
-        t.body_shapes[b] = [ShapeHandle(world, sl, int(gen[sl]), shape)]
-    # the mass as _update_mass sets it, the same for every body
-    area_m, cx, cy, inertia, min_extent = mass
+    for b, sl, j in zip(rows.tolist(), slots, picks):
+        t.s_geometry[sl] = shapes[j]
+        t.body_shapes[b] = [ShapeHandle(world, sl, int(gen[sl]), shapes[j])]
+    # the mass as update_mass sets it, per distinct shape
+    area_m, cx, cy, inertia, min_extent = (np.array(column)[which] for column in zip(*masses))
     t.mass[rows] = area_m
     t.inertia[rows] = inertia
-    t.inv_mass[rows] = 1.0 / area_m if area_m > 0.0 else 0.0
-    t.inv_inertia[rows] = 1.0 / inertia if area_m > 0.0 and inertia > 0.0 else 0.0
-    t.local_center[rows] = (cx, cy)
+    with np.errstate(divide="ignore"):
+        t.inv_mass[rows] = np.where(area_m > 0.0, 1.0 / area_m, 0.0)
+        t.inv_inertia[rows] = np.where((area_m > 0.0) & (inertia > 0.0), 1.0 / inertia, 0.0)
+    t.local_center[rows, 0] = cx
+    t.local_center[rows, 1] = cy
     t.com[rows, 0] = x + (c * cx - s * cy)
     t.com[rows, 1] = y + (s * cx + c * cy)
-    t.min_extent[rows] = min_extent if math.isfinite(min_extent) else 0.0
-    t.s_reach[srows] = shape_reach(shape, cx, cy)
+    t.min_extent[rows] = np.where(np.isfinite(min_extent), min_extent, 0.0)
+    t.s_reach[srows] = np.array([shape_reach(g, *m[1:3]) for g, m in zip(shapes, masses)])[which]
     t.query_boxes = None
     t.sleep_time[rows] = 0.0
-    if t.asleep[:t.n_bodies].any():
-        for lx, ly, ux, uy in boxes.tolist():
-            _shape.wake_touching(world, lx, ly, ux, uy)
+    _shape.wake_touching_boxes(world, boxes)
     return [Body(world, b, int(t.gen[b])) for b in rows.tolist()]

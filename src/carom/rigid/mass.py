@@ -62,11 +62,11 @@ def check_shape_mass(mass, d, who):
                               f"[{1.0 / FLOAT32_LIMIT:g}, {FLOAT32_LIMIT:g}])")
 
 
-def update_mass(t, b, mass=None, center=None):
+def update_mass(t, b, mass=None, center=None, origin=None):
     """Set body b's mass, centroid and inertia from its shapes (``mass``: :func:`body_mass`'s answer, if
     already known), except those the user set (``t.mass_override``; ``center``: a centre being set now);
-    the body's origin stays where it is."""
-    x, y, c, s_ = t.origin_transform(b)
+    the body's origin stays where it is (``origin``: ``t.origin_transform(b)``, if already known)."""
+    x, y, c, s_ = t.origin_transform(b) if origin is None else origin
     area_m, cx, cy, inertia, min_extent = body_mass(t, b) if mass is None else mass
     kind = t.kind[b]
     override = t.mass_override[b]
@@ -82,8 +82,11 @@ def update_mass(t, b, mass=None, center=None):
     t.inertia[b] = inertia
     t.inv_mass[b] = 1.0 / area_m if kind == _step.DYNAMIC and area_m > 0.0 else 0.0
     set_inv_inertia(t, b)
-    t.local_center[b] = (cx, cy)
-    t.com[b] = (x + (c * cx - s_ * cy), y + (s_ * cx + c * cy))
+    lc, com = t.local_center, t.com     # (element by element: writing a row from a tuple costs 3 times more)
+    lc[b, 0] = cx
+    lc[b, 1] = cy
+    com[b, 0] = x + (c * cx - s_ * cy)
+    com[b, 1] = y + (s_ * cx + c * cy)
     t.query_boxes = None
     t.min_extent[b] = min_extent if math.isfinite(min_extent) else 0.0
     for h in t.body_shapes[b]:

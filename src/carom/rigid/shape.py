@@ -220,15 +220,16 @@ def shape_settings(shape, density, friction, restitution, sensor, category, mask
     return d, f, e, is_sensor, cat, msk, grp, ts, rr, ow
 
 
-def write_rows(t, s, b, o, shape, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow):
-    """The shape table's rows ``s`` (one slot, or an array of them with ``b`` and ``o`` alike) for ``shape`` on body
-    ``b`` with its vertices at row ``o``: the one definition of a plain (not chain) shape's row, for
-    ``add_shape`` and ``World.add_bodies``. The vertices themselves are the caller's to write."""
+def write_rows(t, s, b, o, count, radius, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow):
+    """The shape table's rows ``s`` (one slot, or an array of them with ``b``, ``o`` and any setting alike) for a
+    shape of ``count`` core vertices and ``radius`` on body ``b`` with its vertices at row ``o``: the one
+    definition of a plain (not chain) shape's row, for ``add_shape`` and ``World.add_bodies``. The vertices
+    themselves are the caller's to write."""
     t.s_body[s] = b
     t.s_alive[s] = True
     t.s_offset[s] = o
-    t.s_count[s] = shape.vertices.shape[0]
-    t.s_radius[s] = shape.radius
+    t.s_count[s] = count
+    t.s_radius[s] = radius
     t.s_friction[s] = f
     t.s_restitution[s] = e
     t.s_density[s] = d
@@ -251,9 +252,11 @@ def add_shape(world, b, shape, density, friction, restitution, sensor, category,
         shape, density, friction, restitution, sensor, category, mask, group, tangent_speed, rolling_resistance,
         one_way)
     mass = _mass.body_mass(t, b, ((shape, d),))
-    if t.kind[b] == _step.DYNAMIC:
+    kind = int(t.kind[b])
+    if kind == _step.DYNAMIC:
         _mass.check_shape_mass(mass, d, f"body {b}")
-    x, y, c, sn = t.origin_transform(b)
+    origin = t.origin_transform(b)
+    x, y, c, sn = origin
     lx, ly, ux, uy = core_aabb(shape._kernel_vertices, shape.radius, x, y, c, sn)
     if max(-lx, -ly, ux, uy) > WORLD_LIMIT:
         # (the shape alone is checked against the limit in its body's frame: placed on the body it can
@@ -274,9 +277,9 @@ def add_shape(world, b, shape, density, friction, restitution, sensor, category,
     o = vertex_rows(t, n)
     t.verts[o:o + n] = shape.vertices
     t.normals[o:o + n] = shape.normals
-    write_rows(t, s, b, o, shape, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
+    write_rows(t, s, b, o, n, shape.radius, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
     t.s_geometry[s] = shape
-    pid = t.bp.insert_checked(lx, ly, ux, uy, bool(t.kind[b] == _step.STATIC))
+    pid = t.bp.insert_checked(lx, ly, ux, uy, kind == _step.STATIC)
     if pid >= t.proxy_shape.shape[0]:
         t.proxy_shape = grow(t.proxy_shape, 2 * pid + 2)
     t.proxy_shape[pid] = s
@@ -284,9 +287,10 @@ def add_shape(world, b, shape, density, friction, restitution, sensor, category,
     t.query_boxes = None
     handle = ShapeHandle(world, s, int(t.s_gen[s]), shape)
     t.body_shapes[b].append(handle)
-    _mass.update_mass(t, b, mass)
+    _mass.update_mass(t, b, mass, origin=origin)
     t.wake(b)
-    if t.asleep[:t.n_bodies].any():
+    asleep = t.asleep[:t.n_bodies]
+    if asleep[asleep.argmax()]:      # (any body asleep: argmax stops at the first, a third of ``any()``'s time)
         wake_touching(world, lx, ly, ux, uy)
     return handle
 
@@ -415,15 +419,37 @@ def wake_touching(world, lx, ly, ux, uy):
     (a new shape's): a shape added onto a sleeping body, or to the static body, would otherwise push into
     it unseen, as a sleeping body's contacts are not tested until something wakes it."""
     t = world.tables
-    m = SPECULATIVE_DISTANCE
-    lower = (max(lx - m, -WORLD_LIMIT), max(ly - m, -WORLD_LIMIT))
-    upper = (min(ux + m, WORLD_LIMIT), min(uy + m, WORLD_LIMIT))
+    lower, upper = _near_box(lx, ly, ux, uy)
     if not _sleeping_shape_near(t, lower, upper):
         return
     for h in queries.query_aabb(world, lower, upper, ALL_CATEGORIES, None):
         o = int(t.s_body[h.index])
         if t.asleep[o]:
             t.wake(o)
+
+
+def wake_touching_boxes(world, boxes):
+    """:func:`wake_touching` for each of ``boxes`` (rows lx, ly, ux, uy: many new shapes'), after one check over
+    the box that holds them all: when no sleeping shape is near that one, none is near any of them, and the
+    check of each box (a pass over every shape of the world) is skipped."""
+    t = world.tables
+    asleep = t.asleep[:t.n_bodies]
+    if not asleep[asleep.argmax()]:
+        return
+    lower, upper = _near_box(float(boxes[:, 0].min()), float(boxes[:, 1].min()), float(boxes[:, 2].max()),
+                             float(boxes[:, 3].max()))
+    if not _sleeping_shape_near(t, lower, upper):
+        return
+    for lx, ly, ux, uy in boxes.tolist():
+        wake_touching(world, lx, ly, ux, uy)
+
+
+def _near_box(lx, ly, ux, uy):
+    """The box whose shapes a new shape of box [lx, ux] × [ly, uy] may touch: grown by the speculative distance,
+    within the world limit."""
+    m = SPECULATIVE_DISTANCE
+    return ((max(lx - m, -WORLD_LIMIT), max(ly - m, -WORLD_LIMIT)),
+            (min(ux + m, WORLD_LIMIT), min(uy + m, WORLD_LIMIT)))
 
 
 def _sleeping_shape_near(t, lower, upper):

@@ -507,19 +507,22 @@ class World:
                    shape: "Any",
                    density: "float" = 1.0, friction: "float" = 0.6, restitution: "float" = 0.0,
                    sensor: "bool" = False, category: "Bits" = 1, mask: "Bits" = ALL_CATEGORIES,
-                   group: "int" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
+                   group: "Any" = 0, tangent_speed: "float" = 0.0, rolling_resistance: "float" = 0.0,
                    one_way: "Any" = None, bullet: "bool" = False,
-                   linear_damping: "float" = 0.0, angular_damping: "float" = 0.0, gravity_scale: "float" = 1.0) -> list:
-        """Add n dynamic bodies with one shape each, the same ``shape`` and material for all, at ``positions``
-        (n, 2) with ``angles`` (n,), ``velocities`` (n, 2) and ``angular_velocities`` (n,) (zeros if not
-        given); returns their handles. The world is the one ``add_body`` then ``add_shape`` body after body
-        would give (the same rows, masses, proxies and state; the vertex table takes the n shapes' rows in one
-        piece), but the mass is computed once and the rows are written as arrays. Every argument is checked
-        first; a refused call changes nothing.
+                   linear_damping: "Any" = 0.0, angular_damping: "Any" = 0.0, gravity_scale: "Any" = 1.0,
+                   sleep_threshold: "Any" = SLEEP_LINEAR_TOLERANCE) -> list:
+        """Add n dynamic bodies with one shape each at ``positions`` (n, 2) with ``angles`` (n,), ``velocities``
+        (n, 2) and ``angular_velocities`` (n,) (zeros if not given); returns their handles. ``shape`` is one
+        geometry for all, or a sequence of n (one per body; a ragdoll's limbs, say). The world is the one
+        ``add_body`` then ``add_shape`` body after body would give (the same rows, masses, proxies and state;
+        the vertex table takes the n shapes' rows in one piece), but each distinct shape's mass is computed once
+        and the rows are written as arrays. Every argument is checked first; a refused call changes nothing.
 
         Shape and material arguments as in :meth:`Body.add_shape` (``density``, ``friction``, ``restitution``,
         ``sensor``, ``category``, ``mask``, ``group``, ``tangent_speed``, ``rolling_resistance``, ``one_way``), body
-        settings as in :meth:`add_body` (``bullet``, ``linear_damping``, ``angular_damping``, ``gravity_scale``).
+        settings as in :meth:`add_body` (``bullet``, ``linear_damping``, ``angular_damping``, ``gravity_scale``)
+        and :attr:`Body.sleep_threshold`. ``group``, ``linear_damping``, ``angular_damping``, ``gravity_scale``
+        and ``sleep_threshold`` take one value for all or a sequence of one per body.
         """
         return _bulk.add_bodies(self, positions=positions, angles=angles, velocities=velocities,
                                 angular_velocities=angular_velocities, shape=shape, density=density,
@@ -527,7 +530,7 @@ class World:
                                 mask=mask, group=group, tangent_speed=tangent_speed,
                                 rolling_resistance=rolling_resistance, one_way=one_way, bullet=bullet,
                                 linear_damping=linear_damping, angular_damping=angular_damping,
-                                gravity_scale=gravity_scale)
+                                gravity_scale=gravity_scale, sleep_threshold=sleep_threshold)
 
     # --- shapes ----------------------------------------------------------------------------------------
 

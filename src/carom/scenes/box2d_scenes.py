@@ -154,22 +154,37 @@ def add_human(w, position, group, friction_torque=0.05, hertz=5.0, damping_ratio
     (a motor of speed 0 and at most share × ``friction_torque`` N·m) and a spring of ``hertz`` and
     ``damping_ratio`` towards the rest pose; on each lower leg a foot (friction 0.05, category 2, mask 1: feet
     touch the ground only). Returns the bodies in bone order."""
-    x, y = position
-    bodies = {}
+    return add_humans(w, [position], [group], friction_torque, hertz, damping_ratio)[0]
+
+
+def add_humans(w, positions, groups, friction_torque=0.05, hertz=5.0, damping_ratio=0.5):
+    """:func:`add_human` for each of ``positions`` with its group of ``groups``, as Box2D's CreateHuman makes
+    them one after the other: the bodies in one ``World.add_bodies`` call (human by human, bone by bone, each
+    with its capsule), then the feet, then the joints. Returns each human's bodies in bone order."""
     capsules, foot = _human_shapes()
-    for (name, parent, height, _, pin, limits, share, damping, reference), capsule in zip(HUMAN, capsules):
-        body = w.add_body(position=(x, y + height), linear_damping=damping)
-        body.sleep_threshold = 0.1
-        body.add_shape(capsule, density=1.0, friction=0.2, category=2, mask=1 | 2, group=-group)
-        if name.startswith("lower") and name.endswith("leg"):
-            body.add_shape(foot, density=1.0, friction=0.05, category=2, mask=1, group=-group)
-        if parent is not None:
-            w.add_joint(joints.Revolute(bodies[parent], body, anchor=(x, y + pin), lower=limits[0] * math.pi,
-                                        upper=limits[1] * math.pi, reference_angle=reference * math.pi,
-                                        max_motor_torque=share * friction_torque, hertz=hertz,
-                                        damping_ratio=damping_ratio))
-        bodies[name] = body
-    return list(bodies.values())
+    count = len(HUMAN)
+    at = []
+    for x, y in positions:
+        at.extend((x, y + height) for _, _, height, *_ in HUMAN)
+    damping = [bone[7] for bone in HUMAN] * len(positions)
+    group = [-g for g in groups for _ in range(count)]
+    bodies = w.add_bodies(np.array(at), shape=capsules * len(positions), density=1.0, friction=0.2, category=2,
+                          mask=1 | 2, group=group, linear_damping=damping, sleep_threshold=0.1)
+    humans = [bodies[count * h:count * (h + 1)] for h in range(len(positions))]
+    names = [bone[0] for bone in HUMAN]
+    legs = [k for k, name in enumerate(names) if name.startswith("lower") and name.endswith("leg")]
+    for human, g in zip(humans, groups):
+        for k in legs:
+            human[k].add_shape(foot, density=1.0, friction=0.05, category=2, mask=1, group=-g)
+    for human, (x, y) in zip(humans, positions):
+        for k, (name, parent, _, _, pin, limits, share, _, reference) in enumerate(HUMAN):
+            if parent is not None:
+                w.add_joint(joints.Revolute(human[names.index(parent)], human[k], anchor=(x, y + pin),
+                                            lower=limits[0] * math.pi, upper=limits[1] * math.pi,
+                                            reference_angle=reference * math.pi,
+                                            max_motor_torque=share * friction_torque, hertz=hertz,
+                                            damping_ratio=damping_ratio))
+    return humans
 
 
 class Rain(Box2DScene):
@@ -195,29 +210,29 @@ class Rain(Box2DScene):
         self.column_count = 0
         self.column_index = 0
 
-    def _group(self, row, column):
+    def _column(self, column):
+        """The column's group of humans on every row (Box2D's CreateHuman calls of a column, row by row, human by
+        human: one ``add_humans`` call for the column's 25)."""
         span = RAIN_GRID * RAIN_CELL
         x = -0.5 * span + span / RAIN_COLUMNS * (column + 0.5)
-        y = 40.0 + 45.0 * row
-        bodies = []
-        for i in range(RAIN_GROUP):
-            bodies += add_human(self.world, (x + 0.5 * i, y), group=i + 1)
-        self.groups[row, column] = bodies
+        at = [(x + 0.5 * i, 40.0 + 45.0 * row) for row in range(RAIN_ROWS) for i in range(RAIN_GROUP)]
+        humans = add_humans(self.world, at, [i + 1 for _ in range(RAIN_ROWS) for i in range(RAIN_GROUP)])
+        for row in range(RAIN_ROWS):
+            self.groups[row, column] = [body for human in humans[RAIN_GROUP * row:RAIN_GROUP * (row + 1)]
+                                        for body in human]
 
     def _rain(self, step):
         if step & 7:
             return
         if self.column_count < RAIN_COLUMNS:
-            for r in range(RAIN_ROWS):
-                self._group(r, self.column_count)
+            self._column(self.column_count)
             self.column_count += 1
         else:
             # (Box2D destroys the column's humans one body at a time; one remove_bodies call for the column's
             # 275 bodies goes over carom's contact and joint tables once)
             self.world.remove_bodies([body for r in range(RAIN_ROWS)
                                       for body in self.groups.pop((r, self.column_index))])
-            for r in range(RAIN_ROWS):
-                self._group(r, self.column_index)
+            self._column(self.column_index)
             self.column_index = (self.column_index + 1) % RAIN_COLUMNS
 
 
