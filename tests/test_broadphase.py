@@ -829,6 +829,46 @@ def test_grid_pairs_directions_and_huge():
         assert 0 < real.size <= fat_pairs_brute(tree).size
 
 
+@pytest.mark.parametrize("walls", [2, 12])
+@pytest.mark.parametrize("spread", [30.0, 1e5])
+def test_grid_pairs_with_a_static_floor_of_cells_are_the_brute_force_pairs(walls, spread):
+    """Static proxies of at most a grid cell (a floor of ground boxes, as rain's) find their moving partners in
+    the grid's 3 × 3 cells around them (``_static_grid_pairs``); larger static ones (``walls``: a few, which test
+    every moving box in turn while the moving tree is stale, or more, which query it, one infinite) and moving
+    proxies left out of the grid (huge ones) find theirs by queries. Fat and real boxes, dense and hashed cells
+    (``spread``), after a bulk move (the moving tree stale) and with 1 and 2 parts: brute force's pairs."""
+    rng = np.random.default_rng(int(walls + spread) % 1000)
+    tree = DynamicTree()
+    # three spots, far apart with the larger spread (the occupied cells then too sparse to number densely)
+    spots = np.array([(-0.5 * spread, 0.0), (0.0, 0.0), (0.5 * spread, 0.3 * spread)]) * (spread > 100.0)
+    for k in range(400):                                  # floors of cells of 0.5 m, under and among the crowd
+        lo = spots[k % 3] + (-25.0 + 0.5 * (k // 3 % 100), 2.0 * (k // 300) - 1.0)
+        tree.insert(lo, lo + 0.5, static=True)
+    for k in range(walls):
+        lo = spots[k % 3] + rng.uniform(-15, 15, 2)
+        tree.insert(lo, lo + (rng.uniform(5, 40), 0.5) if k % 2 else lo + (0.5, rng.uniform(5, 40)), static=True)
+    tree.insert((-1e308, -3.0), (1e308, -2.0), static=True)        # (its width overflows to infinity)
+    crowd = []
+    for k in range(600):                                  # the crowd, binned
+        lo = spots[k % 3] + rng.normal(0, 6, 2)
+        crowd.append(tree.insert(lo, lo + rng.uniform(0.2, 0.6, 2)))
+    for k in range(3):                                    # huge moving ones, left out of the grid
+        lo = spots[k] + rng.uniform(-10, 10, 2)
+        crowd.append(tree.insert(lo, lo + rng.uniform(5.0, 20.0, 2)))
+    args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
+    for bulk in (False, True):
+        if bulk:                                          # everything moves at once: the moving tree goes stale
+            moving = np.array(crowd, np.int64)
+            step = rng.normal(0, 0.3, (moving.size, 2))
+            tree.update(moving, tree._lower[moving] + step, tree._upper[moving] + step)
+            args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
+        for real in (False, True):
+            expected = fat_pairs_brute(tree, real=real)
+            assert expected.size > 0
+            for threads in (1, 2):
+                np.testing.assert_array_equal(K._pairs_by_grid(*args, real, threads), expected)
+
+
 @pytest.mark.parametrize("crowded", [False, True])
 def test_grid_pairs_in_parallel_parts_are_the_brute_force_pairs(crowded):
     """From ``GRID_PARALLEL_ENTRIES`` entries on, the grid tests its entries in one part per thread; the
