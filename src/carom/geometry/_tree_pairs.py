@@ -294,17 +294,10 @@ def _static_grid_pairs(static, moving, flags, leaf_of, lower, upper, real, cell,
         big += np.int64(not (ux - lx <= cell and uy - ly <= cell))      # (true for a box that is not finite too)
     # a few large ones test every moving box in turn rather than refit a stale moving tree (as ``_cross_scan``)
     scan = moving.meta[4] != 0 and big <= STALE_SCAN_LIMIT
-    m = ids.shape[0]
     for p in statics:
         lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
         if not (ux - lx <= cell and uy - ly <= cell) and scan:
-            if k + m > keys.shape[0]:
-                keys = _grown(keys, k, k + m)
-            for b in range(m):
-                q = ids[b]
-                ok = (box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
-                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
-                k += np.int64(ok)
+            keys, k = _scan_boxes(p, lx, ly, ux, uy, ids, box, keys, k)
             continue
         if not (ux - lx <= cell and uy - ly <= cell):
             hits, h, stack = _tree_collect(moving, lower, upper, lx, ly, ux, uy, stack, hits, np.int64(0), real)
@@ -539,16 +532,24 @@ def _cross_scan(static, flags, leaf_of, lower, upper, ids, box, keys, k, real):
     with ``real`` their real boxes) overlap its fat box (with ``real``: its real box): the pairs
     :func:`_cross_pairs` finds by a query of the moving tree, from a test of every box in turn. Keys are
     appended to keys from k; returns (keys, k)."""
-    m = ids.shape[0]
     for p in _proxies_of(flags, np.int64(STATIC), static.meta[2]):
         lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
-        if k + m > keys.shape[0]:
-            keys = _grown(keys, k, k + m)
-        for b in range(m):
-            q = ids[b]
-            ok = (box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
-            keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
-            k += np.int64(ok)
+        keys, k = _scan_boxes(p, lx, ly, ux, uy, ids, box, keys, k)
+    return keys, k
+
+
+@njit
+def _scan_boxes(p, lx, ly, ux, uy, ids, box, keys, k):
+    """The pairs of proxy p, of box [lx, ux] × [ly, uy], with each of the proxies ``ids`` whose box ``box`` overlaps
+    it, by a test of every box in turn, appended to keys from k: (keys, k)."""
+    m = ids.shape[0]
+    if k + m > keys.shape[0]:
+        keys = _grown(keys, k, k + m)
+    for b in range(m):
+        q = ids[b]
+        ok = (box[b, 0] <= ux) & (lx <= box[b, 2]) & (box[b, 1] <= uy) & (ly <= box[b, 3])
+        keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+        k += np.int64(ok)
     return keys, k
 
 
