@@ -59,7 +59,8 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
     A proxy that is not binned is tested on its own against the moving proxies: when its box covers at
     least ``GRID_SCAN_COVER`` of the binned proxies' box, against every box in turn, else by a query of the
     moving tree (a pair of two such proxies is kept once). Static proxies are never binned: if there are
-    fewer of them than moving proxies, each queries the moving tree with its fat box, otherwise each moving
+    fewer of them than moving proxies, each one of at most a cell looks up its partners in the 3 × 3 cells
+    around it and each larger one queries the moving tree (:func:`_static_grid_pairs`), otherwise each moving
     proxy queries the static tree.
 
     The pairs come out unordered; a radix sort (counting sorts by the larger id, then by the smaller one:
