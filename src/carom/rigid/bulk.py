@@ -173,15 +173,15 @@ def apply_forces(world, bodies: "Any", forces: "ArrayLike", points: "Optional[Ar
 
 def _setting_per_body(value, name, k, **limits):
     """A body setting of ``add_bodies``: one number for every body, or a sequence (or 1-d array) of one per body,
-    each checked as ``add_body`` checks it."""
-    if isinstance(value, (list, tuple, np.ndarray)):
+    each checked as ``add_body`` checks it (a 0-d array is one number, as there)."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0):
         return per_body(_validate.values(value, name, **limits), name, k)
     return _number(value, name, **limits)
 
 
 def _groups_per_body(value, k):
     """``add_bodies``'s collision group: one integer for every body, or one per body."""
-    if isinstance(value, (list, tuple, np.ndarray)):
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0):
         items = value.tolist() if isinstance(value, np.ndarray) else value
         if isinstance(value, np.ndarray) and value.ndim != 1:
             raise SimulationError(f"group must be one integer or a 1-d array of them, got shape {value.shape}")
