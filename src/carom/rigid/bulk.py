@@ -5,7 +5,6 @@ nothing), then the rows are written as arrays, with the outcome of the one-body 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # (annotations only)
     from .._types import Any, ArrayLike, Bits, Optional
-import math
 
 import numpy as np
 
@@ -171,24 +170,30 @@ def apply_forces(world, bodies: "Any", forces: "ArrayLike", points: "Optional[Ar
     t.wake_rows(rows)
 
 
+def _one_per_body(value):
+    """Whether an ``add_bodies`` setting gives one value per body (a sequence or an array of one or more
+    dimensions) rather than one for all (a number; a 0-d array is one number, as ``add_body`` takes it)."""
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0)
+
+
 def _setting_per_body(value, name, k, **limits):
-    """A body setting of ``add_bodies``: one number for every body, or a sequence (or 1-d array) of one per body,
-    each checked as ``add_body`` checks it (a 0-d array is one number, as there)."""
-    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0):
+    """A body setting of ``add_bodies``: one number for every body, or one per body, each checked as ``add_body``
+    checks it."""
+    if _one_per_body(value):
         return per_body(_validate.values(value, name, **limits), name, k)
     return _number(value, name, **limits)
 
 
 def _groups_per_body(value, k):
     """``add_bodies``'s collision group: one integer for every body, or one per body."""
-    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0):
-        items = value.tolist() if isinstance(value, np.ndarray) else value
-        if isinstance(value, np.ndarray) and value.ndim != 1:
-            raise SimulationError(f"group must be one integer or a 1-d array of them, got shape {value.shape}")
-        groups = np.array([_validate.integer(g, f"group[{i}]", -2 ** 63, 2 ** 63 - 1) for i, g in enumerate(items)],
-                          np.int64)
-        return per_body(groups, "group", k)
-    return _shape._group(value)
+    if not _one_per_body(value):
+        return _shape._group(value)
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise SimulationError(f"group must be one integer or a 1-d array of them, got shape {value.shape}")
+    items = value.tolist() if isinstance(value, np.ndarray) else value
+    groups = np.array([_validate.integer(g, f"group[{i}]", -2 ** 63, 2 ** 63 - 1) for i, g in enumerate(items)],
+                      np.int64)
+    return per_body(groups, "group", k)
 
 
 def _shapes_per_body(shape, k):
