@@ -333,19 +333,33 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         if matched and not awake[ba] and not awake[bb]:
             c_count[k] = old_count[j_old]
             c_touch[k] = old_touch[j_old]
-            for p in range(2):
+            # (in place, the row is already last step's)
+            for p in range(0 if in_place else 2):
                 c_ids[k, p] = old_ids[j_old, p]
                 c_nimp[k, p] = old_nimp[j_old, p]
                 c_timp[k, p] = old_timp[j_old, p]
                 c_sep[k, p] = old_sep[j_old, p]
                 c_point[k, p, 0] = old_point[j_old, p, 0]
                 c_point[k, p, 1] = old_point[j_old, p, 1]
-            c_normal[k, 0] = old_normal[j_old, 0]
-            c_normal[k, 1] = old_normal[j_old, 1]
+            if not in_place:
+                c_normal[k, 0] = old_normal[j_old, 0]
+                c_normal[k, 1] = old_normal[j_old, 1]
             for q in range(0 if in_place else CACHE_WIDTH):   # (a plain loop compiles faster than a slice)
                 c_cache[k, q] = old_cache[j_old, q]
             _put_step(c_step, k, 0.0, 0.0)
             continue
+        # last step's ids and impulses of the pair, read before the row is written (in place, it is the same row)
+        old_n = 0
+        id0 = id1 = 0
+        n0 = n1 = t0 = t1 = 0.0
+        if matched:
+            old_n = old_count[j_old]
+            id0 = old_ids[j_old, 0]
+            id1 = old_ids[j_old, 1]
+            n0 = old_nimp[j_old, 0]
+            n1 = old_nimp[j_old, 1]
+            t0 = old_timp[j_old, 0]
+            t1 = old_timp[j_old, 1]
         ax = xf[ba, 0]
         ay = xf[ba, 1]
         ac = xf[ba, 2]
@@ -426,20 +440,23 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         _put_step(c_step, k, ac * dlx - as_ * dly, as_ * dlx + ac * dly)
         if reused:
             # the same points with the same ids, in the same order: their impulses carry over as they are
-            c_ids[k, 0] = old_ids[j_old, 0]
-            c_ids[k, 1] = old_ids[j_old, 1]
-            for p in range(cnt):
-                c_nimp[k, p] = old_nimp[j_old, p]
-                c_timp[k, p] = old_timp[j_old, p]
+            c_ids[k, 0] = id0
+            c_ids[k, 1] = id1
+            c_nimp[k, 0] = n0
+            c_timp[k, 0] = t0
+            if cnt == 2:
+                c_nimp[k, 1] = n1
+                c_timp[k, 1] = t1
             continue
         c_ids[k, 0] = m[6]
         c_ids[k, 1] = m[10]
         if matched and not sensor:
             for p in range(cnt):
-                for q in range(old_count[j_old]):
-                    if old_ids[j_old, q] == c_ids[k, p]:
-                        c_nimp[k, p] = old_nimp[j_old, q]
-                        c_timp[k, p] = old_timp[j_old, q]
+                new_id = m[6] if p == 0 else m[10]
+                for q in range(old_n):
+                    if (id0 if q == 0 else id1) == new_id:
+                        c_nimp[k, p] = n0 if q == 0 else n1
+                        c_timp[k, p] = t0 if q == 0 else t1
 
 
 #: a one-way shape acts on a contact whose normal (from it to the other shape) is within 60° of its solid
@@ -701,18 +718,29 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     K = keys.shape[0]
     # not zeroed: the blocks write every field of every row (zeroing the table cost a serial memset of
     # about 240 bytes per pair, 3.6 MB a step in the large pyramid)
+    # with the same pairs as last step (``in_place``: ``same_pairs``) the table's rows are updated in place: the
+    # cache (a recycled pair's row, the manifold it keeps, is not copied), the feature ids, the points and their
+    # impulses, the normal and the step's impulses. Each pair reads and writes only its own row, and reads what
+    # it needs of last step's before it writes. In the large pyramid (the same pairs 84 steps in 100), copying
+    # those rows into new arrays was two streams of about 200 bytes per pair, read and written. Made afresh:
+    # the point counts, touch and sensor flags, which the colouring (``same_colouring``) and the events
+    # (``World.step``: last step's keys, touch and sensor flags) compare with last step's
     c_count = np.empty(K, np.int64)
-    c_ids = np.empty((K, 2), np.int64)
-    c_normal = np.empty((K, 2))
-    c_point = np.empty((K, 2, 2))
-    c_sep = np.empty((K, 2))
-    c_nimp = np.empty((K, 2))
-    c_timp = np.empty((K, 2))
     c_touch = np.empty(K, np.bool_)
     c_sensor = np.empty(K, np.bool_)
-    # with the same pairs as last step (``in_place``: ``same_pairs``) the cache is updated in place, so a
-    # recycled pair's row (the manifold it keeps) is not copied; each pair reads and writes only its own row
-    c_cache = old.cache if in_place else np.empty((K, CACHE_WIDTH))
+    if in_place:
+        c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_cache, c_step = (
+            old.ids, old.normal, old.points, old.separation, old.normal_impulse, old.tangent_impulse, old.cache,
+            old.step_impulse)
+    else:
+        c_ids = np.empty((K, 2), np.int64)
+        c_normal = np.empty((K, 2))
+        c_point = np.empty((K, 2, 2))
+        c_sep = np.empty((K, 2))
+        c_nimp = np.empty((K, 2))
+        c_timp = np.empty((K, 2))
+        c_cache = np.empty((K, CACHE_WIDTH))
+        c_step = np.empty((K, 2, 2))
     # each point's normal and tangent impulse over the whole step: zeros, written by the solver for the contacts
     # it solves (``_solver._write_back``). Until the solver writes them, row k's first entry carries a recycled
     # contact's anchor offset instead: B's anchor less A's in the world (``_recycle``), 0 for a fresh manifold,
@@ -720,7 +748,6 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     # overwrites it for every contact it solves (a recycled contact always has an awake dynamic body, so it is
     # solved; one the pre-solve hook disables is cleared there). The blocks write every row (``_put_step``):
     # they write the offset of most rows anyway, and a memset of the table before them cost more
-    c_step = np.empty((K, 2, 2))
     # one-way shapes are looked for per pair only when there are any (``one_way_passes``)
     any_one_way = False
     for s in range(S):

@@ -5,7 +5,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed
-from .._simd import LANES, LANES64, PARTS, ROW, splat64, store_part, insert, gather_rows64, select, vmin
+from .._simd import LANES, LANES64, PARTS, ROW, splat64, store_part, load, gather_rows64, select, vmin
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
 from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX,
                             QAY, QBX, QBY, RELV, RIMP, RNA, RNB, ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP,
@@ -135,20 +135,22 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
     keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta = borrowed(contacts)
     perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
     NB = table.shape[0] - 1
+    lanes = np.empty((1, LANE_FIELDS, LANES64))
     for c in range(OVERFLOW + 1):
         lo = bstart[c]
         n = bstart[c + 1] - lo
         for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
                             shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_nimp, c_timp, c_normal,
-                            c_point, c_sep, c_material, c_delta, rows, body, move, friction_rule, restitution_rule, NB, fall)
+                            c_point, c_sep, c_material, c_delta, rows, body, move, friction_rule, restitution_rule, NB, fall,
+                            lanes)
 
 
 @llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
                     shape_rolling, keys, c_count,
                     c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, move, friction_rule,
-                    restitution_rule, NB, fall):
+                    restitution_rule, NB, fall, lanes):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
 
@@ -182,74 +184,76 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
         _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
                       shape_tangent, shape_rolling, keys,
                       c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, friction_rule,
-                      restitution_rule, fall)
+                      restitution_rule, fall, lanes)
+
+
+# the lane data of a part, staged field by field (``_prepare_part``)
+(LNX, LNY, LDX, LDY, LTS, LRR, LMU, LE, LCOUNT, LRA, LRB, LSEP0, LPX0, LPY0, LNIMP0, LTIMP0, LSEP1, LPX1, LPY1,
+ LNIMP1, LTIMP1) = range(21)
+LANE_FIELDS = 21
 
 
 @inline_njit
 def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
                   shape_rolling, keys, c_count,
                   c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, friction_rule, restitution_rule,
-                  fall):
-    """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``)."""
+                  fall, lanes):
+    """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``). Each lane's
+    contact data is first staged in ``lanes`` (one row of LANES64 doubles per field, scalar stores), then read
+    field by field as vectors: built lane by lane with vector inserts, the 21 vectors outnumbered the 16 vector
+    registers and each insert spilled and reloaded one."""
     zero = splat64(0.0)
     one = splat64(1.0)
-    nx = zero
-    ny = zero
-    mu = zero
-    e = zero
-    ts = zero
-    rr = zero
-    count = zero
-    ra = zero
-    rb = zero
-    sep0 = zero
-    sep1 = zero
-    px0 = zero
-    py0 = zero
-    px1 = zero
-    py1 = zero
-    nimp0 = zero
-    nimp1 = zero
-    timp0 = zero
-    timp1 = zero
-    dlx = zero
-    dly = zero
     for q in range(LANES64):
         if h * LANES64 + q >= m:
-            break
+            for f in range(LANE_FIELDS):
+                lanes[0, f, q] = 0.0
+            continue
         k = perm[first + h * LANES64 + q]
         a = keys[k] >> KEY_SHIFT
         bsh = keys[k] & KEY_MASK
-        nx = insert(nx, q, c_normal[k, 0])
-        ny = insert(ny, q, c_normal[k, 1])
-        dlx = insert(dlx, q, c_delta[k, 0, 0])
-        dly = insert(dly, q, c_delta[k, 0, 1])
+        lanes[0, LNX, q] = c_normal[k, 0]
+        lanes[0, LNY, q] = c_normal[k, 1]
+        lanes[0, LDX, q] = c_delta[k, 0, 0]
+        lanes[0, LDY, q] = c_delta[k, 0, 1]
+        ts = 0.0
+        rr = 0.0
         # (Box2D v3.1's rules: the belts' speeds add up; the larger resistance acts at the larger radius)
         if shape_tangent.shape[0] > 0:
-            ts = insert(ts, q, shape_tangent[a] + shape_tangent[bsh])
-            rr = insert(rr, q, max(shape_rolling[a], shape_rolling[bsh]) * max(shape_radius[a], shape_radius[bsh]))
+            ts = shape_tangent[a] + shape_tangent[bsh]
+            rr = max(shape_rolling[a], shape_rolling[bsh]) * max(shape_radius[a], shape_radius[bsh])
         if c_material.shape[0] > 0:
             # (the pre-solve hook's: the mixed values, changed for this step)
-            mu = insert(mu, q, c_material[k, 0])
-            e = insert(e, q, c_material[k, 1])
-            ts = insert(ts, q, c_material[k, 2])
+            lanes[0, LMU, q] = c_material[k, 0]
+            lanes[0, LE, q] = c_material[k, 1]
+            ts = c_material[k, 2]
         else:
-            mu = insert(mu, q, mix(shape_friction[a], shape_friction[bsh], friction_rule))
-            e = insert(e, q, mix(shape_restitution[a], shape_restitution[bsh], restitution_rule))
-        count = insert(count, q, c_count[k])
-        ra = insert(ra, q, shape_radius[a])
-        rb = insert(rb, q, shape_radius[bsh])
-        sep0 = insert(sep0, q, c_sep[k, 0])
-        px0 = insert(px0, q, c_point[k, 0, 0])
-        py0 = insert(py0, q, c_point[k, 0, 1])
-        nimp0 = insert(nimp0, q, c_nimp[k, 0])
-        timp0 = insert(timp0, q, c_timp[k, 0])
-        if c_count[k] == 2:
-            sep1 = insert(sep1, q, c_sep[k, 1])
-            px1 = insert(px1, q, c_point[k, 1, 0])
-            py1 = insert(py1, q, c_point[k, 1, 1])
-            nimp1 = insert(nimp1, q, c_nimp[k, 1])
-            timp1 = insert(timp1, q, c_timp[k, 1])
+            lanes[0, LMU, q] = mix(shape_friction[a], shape_friction[bsh], friction_rule)
+            lanes[0, LE, q] = mix(shape_restitution[a], shape_restitution[bsh], restitution_rule)
+        lanes[0, LTS, q] = ts
+        lanes[0, LRR, q] = rr
+        cnt = c_count[k]
+        lanes[0, LCOUNT, q] = cnt
+        lanes[0, LRA, q] = shape_radius[a]
+        lanes[0, LRB, q] = shape_radius[bsh]
+        lanes[0, LSEP0, q] = c_sep[k, 0]
+        lanes[0, LPX0, q] = c_point[k, 0, 0]
+        lanes[0, LPY0, q] = c_point[k, 0, 1]
+        lanes[0, LNIMP0, q] = c_nimp[k, 0]
+        lanes[0, LTIMP0, q] = c_timp[k, 0]
+        two_points = cnt == 2
+        lanes[0, LSEP1, q] = c_sep[k, 1] if two_points else 0.0
+        lanes[0, LPX1, q] = c_point[k, 1, 0] if two_points else 0.0
+        lanes[0, LPY1, q] = c_point[k, 1, 1] if two_points else 0.0
+        lanes[0, LNIMP1, q] = c_nimp[k, 1] if two_points else 0.0
+        lanes[0, LTIMP1, q] = c_timp[k, 1] if two_points else 0.0
+    nx = load(lanes, 0, LNX)
+    ny = load(lanes, 0, LNY)
+    count = load(lanes, 0, LCOUNT)
+    ra = load(lanes, 0, LRA)
+    rb = load(lanes, 0, LRB)
+    dlx = load(lanes, 0, LDX)
+    dly = load(lanes, 0, LDY)
     sa = gather_rows64(table, body, j, 0, h)
     sb = gather_rows64(table, body, j, 1, h)
     mA = sa[TM]
@@ -262,16 +266,18 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     store_part(rows, j, IB, h, iB)
     store_part(rows, j, NX, h, nx)
     store_part(rows, j, NY, h, ny)
-    store_part(rows, j, MU, h, mu)
-    store_part(rows, j, E, h, e)
-    store_part(rows, j, TS, h, ts)
-    store_part(rows, j, RR, h, rr)
+    store_part(rows, j, MU, h, load(lanes, 0, LMU))
+    store_part(rows, j, E, h, load(lanes, 0, LE))
+    store_part(rows, j, TS, h, load(lanes, 0, LTS))
+    store_part(rows, j, RR, h, load(lanes, 0, LRR))
     store_part(rows, j, RIMP, h, zero)
     store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
     store_part(rows, j, COUNT, h, count)
-    _prepare_point(rows, j, h, P0, count > 0.0, sep0, px0, py0, nimp0, timp0, nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly)
+    _prepare_point(rows, j, h, P0, count > 0.0, load(lanes, 0, LSEP0), load(lanes, 0, LPX0), load(lanes, 0, LPY0),
+                   load(lanes, 0, LNIMP0), load(lanes, 0, LTIMP0), nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly)
     if two:
-        _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, sep1, px1, py1, nimp1, timp1, nx, ny, ra, rb,
+        _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, load(lanes, 0, LSEP1), load(lanes, 0, LPX1),
+                       load(lanes, 0, LPY1), load(lanes, 0, LNIMP1), load(lanes, 0, LTIMP1), nx, ny, ra, rb,
                        sa, sb, zero, fall, dlx, dly)
     else:
         for f in range(POINT_WIDTH):
