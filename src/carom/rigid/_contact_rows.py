@@ -27,6 +27,16 @@ POINT_WIDTH = 16
 RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, RELV, STEPN, STEPT = range(16)
 ROW_WIDTH = P0 + 2 * POINT_WIDTH
 
+# the contact's own data the prepare stage reads, one row of PACK_WIDTH doubles per contact (two cache lines),
+# written by the narrow phase beside its table (``_narrow._put_pack``): the world normal, a recycled contact's
+# anchor offset (``_narrow._recycle``), and per point its separation, position and warm-start impulses; then
+# the point count. Read in colour order, the table's own columns (normal, offset, separations, points,
+# impulses: one array each) cost the prepare stage a cache miss apiece per contact, and it waited on them
+# (many_pyramids: 58,000 contacts, 5 ms a step). A second point's fields are zeros when there is none.
+PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0, PACK_PY0, PACK_NIMP0 = range(8)
+PACK_TIMP0, PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1, PACK_COUNT = range(8, 15)
+PACK_WIDTH = 16
+
 
 
 @njit

@@ -17,6 +17,8 @@ from ..geometry.manifold import (collide_sat, collide_circles_local, collide_qua
                                  _to_frame, _incident_edge, _clip, _point_result)
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable
 from ._bounds import pair_motion
+from ._contact_rows import (PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0, PACK_PY0, PACK_NIMP0,
+                            PACK_TIMP0, PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1, PACK_COUNT, PACK_WIDTH)
 
 
 # Contact cache (the table's field ``cache``, one row per contact): the manifold as it was computed, in body A's
@@ -248,6 +250,38 @@ def _put_step(c_step, k, dx, dy):
 
 
 @inline_njit
+def _put_pack(pack, k, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step):
+    """Row k of the prepare stage's packed rows (``_contact_rows.PACK_WIDTH``) from row k of the contact table, just
+    written (cnt points; a second point's fields zeros without one)."""
+    pack[k, PACK_NX] = c_normal[k, 0]
+    pack[k, PACK_NY] = c_normal[k, 1]
+    pack[k, PACK_DLX] = c_step[k, 0, 0]
+    pack[k, PACK_DLY] = c_step[k, 0, 1]
+    pack[k, PACK_SEP0] = c_sep[k, 0]
+    pack[k, PACK_PX0] = c_point[k, 0, 0]
+    pack[k, PACK_PY0] = c_point[k, 0, 1]
+    pack[k, PACK_NIMP0] = c_nimp[k, 0]
+    pack[k, PACK_TIMP0] = c_timp[k, 0]
+    two = cnt == 2
+    pack[k, PACK_SEP1] = c_sep[k, 1] if two else 0.0
+    pack[k, PACK_PX1] = c_point[k, 1, 0] if two else 0.0
+    pack[k, PACK_PY1] = c_point[k, 1, 1] if two else 0.0
+    pack[k, PACK_NIMP1] = c_nimp[k, 1] if two else 0.0
+    pack[k, PACK_TIMP1] = c_timp[k, 1] if two else 0.0
+    pack[k, PACK_COUNT] = cnt
+    pack[k, PACK_WIDTH - 1] = 0.0
+
+
+@njit
+def aligned_rows(n, width):
+    """An uninitialised C-ordered (n, width) table of doubles whose first row starts on a 64-byte boundary (a
+    cache line), so that a row of 8 or 16 doubles fills whole lines."""
+    raw = np.empty(n * width + 8)
+    skip = ((64 - raw.ctypes.data % 64) % 64) // 8
+    return raw[skip:skip + n * width].reshape((n, width))
+
+
+@inline_njit
 def _centre(local_center, b):
     """Body b's centre of mass in its frame; (0, 0) from an empty table (``narrow_stage``: every body's is at
     its origin, and the random reads are spared)."""
@@ -314,7 +348,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
      chain) = borrowed(shapes)
     old_keys, old_count, old_ids, old_nimp, old_timp, old_normal, old_point, old_sep, old_touch, old_cache = \
         borrowed(old)
-    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache, c_step = borrowed(table)
+    c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache, c_step, pack = \
+        borrowed(table)
     local_center, awake, motion, xf, keys = borrowed((local_center, awake, motion, xf, keys))
     n_old = old_keys.shape[0]
     sv = np.empty((maxc, 2))
@@ -347,6 +382,9 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             for q in range(0 if in_place else CACHE_WIDTH):   # (a plain loop compiles faster than a slice)
                 c_cache[k, q] = old_cache[j_old, q]
             _put_step(c_step, k, 0.0, 0.0)
+            # (solved after all if the pair's island wakes: ``narrow_stage``)
+            if c_count[k] > 0 and not sensor:
+                _put_pack(pack, k, c_count[k], c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
             continue
         # last step's ids and impulses of the pair, read before the row is written (in place, it is the same row)
         old_n = 0
@@ -447,6 +485,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             if cnt == 2:
                 c_nimp[k, 1] = n1
                 c_timp[k, 1] = t1
+            if not sensor:
+                _put_pack(pack, k, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
             continue
         c_ids[k, 0] = m[6]
         c_ids[k, 1] = m[10]
@@ -457,6 +497,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                     if (id0 if q == 0 else id1) == new_id:
                         c_nimp[k, p] = n0 if q == 0 else n1
                         c_timp[k, p] = t0 if q == 0 else t1
+        if not sensor:
+            _put_pack(pack, k, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
 
 
 #: a one-way shape acts on a contact whose normal (from it to the other shape) is within 60° of its solid
@@ -696,7 +738,8 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     between an awake body and a sleeping one wakes the sleeping body's island (``awake`` is updated). Pairs
     are independent, so blocks of them run in parallel. ``in_place``: the pairs are last step's
     (``same_pairs``). Returns the contact table (``NarrowTable``: keys, count, feature ids, normal and tangent
-    impulses, normal, points, separations, touching, sensor, cache, the step's impulses).
+    impulses, normal, points, separations, touching, sensor, cache, the step's impulses) and the prepare stage's
+    packed rows of the same contacts (``_contact_rows.PACK_WIDTH``: ``_put_pack``).
 
     Contact recycling: a pair whose bodies barely moved relative to each other since its manifold was
     computed reuses that manifold (``_recycle``), so resting stacks skip most collision tests (two circles
@@ -756,7 +799,12 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     for s in range(S):
         if shape_count[s] > maxc:
             maxc = shape_count[s]
-    table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache, c_step)
+    # the prepare stage's packed rows of the contacts with points (``_put_pack``; the rows of the others are not
+    # written, as the prepare stage never reads them) and a last row of zeros, for its empty lanes
+    pack = aligned_rows(K + 1, PACK_WIDTH)
+    for f in range(PACK_WIDTH):
+        pack[K, f] = 0.0
+    table = (c_count, c_ids, c_normal, c_point, c_sep, c_nimp, c_timp, c_touch, c_sensor, c_cache, c_step, pack)
     # only the arrays the blocks use: every array a parallel loop receives costs compile time
     # (no one-way shape: an empty table of directions, which the blocks take as "none")
     shape_data = (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, verts, normals,
@@ -799,4 +847,4 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
                 sleep_time[b] = 0.0
                 awake[b] = True
     return NarrowTable(keys, c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_cache,
-                       c_step)
+                       c_step), pack

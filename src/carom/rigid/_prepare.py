@@ -9,13 +9,15 @@ from .._simd import LANES, LANES64, PARTS, ROW, splat64, store_part, load, gathe
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
 from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX,
                             QAY, QBX, QBY, RELV, RIMP, RNA, RNB, ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP,
-                            TMASS, TS, chunk_count, mix)
+                            TMASS, TS, chunk_count, mix, PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0,
+                            PACK_PY0, PACK_NIMP0, PACK_TIMP0, PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1,
+                            PACK_COUNT)
 from ._colouring import body_flags, colour_contacts, same_colouring
 
 
 @njit
 def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads, fall,
-                  material):
+                  material, pack):
     """The contacts to solve, coloured, in bundles of ``LANES`` (the solver's layout, module docstring).
 
     Solved are the non-sensor contacts with points and at least one awake dynamic body. Each lane holds the
@@ -31,7 +33,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
     mass, so they change nothing. ``material``: each contact's (friction, restitution, tangent speed) as the
     pre-solve hook left them (``_step.pre_solve_stage``), used instead of the shapes' mixed values; empty
-    without a hook.
+    without a hook. ``pack``: the narrow phase's packed rows of the contacts (``_contact_rows.PACK_WIDTH``),
+    from which the rows are filled.
     """
     keys, c_count = contacts.keys, contacts.count
     NB = bodies.kind.shape[0]
@@ -88,8 +91,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
         materials = materials or shapes.tangent_speed[s] != 0.0 or shapes.rolling[s] != 0.0
     shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
                   shapes.rolling if materials else shapes.rolling[:0])
-    contact_data = (keys, c_count, contacts.normal_impulse, contacts.tangent_impulse, contacts.normal,
-                    contacts.points, contacts.separation, material, contacts.step_impulse)
+    # the contacts' packed rows (``_narrow._put_pack``) as rows of ROW doubles: contact k's are rows 2k and 2k + 1
+    contact_data = (keys, c_count, material, pack.reshape((pack.shape[0] * 2, ROW)))
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)
     return SolverTable(perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags)
@@ -132,41 +135,45 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
     kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
     shape_radius, shape_friction, shape_restitution, shape_tangent, shape_rolling = borrowed(shapes)
-    keys, c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta = borrowed(contacts)
+    keys, c_count, c_material, pack = borrowed(contacts)
     perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
     NB = table.shape[0] - 1
+    # scratch: a part's shape data, field by field, and the packed rows of a bundle's lanes (``_prepare_part``)
     lanes = np.empty((1, LANE_FIELDS, LANES64))
+    at = np.empty((1, 2, LANES), np.int64)
     for c in range(OVERFLOW + 1):
         lo = bstart[c]
         n = bstart[c + 1] - lo
         for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
-                            shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_nimp, c_timp, c_normal,
-                            c_point, c_sep, c_material, c_delta, rows, body, move, friction_rule, restitution_rule, NB, fall,
-                            lanes)
+                            shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_material, pack, rows,
+                            body, move, friction_rule, restitution_rule, NB, fall, lanes, at)
 
 
 @llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
-                    shape_rolling, keys, c_count,
-                    c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, move, friction_rule,
-                    restitution_rule, NB, fall, lanes):
+                    shape_rolling, keys, c_count, c_material, pack, rows, body, move, friction_rule,
+                    restitution_rule, NB, fall, lanes, at):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
 
     The rows are computed in double precision from the world's state, ``LANES64`` lanes at a time (a part of
     the bundle), and rounded to the solver's single precision when stored. Within a part all lanes go at once,
-    as the solver does: each lane's contact data is put into vectors, the bodies' rows are gathered from
-    ``table``, and each field is computed and stored for the whole part. Lane arithmetic is the scalar IEEE
-    arithmetic (``carom._simd``), so the rows are bitwise those of filling the lanes one by one; written lane
-    by lane, each contact cost 40 scattered scalar stores and its own arithmetic, about 45 ns per two-point
-    contact."""
+    as the solver does: each lane's contact data and its bodies' rows are gathered into vectors (the contact's
+    packed row, ``pack``, as two rows of ``ROW`` doubles, and the bodies' rows of ``table``), and each field is
+    computed and stored for the whole part. Lane arithmetic is the scalar IEEE arithmetic (``carom._simd``), so
+    the rows are bitwise those of filling the lanes one by one; written lane by lane, each contact cost 40
+    scattered scalar stores and its own arithmetic, about 45 ns per two-point contact."""
+    K = pack.shape[0] // 2 - 1
     for q in range(LANES):
         if q >= m:
             body[j, 0, q] = NB
             body[j, 1, q] = NB
             move[j, 0, q] = False
             move[j, 1, q] = False
+            # the packed rows' last row: all zeros
+            at[0, 0, q] = 2 * K
+            at[0, 1, q] = 2 * K + 1
             continue
         i = first + q
         ba = pair[i, 0]
@@ -176,32 +183,33 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
         # a static or kinematic body (no inverse mass) is only read, never written
         move[j, 0, q] = table[ba, TM] > 0.0 or table[ba, TI] > 0.0
         move[j, 1, q] = table[bb, TM] > 0.0 or table[bb, TI] > 0.0
+        k = perm[i]
+        at[0, 0, q] = 2 * k
+        at[0, 1, q] = 2 * k + 1
     # the first lane has the most points (colour_contacts): a bundle of one-point contacts has a second point
     # of all zeros, as do its one-point lanes otherwise (the solver's lane arithmetic turns them into no
     # impulse)
     two = m > 0 and c_count[perm[first]] == 2
     for h in range(PARTS):
         _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
-                      shape_tangent, shape_rolling, keys,
-                      c_count, c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, friction_rule,
-                      restitution_rule, fall, lanes)
+                      shape_tangent, shape_rolling, keys, c_material, pack, rows, body, friction_rule,
+                      restitution_rule, fall, lanes, at)
 
 
-# the lane data of a part, staged field by field (``_prepare_part``)
-(LNX, LNY, LDX, LDY, LTS, LRR, LMU, LE, LCOUNT, LRA, LRB, LSEP0, LPX0, LPY0, LNIMP0, LTIMP0, LSEP1, LPX1, LPY1,
- LNIMP1, LTIMP1) = range(21)
-LANE_FIELDS = 21
+# a part's shape data, staged field by field (``_prepare_part``): friction, restitution, tangent speed, rolling
+# resistance, the two radii
+LMU, LE, LTS, LRR, LRA, LRB = range(6)
+LANE_FIELDS = 6
 
 
 @inline_njit
 def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
-                  shape_rolling, keys, c_count,
-                  c_nimp, c_timp, c_normal, c_point, c_sep, c_material, c_delta, rows, body, friction_rule, restitution_rule,
-                  fall, lanes):
-    """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``). Each lane's
-    contact data is first staged in ``lanes`` (one row of LANES64 doubles per field, scalar stores), then read
-    field by field as vectors: built lane by lane with vector inserts, the 21 vectors outnumbered the 16 vector
-    registers and each insert spilled and reloaded one."""
+                  shape_rolling, keys, c_material, pack, rows, body, friction_rule, restitution_rule, fall, lanes,
+                  at):
+    """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``). The
+    contacts' packed rows (``pack``: two rows of ROW doubles each, at ``at``) are loaded whole and transposed
+    into one vector per field; what comes from the two shapes is staged in ``lanes`` (one row of LANES64
+    doubles per field, scalar stores) and read as vectors."""
     zero = splat64(0.0)
     one = splat64(1.0)
     for q in range(LANES64):
@@ -212,10 +220,6 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
         k = perm[first + h * LANES64 + q]
         a = keys[k] >> KEY_SHIFT
         bsh = keys[k] & KEY_MASK
-        lanes[0, LNX, q] = c_normal[k, 0]
-        lanes[0, LNY, q] = c_normal[k, 1]
-        lanes[0, LDX, q] = c_delta[k, 0, 0]
-        lanes[0, LDY, q] = c_delta[k, 0, 1]
         ts = 0.0
         rr = 0.0
         # (Box2D v3.1's rules: the belts' speeds add up; the larger resistance acts at the larger radius)
@@ -232,28 +236,17 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
             lanes[0, LE, q] = mix(shape_restitution[a], shape_restitution[bsh], restitution_rule)
         lanes[0, LTS, q] = ts
         lanes[0, LRR, q] = rr
-        cnt = c_count[k]
-        lanes[0, LCOUNT, q] = cnt
         lanes[0, LRA, q] = shape_radius[a]
         lanes[0, LRB, q] = shape_radius[bsh]
-        lanes[0, LSEP0, q] = c_sep[k, 0]
-        lanes[0, LPX0, q] = c_point[k, 0, 0]
-        lanes[0, LPY0, q] = c_point[k, 0, 1]
-        lanes[0, LNIMP0, q] = c_nimp[k, 0]
-        lanes[0, LTIMP0, q] = c_timp[k, 0]
-        two_points = cnt == 2
-        lanes[0, LSEP1, q] = c_sep[k, 1] if two_points else 0.0
-        lanes[0, LPX1, q] = c_point[k, 1, 0] if two_points else 0.0
-        lanes[0, LPY1, q] = c_point[k, 1, 1] if two_points else 0.0
-        lanes[0, LNIMP1, q] = c_nimp[k, 1] if two_points else 0.0
-        lanes[0, LTIMP1, q] = c_timp[k, 1] if two_points else 0.0
-    nx = load(lanes, 0, LNX)
-    ny = load(lanes, 0, LNY)
-    count = load(lanes, 0, LCOUNT)
+    c0 = gather_rows64(pack, at, 0, 0, h)
+    c1 = gather_rows64(pack, at, 0, 1, h)
+    nx = c0[PACK_NX]
+    ny = c0[PACK_NY]
+    dlx = c0[PACK_DLX]
+    dly = c0[PACK_DLY]
+    count = c1[PACK_COUNT - ROW]
     ra = load(lanes, 0, LRA)
     rb = load(lanes, 0, LRB)
-    dlx = load(lanes, 0, LDX)
-    dly = load(lanes, 0, LDY)
     sa = gather_rows64(table, body, j, 0, h)
     sb = gather_rows64(table, body, j, 1, h)
     mA = sa[TM]
@@ -273,12 +266,12 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     store_part(rows, j, RIMP, h, zero)
     store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
     store_part(rows, j, COUNT, h, count)
-    _prepare_point(rows, j, h, P0, count > 0.0, load(lanes, 0, LSEP0), load(lanes, 0, LPX0), load(lanes, 0, LPY0),
-                   load(lanes, 0, LNIMP0), load(lanes, 0, LTIMP0), nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly)
+    _prepare_point(rows, j, h, P0, count > 0.0, c0[PACK_SEP0], c0[PACK_PX0], c0[PACK_PY0], c0[PACK_NIMP0],
+                   c1[PACK_TIMP0 - ROW], nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly)
     if two:
-        _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, load(lanes, 0, LSEP1), load(lanes, 0, LPX1),
-                       load(lanes, 0, LPY1), load(lanes, 0, LNIMP1), load(lanes, 0, LTIMP1), nx, ny, ra, rb,
-                       sa, sb, zero, fall, dlx, dly)
+        _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, c1[PACK_SEP1 - ROW], c1[PACK_PX1 - ROW],
+                       c1[PACK_PY1 - ROW], c1[PACK_NIMP1 - ROW], c1[PACK_TIMP1 - ROW], nx, ny, ra, rb, sa, sb, zero,
+                       fall, dlx, dly)
     else:
         for f in range(POINT_WIDTH):
             store_part(rows, j, P0 + POINT_WIDTH + f, h, zero)

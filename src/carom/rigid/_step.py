@@ -116,12 +116,12 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and
     # the colouring may be kept
     same = same_pairs(keys, old.keys)
-    contacts = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, same, threads)
+    contacts, pack = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, same, threads)
     clock[3] = cycle_counter()
     # the user's pre-solve hook: contacts disabled, materials changed for this step (with none, an empty table)
     material = pre_solve_stage(pre_solve, friction_rule, restitution_rule, shapes, awake, contacts)
     solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads,
-                           (gx, gy, dt), material)
+                           (gx, gy, dt), material, pack)
     clock[4] = cycle_counter()
     # (the solve is compiled apart from the step: ``_solve.solve_apart``)
     com0, angle0, approach = call_solve((dt, substeps, gx, gy, bodies, contacts, solver, threads, joints))
@@ -177,7 +177,7 @@ def _solve_types(step_types):
     # the narrow phase's table (``NarrowTable``): last step's fields without the colouring (``with_colouring``)
     contacts = numba.types.NamedTuple(old.types[:len(NarrowTable._fields)], NarrowTable)
     prepare_types = (bodies, shapes, contacts, old, numba.types.boolean, friction_rule, restitution_rule, threads,
-                     numba.types.UniTuple(dt, 3), numba.typeof(np.zeros((1, 3))))
+                     numba.types.UniTuple(dt, 3), numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))))
     prepare_stage.compile(prepare_types)
     solver = prepare_stage.overloads[prepare_types].signature.return_type
     return contacts, solver, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
