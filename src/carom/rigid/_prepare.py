@@ -5,7 +5,8 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed
-from .._simd import LANES, LANES64, PARTS, ROW, splat64, store_part, load, gather_rows64, select, vmin
+from .._simd import (LANES, LANES64, PARTS, ROW, splat64, store_part, load, gather_rows64, select, vmin,
+                     prefetch_row)
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
 from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX,
                             QAY, QBX, QBY, RELV, RIMP, RNA, RNB, ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP,
@@ -144,7 +145,16 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
     for c in range(OVERFLOW + 1):
         lo = bstart[c]
         n = bstart[c + 1] - lo
-        for j in range(lo + w * n // parts, lo + (w + 1) * n // parts):
+        hi = lo + (w + 1) * n // parts
+        for j in range(lo + w * n // parts, hi):
+            if j + PREFETCH_BUNDLES < hi:
+                # (the packed rows of a bundle a few ahead: read in colour order, each contact's is a cache miss,
+                # which its own bundle would otherwise wait for)
+                jj = j + PREFETCH_BUNDLES
+                for q in range(bcount[jj]):
+                    k = perm[bfirst[jj] + q]
+                    prefetch_row(pack, 2 * k)
+                    prefetch_row(pack, 2 * k + 1)
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
                             shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_material, pack, rows,
                             body, move, friction_rule, restitution_rule, NB, fall, lanes, at)
@@ -189,11 +199,15 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     # the first lane has the most points (colour_contacts): a bundle of one-point contacts has a second point
     # of all zeros, as do its one-point lanes otherwise (the solver's lane arithmetic turns them into no
     # impulse)
-    two = m > 0 and c_count[perm[first]] == 2
+    two = m > 0 and pack[2 * perm[first] + 1, PACK_COUNT - ROW] == 2.0
     for h in range(PARTS):
         _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
                       shape_tangent, shape_rolling, keys, c_material, pack, rows, body, friction_rule,
                       restitution_rule, fall, lanes, at)
+
+
+#: how many bundles ahead ``_prepare_bundles`` asks for the contacts' packed rows
+PREFETCH_BUNDLES = 2
 
 
 # a part's shape data, staged field by field (``_prepare_part``): friction, restitution, tangent speed, rolling

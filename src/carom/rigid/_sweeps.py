@@ -4,7 +4,7 @@
 import numpy as np
 
 from .._jit import njit, inline_njit, llvm_inline_njit, borrowed
-from .._simd import LANES, splat, load, store, lane, gather_rows, scatter_rows, select, vmax, vmin
+from .._simd import LANES, splat, load, store, lane, gather_rows, scatter_rows, select, vmax, vmin, prefetch_bundle
 from ._layout import VX, VY, W, DPX, DPY, DC, DS, MOVED
 from ..constants import CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD
 from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, P0, POINT_WIDTH, QAX, QAY, QBX,
@@ -371,6 +371,10 @@ def step_sweeps(rows):
     return bounces, relax
 
 
+#: how many bundles ahead ``_sweep_range`` asks for the rows of the bundles it solves two at a time
+SWEEP_PREFETCH = 4
+
+
 @njit
 def _sweep_range(task, reverse, lo, hi, rows, body, move, state, inv_h, soft, stiff, out, paired):
     """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
@@ -382,6 +386,9 @@ def _sweep_range(task, reverse, lo, hi, rows, body, move, state, inv_h, soft, st
     j = lo
     if paired and (task == BIASED or task == RELAX or task == ROLLING_RELAX):
         while j + 1 < hi:
+            if j + SWEEP_PREFETCH + 1 < hi:
+                prefetch_bundle(rows, j + SWEEP_PREFETCH)
+                prefetch_bundle(rows, j + SWEEP_PREFETCH + 1)
             _solve_two(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff,
                        reverse)
             j += 2
