@@ -506,3 +506,15 @@ def test_steps_through_the_entry_point_match_the_dispatcher():
     for name in ("com", "angle", "vel", "angvel"):
         assert getattr(fast.tables, name)[:n].tobytes() == getattr(slow.tables, name)[:n].tobytes(), name
     assert_same_contacts(fast, slow)
+
+
+def test_the_prepare_stages_packed_rows_start_on_cache_lines():
+    """The narrow phase's packed rows for the prepare stage (``_narrow.aligned_rows``): C-ordered, of the size
+    asked, the first row on a 64-byte boundary, so that a row of 16 doubles is two whole cache lines."""
+    from carom.rigid._narrow import aligned_rows
+    for n in (1, 3, 1000, 25_001):
+        a = aligned_rows(n, 16)
+        assert a.shape == (n, 16) and a.flags.c_contiguous and a.flags.writeable
+        assert a.ctypes.data % 64 == 0
+        a[:] = 1.0                    # every row is inside the allocation
+        assert a.sum() == 16 * n
