@@ -476,6 +476,14 @@ else:
             return context.make_tuple(builder, out, cols)
         return out(state, body, j, side, h), codegen
 
+    def _prefetch(builder, ptr):
+        """``llvm.prefetch`` of the cache line at ``ptr``: for a read, kept in every cache level, data."""
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+
     @intrinsic
     def prefetch_row(typingctx, a, i):
         """Ask the processor to bring row ``a[i]`` of a C-contiguous 2-D array (its first cache line) into the
@@ -487,12 +495,7 @@ else:
             arr = context.make_array(sig.args[0])(context, builder, args[0])
             ii = context.cast(builder, args[1], sig.args[1], types.intp)
             width = cgutils.unpack_tuple(builder, arr.shape)[1]
-            ptr = builder.gep(arr.data, [builder.mul(ii, width)])
-            i8p = ir.IntType(8).as_pointer()
-            i32 = ir.IntType(32)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                                "llvm.prefetch.p0i8")
-            builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            _prefetch(builder, builder.gep(arr.data, [builder.mul(ii, width)]))
             return context.get_dummy_value()
         return types.none(a, i), codegen
 
@@ -508,18 +511,13 @@ else:
             jj = context.cast(builder, args[1], sig.args[1], types.intp)
             shape = cgutils.unpack_tuple(builder, arr.shape)
             size = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
-            i8p = ir.IntType(8).as_pointer()
-            i32 = ir.IntType(32)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                                "llvm.prefetch.p0i8")
             per = builder.mul(shape[1], shape[2])
-            base = builder.bitcast(builder.gep(arr.data, [builder.mul(jj, per)]), i8p)
+            base = builder.bitcast(builder.gep(arr.data, [builder.mul(jj, per)]), ir.IntType(8).as_pointer())
             nbytes = builder.mul(per, ir.Constant(per.type, size))
             # one prefetch per 64 bytes, and one at the last byte (a bundle need not start on a line)
             with cgutils.for_range_slice(builder, ir.Constant(per.type, 0), nbytes, ir.Constant(per.type, 64)) as (off, _):
-                builder.call(fn, [builder.gep(base, [off]), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-            last = builder.gep(base, [builder.sub(nbytes, ir.Constant(per.type, 1))])
-            builder.call(fn, [last, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+                _prefetch(builder, builder.gep(base, [off]))
+            _prefetch(builder, builder.gep(base, [builder.sub(nbytes, ir.Constant(per.type, 1))]))
             return context.get_dummy_value()
         return types.none(a, j), codegen
 

@@ -93,7 +93,7 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
                   shapes.rolling if materials else shapes.rolling[:0])
     # the contacts' packed rows (``_narrow._put_pack``) as rows of ROW doubles: contact k's are rows 2k and 2k + 1
-    contact_data = (keys, c_count, material, pack.reshape((pack.shape[0] * 2, ROW)))
+    contact_data = (keys, material, pack.reshape((pack.shape[0] * 2, ROW)))
     _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
                       friction_rule, restitution_rule, threads, fall)
     return SolverTable(perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags)
@@ -136,7 +136,7 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
     kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
     shape_radius, shape_friction, shape_restitution, shape_tangent, shape_rolling = borrowed(shapes)
-    keys, c_count, c_material, pack = borrowed(contacts)
+    keys, c_material, pack = borrowed(contacts)
     perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
     NB = table.shape[0] - 1
     # scratch: a part's shape data, field by field, and the packed rows of a bundle's lanes (``_prepare_part``)
@@ -156,13 +156,13 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
                     prefetch_row(pack, 2 * k)
                     prefetch_row(pack, 2 * k + 1)
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
-                            shape_restitution, shape_tangent, shape_rolling, keys, c_count, c_material, pack, rows,
+                            shape_restitution, shape_tangent, shape_rolling, keys, c_material, pack, rows,
                             body, move, friction_rule, restitution_rule, NB, fall, lanes, at)
 
 
 @llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
-                    shape_rolling, keys, c_count, c_material, pack, rows, body, move, friction_rule,
+                    shape_rolling, keys, c_material, pack, rows, body, move, friction_rule,
                     restitution_rule, NB, fall, lanes, at):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
