@@ -118,3 +118,43 @@ def test_the_record_holds_its_limits_and_runs_its_motor():
         w.step(DT)
     assert arm.angle == pytest.approx(-0.5, abs=0.02)
     assert wheel.angular_velocity == pytest.approx(2.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("build", [_ragdolls, _pendulums, _mixed])
+def test_the_lane_marks_are_the_brute_force_test_and_cover_a_ragdolls_joints(build):
+    # ``mark_lanes`` marks, once per step, where the sweeps may solve LANES64 records side by side: exactly where
+    # joints i … i + LANES64 − 1 of the solve order are records and no body with mass in the frame (one the
+    # sweeps write) is in two of them; checked here with sets, and the ragdolls' joints mostly marked
+    from carom.rigid.joints._common import MA, IA, MB, IB, TYPE
+    from carom.rigid.joints._solve import joints_to_solve, prepare_joints
+    from carom.rigid.joints import bookkeeping
+    from carom._simd import LANES64
+    w = World(gravity=(0, -10))
+    build(w)
+    for _ in range(20):
+        w.step(DT)
+    t = w.tables
+    nb = t.n_bodies
+    jl, js, pc = joints_to_solve(bookkeeping.table(t), t.kind[:nb], t.asleep[:nb])
+    jbody, frame, rstart, rows = prepare_joints(jl, js, pc, bookkeeping.table(t), t.com[:nb], t.angle[:nb],
+                                                t.inv_mass[:nb], t.inv_inertia[:nb], t.local_center[:nb],
+                                                t.kind[:nb], DT / 4)[:4]
+    n = jbody.shape[0]
+    record = [rstart[i + 1] == rstart[i] + 1 and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE for i in range(n)]
+    marked = 0
+    for i in range(n):
+        if not record[i]:
+            continue
+        expect = i + LANES64 <= n and all(record[i:i + LANES64])
+        if expect:
+            seen = []
+            for j in range(i, i + LANES64):
+                written = [jbody[j, 0]] if frame[j, MA] + frame[j, IA] > 0 else []
+                written += [jbody[j, 1]] if frame[j, MB] + frame[j, IB] > 0 else []
+                others = {b for k in range(i, i + LANES64) if k != j for b in jbody[k]}
+                seen.append(not others.intersection(written))
+            expect = all(seen)
+        assert (rows[rstart[i], revolute.R_APART] != 0.0) == expect, i
+        marked += expect
+    if build is _ragdolls:
+        assert marked >= 0.5 * sum(record)

@@ -151,8 +151,8 @@ def load(bodies, joints):
 
 
 #: the argument types of ``_solve.record_lanes`` (as ``solve_joints`` calls it)
-LANES_TYPES = (types.int64, types.int64, _I2, _F2, _I1, _F2, _F2, types.float32[:, ::1], types.uint8[::1], _F1, _F1,
-               types.float64)
+LANES_TYPES = (types.int64, types.int64, types.int64, _I2, _F2, _I1, _F2, _F2, types.float32[:, ::1], types.uint8[::1],
+               _F1, _F1, types.float64)
 #: ``_solve.record_lanes`` is loaded in this process (:func:`load_lanes`)
 lanes_ready = False
 

@@ -237,6 +237,7 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
             r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
     rstart[n] = r
+    mark_lanes(jbody, frame, rstart, rows)
     return jbody, frame, rstart, rows, pstart, pb, pbody, pmove
 
 
@@ -278,19 +279,23 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
     rotations so far, d), its rows solved one after the other (``_rows.solve_row``) and the velocities written
     back; the change is kept in WARM_DV (module docstring: SOLVE first takes the last substep's back and warm
     starts afresh). Runs of revolute records that touch no body another of them writes go ``LANES64`` at a
-    time (``_solve_record_lanes``), with the same results."""
+    time (``_solve_record_lanes``; where ``mark_lanes`` marked them), with the same results."""
     # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
     jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
     flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
     # (the lanes are compiled apart and loaded once a helper has compiled them: ``record_lanes``; until then
     # every joint goes alone, with the same results)
-    lanes = hi - lo >= LANES64 and _lanes_loaded((mode, lo, jbody, frame, rstart, rows, state, fstate, flags, dangle,
-                                                   jsoft, inv_h))
+    lanes = hi - lo >= LANES64 and _lanes_loaded((mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
+                                                   dangle, jsoft, inv_h))
     i = lo
     while i < hi:
-        if lanes and i + LANES64 <= hi and _records_apart(i, jbody, frame, rstart, rows, flags):
-            _lanes((mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h))
-            i += LANES64
+        if lanes and i + LANES64 <= hi and _lanes_at(i, rstart, rows):
+            # the run of bundles that starts here, in one call
+            k = i + LANES64
+            while k + LANES64 <= hi and _lanes_at(k, rstart, rows):
+                k += LANES64
+            _lanes((mode, i, k, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h))
+            i = k
         else:
             _solve_joint(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h)
             i += 1
@@ -382,21 +387,48 @@ def _solve_joint(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dang
 
 
 
+@njit
+def mark_lanes(jbody, frame, rstart, rows):
+    """Mark (``revolute.R_APART``) each joint i of the solve order where joints i … i + LANES64 − 1 are revolute
+    records and none of them touches a body another of them writes, so that solving them side by side
+    (``_solve_record_lanes``) is solving them one after the other. A colour's joints touch disjoint dynamic
+    bodies, so its records pass; a static ground shared by several is only read.
+
+    Once per step, here, not in each of the step's nine sweeps (the sweeps' test was a tenth of a ragdoll scene's
+    step): what the test reads is fixed for the step. A body counts as written when it has mass in the frame (a
+    dynamic body: ``prepare_joints``); the sweeps write such a body only when the solver holds it
+    (``MOVE_SOLVED``), which every dynamic body of a solved joint is (``joint_solved``), so a marked run is also
+    apart as the sweeps write."""
+    n = jbody.shape[0]
+    for i in range(n):
+        if _is_record(i, rstart, rows):
+            rows[rstart[i], revolute.R_APART] = 1.0 if _records_apart(i, n, jbody, frame, rstart, rows) else 0.0
+
+
 @llvm_inline_njit
-def _records_apart(i, jbody, frame, rstart, rows, flags):
-    """Whether joints i … i + LANES64 − 1 are revolute records (one row each) and none of them touches a body another of them
-    writes (a dynamic body the solver holds: ``solve_joints`` writes only those), so that solving them side by
-    side (``_solve_record_lanes``) is solving them one after the other. A colour's joints touch disjoint
-    dynamic bodies, so its records pass; a static ground shared by several is only read."""
-    for q in range(LANES64):
-        j = i + q
-        # (a record is one row, so the records are rows rstart[i] … rstart[i] + LANES64 − 1: ``columns64``)
-        if not (rstart[j + 1] == rstart[j] + 1 and rows[rstart[j], TYPE] == revolute.ROW_REVOLUTE):
+def _is_record(i, rstart, rows):
+    """Whether joint i of the solve order is a revolute record (one row: ``revolute.emit_record``)."""
+    return rstart[i + 1] == rstart[i] + 1 and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE
+
+
+@llvm_inline_njit
+def _lanes_at(i, rstart, rows):
+    """Whether the sweeps may solve joints i … i + LANES64 − 1 side by side (``mark_lanes``)."""
+    return _is_record(i, rstart, rows) and rows[rstart[i], revolute.R_APART] != 0.0
+
+
+@llvm_inline_njit
+def _records_apart(i, n, jbody, frame, rstart, rows):
+    """``mark_lanes``' test of joints i … i + LANES64 − 1 (of n)."""
+    if i + LANES64 > n:
+        return False
+    for q in range(1, LANES64):
+        if not _is_record(i + q, rstart, rows):
             return False
     for q in range(LANES64):
         j = i + q
-        wa = (flags[jbody[j, 0]] & MOVE_SOLVED) != 0 and frame[j, MA] + frame[j, IA] > 0.0
-        wb = (flags[jbody[j, 1]] & MOVE_SOLVED) != 0 and frame[j, MB] + frame[j, IB] > 0.0
+        wa = frame[j, MA] + frame[j, IA] > 0.0
+        wb = frame[j, MB] + frame[j, IB] > 0.0
         for p in range(LANES64):
             if p == q:
                 continue
@@ -453,10 +485,10 @@ assert LANES64 & (LANES64 - 1) or (FRAME_WIDTH % LANES64 == 0
                                    and ROW_WIDTH >= -(-(revolute.R_PY + 1) // LANES64) * LANES64)
 
 
-@njit
+@llvm_inline_njit
 def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
     """Joints i … i + LANES64 − 1 of ``solve_joints``' sweep, revolute records that touch no body another of them
-    writes (``_records_apart``), side by side in double-precision vectors (``revolute.solve_record_lanes``): each
+    writes (``mark_lanes``), side by side in double-precision vectors (``revolute.solve_record_lanes``): each
     lane does what ``solve_joints`` does for its joint alone, operation for operation. Their frames and their
     records are consecutive rows of the frame and row tables, read and written as blocks (``columns64``,
     ``put_columns64``)."""
@@ -548,8 +580,10 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
 
 
 @apart_njit(lambda arg_types: numba.types.none)
-def record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
-    """``_solve_record_lanes`` compiled apart (``carom._jit.apart_njit``), as ``solve_joints`` calls it.
+def record_lanes(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
+    """``_solve_record_lanes`` for the bundles of joints lo … hi − 1 (``mark_lanes`` marked each bundle's first
+    joint), compiled apart (``carom._jit.apart_njit``), as ``solve_joints`` calls it: one call per run of
+    bundles, not per bundle (a call hands over some 80 words).
 
     Why: the vector code is a quarter of the joints' cold compile (about 4 s), and the joints solved one by one
     give the same results, only slower. So the first step of a world with joints does not wait for it: it is
@@ -558,7 +592,8 @@ def record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dang
     # operations per four joints)
     jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
     flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
-    _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h)
+    for i in range(lo, hi, LANES64):
+        _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h)
 
 
 _lanes = apart_caller(record_lanes)

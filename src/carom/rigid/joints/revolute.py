@@ -59,6 +59,9 @@ def emit(j, param, imp, rows, r, h, g):
 (R_TYPE, R_FEATURES, R_SL, R_SC0, R_SBETA, R_SMS, R_SISC, R_SALPHA, R_SCS0, R_ML, R_MLO, R_MHI, R_MC0, R_LL, R_LC0,
  R_UL, R_UC0, R_PX, R_PY) = range(19)
 SPRING_ON, MOTOR_ON, LOWER_ON, UPPER_ON = 1, 2, 4, 8
+#: not the joint's own: 1.0 where the sweeps may solve this record and the next LANES64 − 1 of the solve order side
+#: by side (``_solve.mark_lanes``, set once per step; inside the block of columns the lanes read and write back)
+R_APART = 19
 #: ``_common.ROW_*``'s code of the record (a float, as the row table stores it)
 ROW_REVOLUTE = 7.0
 #: the param column that keeps a joint on the generic rows (tests only)
