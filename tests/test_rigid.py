@@ -509,9 +509,9 @@ def test_steps_through_the_entry_point_match_the_dispatcher():
 
 
 def test_the_prepare_stages_packed_rows_start_on_cache_lines():
-    """The narrow phase's packed rows for the prepare stage (``_narrow.aligned_rows``): C-ordered, of the size
+    """The narrow phase's packed rows for the prepare stage (``_layout.aligned_rows``): C-ordered, of the size
     asked, the first row on a 64-byte boundary, so that a row of 16 doubles is two whole cache lines."""
-    from carom.rigid._narrow import aligned_rows
+    from carom.rigid._layout import aligned_rows
     for n in (1, 3, 1000, 25_001):
         a = aligned_rows(n, 16)
         assert a.shape == (n, 16) and a.flags.c_contiguous and a.flags.writeable

@@ -128,6 +128,19 @@ if numba.config.DISABLE_JIT:
         block = state[body[j, side, h * LANES64:(h + 1) * LANES64]]
         return tuple(block[:, c].copy() for c in range(ROW))
 
+    def joint_rows64(state, jbody, i, side):
+        """The ``ROW`` columns of ``state[jbody[i + q, side]]`` for the LANES64 lanes q, as ``ROW`` double
+        vectors."""
+        block = state[jbody[i:i + LANES64, side]].astype(np.float64)
+        return tuple(block[:, c].copy() for c in range(ROW))
+
+    def put_joint_velocities64(state, jbody, i, side, vx, vy, w, mask):
+        """``state[jbody[i + q, side], 0:3] = (vx, vy, w)`` (lane q of each) for the lanes q whose bit is set in
+        ``mask``."""
+        for q in range(LANES64):
+            if mask >> q & 1:
+                state[jbody[i + q, side], 0:3] = (vx[q], vy[q], w[q])
+
     def select(mask, a, b):
         """Per lane: ``a`` where ``mask``, else ``b``."""
         return np.where(mask, a, b)
@@ -151,11 +164,11 @@ if numba.config.DISABLE_JIT:
             return tuple(a[r0:r0 + LANES64, c].astype(np.float64) for c in range(n))
         return columns
 
-    def put_columns64(n):
+    def put_columns64(n, first=0):
         """The function of (a, r0, cols) writing ``cols`` (as :func:`columns64` gives them) back to rows ``r0`` …
-        ``r0 + LANES64 − 1``, columns 0 … n − 1."""
+        ``r0 + LANES64 − 1``, columns ``first`` … n − 1."""
         def put(a, r0, cols):
-            for c in range(n):
+            for c in range(first, n):
                 a[r0:r0 + LANES64, c] = cols[c]
         return put
 
@@ -476,6 +489,81 @@ else:
             return context.make_tuple(builder, out, cols)
         return out(state, body, j, side, h), codegen
 
+    def _joint_row_pointer(context, builder, sig, args):
+        """(state, a function of the lane q giving the address of ``state[jbody[i + q, side], 0]``) of an
+        intrinsic whose arguments begin (state, jbody, i, side): jbody a C-contiguous (n, 2) integer array, state
+        ROW wide and C-contiguous (the solver's rows)."""
+        st = context.make_array(sig.args[0])(context, builder, args[0])
+        jb = context.make_array(sig.args[1])(context, builder, args[1])
+        ii = context.cast(builder, args[2], sig.args[2], types.intp)
+        ss = context.cast(builder, args[3], sig.args[3], types.intp)
+
+        def row(q):
+            at = builder.add(builder.mul(builder.add(ii, ir.Constant(ii.type, q)), ir.Constant(ii.type, 2)), ss)
+            b = context.cast(builder, builder.load(builder.gep(jb.data, [at])), sig.args[1].dtype, types.intp)
+            return builder.gep(st.data, [builder.mul(b, ir.Constant(b.type, ROW))])
+        return row
+
+    def _joint_typing(state, jbody, i, side):
+        return (isinstance(state, types.Array) and state.ndim == 2 and state.dtype == types.float32
+                and state.layout == "C" and isinstance(jbody, types.Array) and jbody.ndim == 2
+                and isinstance(jbody.dtype, types.Integer) and jbody.layout == "C" and isinstance(i, types.Integer)
+                and isinstance(side, types.Integer) and ROW % LANES64 == 0 and LANES64 >= 4
+                and LANES64 & (LANES64 - 1) == 0)
+
+    @intrinsic
+    def joint_rows64(typingctx, state, jbody, i, side):
+        """Rows ``state[jbody[i + q, side]]`` (ROW floats each: the solver's rows of the bodies of joints i …
+        i + LANES64 − 1 on ``side``) as ROW double column vectors: each row one load, widened to doubles (exact)
+        and its two halves transposed with the other lanes' in registers, where a column read lane by lane took
+        a load, a conversion and an insert per lane and column."""
+        if not _joint_typing(state, jbody, i, side):
+            return None
+        out = types.UniTuple(f64v, ROW)
+
+        def codegen(context, builder, sig, args):
+            row = _joint_row_pointer(context, builder, sig, args)
+            pty = ir.PointerType(ir.VectorType(ir.FloatType(), ROW))
+            pieces = [[] for _ in range(ROW // LANES64)]
+            for q in range(LANES64):
+                wide = builder.fpext(builder.load(builder.bitcast(row(q), pty), align=4),
+                                     ir.VectorType(ir.DoubleType(), ROW))
+                for p in range(ROW // LANES64):
+                    pieces[p].append(builder.shuffle_vector(wide, wide, _index_vector(
+                        list(range(p * LANES64, (p + 1) * LANES64)))))
+            cols = []
+            for p in range(ROW // LANES64):
+                cols.extend(_transpose(builder, pieces[p]))
+            return context.make_tuple(builder, out, cols)
+        return out(state, jbody, i, side), codegen
+
+    @intrinsic
+    def put_joint_velocities64(typingctx, state, jbody, i, side, vx, vy, w, mask):
+        """``state[jbody[i + q, side], 0:3] = (vx, vy, w)`` (lane q of each, rounded to single precision) for
+        the lanes q whose bit is set in ``mask``: the three vectors (and w again) transposed into per-lane rows
+        in registers, each row rounded at once and stored as two floats and one (where each number went
+        through a lane extract, a rounding and a store). (Wider vectors: w repeated to fill the block.)"""
+        if not (_joint_typing(state, jbody, i, side) and vx == f64v and vy == f64v and w == f64v
+                and isinstance(mask, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            row = _joint_row_pointer(context, builder, sig, args)
+            rows = _transpose(builder, [args[4], args[5]] + [args[6]] * (LANES64 - 2))
+            m = context.cast(builder, args[7], sig.args[7], types.int64)
+            p2 = ir.PointerType(ir.VectorType(ir.FloatType(), 2))
+            for q in range(LANES64):
+                bit = builder.and_(builder.lshr(m, ir.Constant(m.type, q)), ir.Constant(m.type, 1))
+                with cgutils.if_likely(builder, builder.icmp_unsigned("!=", bit, ir.Constant(m.type, 0))):
+                    narrow = builder.fptrunc(rows[q], ir.VectorType(ir.FloatType(), LANES64))
+                    ptr = row(q)
+                    builder.store(builder.shuffle_vector(narrow, narrow, _index_vector([0, 1])),
+                                  builder.bitcast(ptr, p2), align=4)
+                    builder.store(builder.extract_element(narrow, ir.Constant(ir.IntType(32), 2)),
+                                  builder.gep(ptr, [ir.Constant(ir.IntType(64), 2)]), align=4)
+            return context.get_dummy_value()
+        return types.none(state, jbody, i, side, vx, vy, w, mask), codegen
+
     def _prefetch(builder, ptr):
         """``llvm.prefetch`` of the cache line at ``ptr``: for a read, kept in every cache level, data."""
         i8p = ir.IntType(8).as_pointer()
@@ -573,12 +661,15 @@ else:
             return out(a, r0), codegen
         return columns
 
-    def put_columns64(n):
+    def put_columns64(n, first=0):
         """The function (an intrinsic) of (a, r0, cols) writing ``cols``, the vectors :func:`columns64` ``(n)``
-        gives, back to rows ``r0`` … ``r0 + LANES64 − 1`` of ``a``: each block of LANES64 columns transposed in
-        registers and stored as LANES64-wide pieces of the rows (where a lane written at a time went through
-        memory: a vector spilled and read back 8 bytes at a time, which stalls on store forwarding)."""
+        gives, back to rows ``r0`` … ``r0 + LANES64 − 1`` of ``a``, from column ``first`` on (a multiple of
+        LANES64: the columns before it are not stored, so their cache lines stay clean): each block of LANES64
+        columns transposed in registers and stored as LANES64-wide pieces of the rows (where a lane written at
+        a time went through memory: a vector spilled and read back 8 bytes at a time, which stalls on store
+        forwarding)."""
         blocks = -(-n // LANES64)
+        assert first % LANES64 == 0
 
         @intrinsic
         def put(typingctx, a, r0, cols):
@@ -589,7 +680,7 @@ else:
             def codegen(context, builder, sig, args):
                 piece = _row_pieces(context, builder, sig, args)
                 vecs = cgutils.unpack_tuple(builder, args[2])
-                for blk in range(blocks):
+                for blk in range(first // LANES64, blocks):
                     rows = _transpose(builder, vecs[blk * LANES64:(blk + 1) * LANES64])
                     for q in range(LANES64):
                         builder.store(rows[q], piece(q, blk), align=8)

@@ -6,9 +6,12 @@ Each body has a row of ``state`` (double precision, the integrators') and of ``f
 the sweeps gather and scatter): velocity (VX, VY, W), position change so far in the step (DPX, DPY) and the
 rotation so far as (cos, sin) (DC, DS), and MOVED: 1 once a restitution impulse of the step has changed the
 body's velocity (``_solver._restitute``; 0 from the start of the step). ``flags[b]`` holds the MOVE_* bits of
-the step."""
+the step; ``aligned_rows`` allocates the tables whose rows should start on cache lines."""
 from collections import namedtuple
 
+import numpy as np
+
+from .._jit import njit
 from .._simd import ROW
 
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
@@ -76,3 +79,12 @@ def narrow_part(table):
 #: colouring read (``body_flags``).
 SolverTable = namedtuple("SolverTable", ["perm", "colour_start", "bundle_start", "bundle_first", "pair", "rows",
                                          "bundle_body", "bundle_move", "bundle_count", "solved", "body_flags"])
+
+
+@njit
+def aligned_rows(n, width):
+    """An uninitialised C-ordered (n, width) table of doubles whose first row starts on a 64-byte boundary (a
+    cache line), so that a row of 8 or 16 doubles fills whole lines (and a row of 24, three)."""
+    raw = np.empty(n * width + 8)
+    skip = ((64 - raw.ctypes.data % 64) % 64) // 8
+    return raw[skip:skip + n * width].reshape((n, width))

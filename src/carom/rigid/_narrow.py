@@ -15,7 +15,7 @@ from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, RE
 from ..geometry._math import relative_transform
 from ..geometry.manifold import (collide_sat, collide_circles_local, collide_quadrilaterals, _swap_manifold,
                                  _to_frame, _incident_edge, _clip, _point_result)
-from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable
+from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, aligned_rows
 from ._bounds import pair_motion
 from ._contact_rows import (PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0, PACK_PY0, PACK_NIMP0,
                             PACK_TIMP0, PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1, PACK_COUNT, PACK_WIDTH)
@@ -270,15 +270,6 @@ def _put_pack(pack, k, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step):
     pack[k, PACK_TIMP1] = c_timp[k, 1] if two else 0.0
     pack[k, PACK_COUNT] = cnt
     pack[k, PACK_WIDTH - 1] = 0.0
-
-
-@njit
-def aligned_rows(n, width):
-    """An uninitialised C-ordered (n, width) table of doubles whose first row starts on a 64-byte boundary (a
-    cache line), so that a row of 8 or 16 doubles fills whole lines."""
-    raw = np.empty(n * width + 8)
-    skip = ((64 - raw.ctypes.data % 64) % 64) // 8
-    return raw[skip:skip + n * width].reshape((n, width))
 
 
 @inline_njit

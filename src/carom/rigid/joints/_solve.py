@@ -35,8 +35,9 @@ import numpy as np
 import numba
 
 from ..._jit import njit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
-from ..._simd import LANES64, splat64, insert, lane, columns64, put_columns64, vfloor, with_item
-from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED
+from ..._simd import (LANES64, splat64, insert, lane, columns64, put_columns64, vfloor, with_item, joint_rows64,
+                      put_joint_velocities64)
+from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED, aligned_rows
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
                       G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1,
                       L2, FX, FY, SB, ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER, DISTANCE, REVOLUTE, PRISMATIC,
@@ -153,14 +154,14 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     n = jlist.shape[0]
     NB = com.shape[0]
     jbody = np.empty((n, 2), np.int64)
-    frame = np.empty((n, FRAME_WIDTH))
+    frame = aligned_rows(n, FRAME_WIDTH)
     rstart = np.empty(n + 1, np.int64)
     pstart, pb, pbody, pmove = empty_bundles(pcount, NB)
     most = 0
     for c in range(OVERFLOW + 1):
         for i in range(jstart[c] + pcount[c], jstart[c + 1]):
             most += MAX_ROWS[kind[jlist[i]]]
-    rows = np.empty((most, ROW_WIDTH))
+    rows = aligned_rows(most, ROW_WIDTH)
     g = np.empty(G_WIDTH)
     # each body's rotation (cos, sin), computed once for all its joints (``turned``: whether it is)
     rot = np.empty((NB, 2))
@@ -458,13 +459,28 @@ def _velocity_lanes(i, side, jbody, state, fstate, flags):
     return vx, vy, w
 
 
+#: the bits of all LANES64 lanes (``_held_lanes``)
+_ALL_LANES = (1 << LANES64) - 1
+
+
 @llvm_inline_njit
-def _body_lanes(fstate, jbody, i, side, col):
-    """``fstate[jbody[i + q, side], col]`` (single precision) of the lanes q, as a double vector."""
-    v = splat64(0.0)
+def _held_lanes(i, side, jbody, flags):
+    """The lanes q (bit q) of joints i … whose body on ``side`` the solver holds (``MOVE_SOLVED``)."""
+    bits = 0
     for q in range(LANES64):
-        v = insert(v, q, np.float64(fstate[jbody[i + q, side], col]))
-    return v
+        if flags[jbody[i + q, side]] & MOVE_SOLVED:
+            bits |= 1 << q
+    return bits
+
+
+@llvm_inline_njit
+def _lanes_with_mass(m, inv_i):
+    """The lanes q (bit q) where m + inv_i > 0 (a body with mass or inertia: one the joint moves)."""
+    bits = 0
+    for q in range(LANES64):
+        if lane(m, q) + lane(inv_i, q) > 0.0:
+            bits |= 1 << q
+    return bits
 
 
 @llvm_inline_njit
@@ -475,14 +491,16 @@ def _has_row(feat, bit):
     return feat - 2.0 * bit * vfloor(feat * (0.5 / bit)) >= bit
 
 
-#: the frames' columns and the records' (``_solve_record_lanes``), read and written in blocks of LANES64 columns:
-#: the tables are wide enough for the last block
+#: the frames' columns and the records' (``_solve_record_lanes``), read in blocks of LANES64 columns, and written
+#: back from the first column a sweep changes on (a frame's DCX …: its cache line of WARM_DV; a record's R_SL …),
+#: so that the lines that hold only the step's constants stay clean
 _frame_columns = columns64(FRAME_WIDTH)
-_record_columns = columns64(revolute.R_PY + 1)
-_put_frame_columns = put_columns64(FRAME_WIDTH)
-_put_record_columns = put_columns64(revolute.R_PY + 1)
-assert LANES64 & (LANES64 - 1) or (FRAME_WIDTH % LANES64 == 0
-                                   and ROW_WIDTH >= -(-(revolute.R_PY + 1) // LANES64) * LANES64)
+_record_columns = columns64(ROW_WIDTH)
+_put_frame_columns = put_columns64(FRAME_WIDTH, DCX)
+_put_record_columns = put_columns64(ROW_WIDTH, revolute.R_SL)
+assert FRAME_WIDTH % 8 == 0 and ROW_WIDTH % 8 == 0 and DCX % 8 == 0 and revolute.R_SL % 8 == 0
+assert WARM_DV >= DCX and min(revolute.R_ML, revolute.R_LL, revolute.R_UL, revolute.R_PX, revolute.R_PY,
+                              revolute.R_SCS0) >= revolute.R_SL
 
 
 @llvm_inline_njit
@@ -498,8 +516,20 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
     last = 1 if mode == WARM_START else 2
     f = _frame_columns(frame, i)
     rc = _record_columns(rows, rstart[i])
-    vax, vay, vaw = _velocity_lanes(i, np.int64(0), jbody, state, fstate, flags)
-    vbx, vby, vbw = _velocity_lanes(i, np.int64(1), jbody, state, fstate, flags)
+    side_a, side_b = np.int64(0), np.int64(1)
+    # the bodies' solver rows, each read whole (``joint_rows64``); the velocities of a body the solver does not
+    # hold from the world's state (``_velocity_lanes``: as ``solve_joints`` reads them)
+    sa = joint_rows64(fstate, jbody, i, side_a)
+    sb = joint_rows64(fstate, jbody, i, side_b)
+    held_a, held_b = _held_lanes(i, side_a, jbody, flags), _held_lanes(i, side_b, jbody, flags)
+    if held_a == _ALL_LANES:
+        vax, vay, vaw = sa[VX], sa[VY], sa[W]
+    else:
+        vax, vay, vaw = _velocity_lanes(i, side_a, jbody, state, fstate, flags)
+    if held_b == _ALL_LANES:
+        vbx, vby, vbw = sb[VX], sb[VY], sb[W]
+    else:
+        vbx, vby, vbw = _velocity_lanes(i, side_b, jbody, state, fstate, flags)
     if carried:
         vax = vax - f[WARM_DV]
         vay = vay - f[WARM_DV + 1]
@@ -509,18 +539,14 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
         vbw = vbw - f[WARM_DV + 5]
     vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
     ma, ia, mb, ib = f[MA], f[IA], f[MB], f[IB]
-    side_a, side_b = np.int64(0), np.int64(1)
-    qac, qas = _body_lanes(fstate, jbody, i, side_a, np.int64(DC)), _body_lanes(fstate, jbody, i, side_a, np.int64(DS))
-    qbc, qbs = _body_lanes(fstate, jbody, i, side_b, np.int64(DC)), _body_lanes(fstate, jbody, i, side_b, np.int64(DS))
+    qac, qas = sa[DC], sa[DS]
+    qbc, qbs = sb[DC], sb[DS]
     rax = qac * f[RAX] - qas * f[RAY]
     ray = qas * f[RAX] + qac * f[RAY]
     rbx = qbc * f[RBX] - qbs * f[RBY]
     rby = qbs * f[RBX] + qbc * f[RBY]
-    px_col, py_col = np.int64(DPX), np.int64(DPY)
-    pax, pbx = _body_lanes(fstate, jbody, i, side_a, px_col), _body_lanes(fstate, jbody, i, side_b, px_col)
-    pay, pby = _body_lanes(fstate, jbody, i, side_a, py_col), _body_lanes(fstate, jbody, i, side_b, py_col)
-    dx = f[DCX] + (pbx - pax) + rbx - rax
-    dy = f[DCY] + (pby - pay) + rby - ray
+    dx = f[DCX] + (sb[DPX] - sa[DPX]) + rbx - rax
+    dy = f[DCY] + (sb[DPY] - sa[DPY]) + rby - ray
     da = db = splat64(0.0)
     for q in range(LANES64):
         da = insert(da, q, dangle[jbody[i + q, 0]])
@@ -565,18 +591,9 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
         f = with_item(f, WARM_DV + 4, vby - vby0)
         f = with_item(f, WARM_DV + 5, vbw - vbw0)
     _put_frame_columns(frame, i, f)
-    for q in range(LANES64):
-        a = jbody[i + q, 0]
-        b = jbody[i + q, 1]
-        # only the bodies the solver holds are written: a static or kinematic body is only read
-        if flags[a] & MOVE_SOLVED and lane(ma, q) + lane(ia, q) > 0.0:
-            fstate[a, VX] = lane(vax, q)
-            fstate[a, VY] = lane(vay, q)
-            fstate[a, W] = lane(vaw, q)
-        if flags[b] & MOVE_SOLVED and lane(mb, q) + lane(ib, q) > 0.0:
-            fstate[b, VX] = lane(vbx, q)
-            fstate[b, VY] = lane(vby, q)
-            fstate[b, W] = lane(vbw, q)
+    # only the bodies the solver holds are written: a static or kinematic body is only read
+    put_joint_velocities64(fstate, jbody, i, side_a, vax, vay, vaw, held_a & _lanes_with_mass(ma, ia))
+    put_joint_velocities64(fstate, jbody, i, side_b, vbx, vby, vbw, held_b & _lanes_with_mass(mb, ib))
 
 
 @apart_njit(lambda arg_types: numba.types.none)

@@ -56,12 +56,17 @@ def emit(j, param, imp, rows, r, h, g):
 #: ``solve_point`` with their constants: an angle row's Jacobian (0, 0, ±1), the limits' bounds [0, ∞), the
 #: point's infinite cap), so the results are bitwise the generic rows'. A joint whose param column
 #: GENERIC_ROWS is set keeps the generic rows (tests compare the two).
-(R_TYPE, R_FEATURES, R_SL, R_SC0, R_SBETA, R_SMS, R_SISC, R_SALPHA, R_SCS0, R_ML, R_MLO, R_MHI, R_MC0, R_LL, R_LC0,
- R_UL, R_UC0, R_PX, R_PY) = range(19)
-SPRING_ON, MOTOR_ON, LOWER_ON, UPPER_ON = 1, 2, 4, 8
+#:
+#: What a sweep changes (the impulses, the spring's error at the biased solve) is the record's last cache line,
+#: columns R_SL …, and the rest is fixed for the step (the row table's rows start on cache lines:
+#: ``_layout.aligned_rows``): the vector lanes write back only that line (``_solve._solve_record_lanes``), one
+#: line a joint and sweep for the memory to take, where writing the whole record was three.
+(R_TYPE, R_FEATURES, R_SC0, R_SBETA, R_SMS, R_SISC, R_SALPHA, R_MLO, R_MHI, R_MC0, R_LC0, R_UC0) = range(12)
 #: not the joint's own: 1.0 where the sweeps may solve this record and the next LANES64 − 1 of the solve order side
-#: by side (``_solve.mark_lanes``, set once per step; inside the block of columns the lanes read and write back)
-R_APART = 19
+#: by side (``_solve.mark_lanes``, set once per step)
+R_APART = 12
+R_SL, R_ML, R_LL, R_UL, R_PX, R_PY, R_SCS0 = range(16, 23)
+SPRING_ON, MOTOR_ON, LOWER_ON, UPPER_ON = 1, 2, 4, 8
 #: ``_common.ROW_*``'s code of the record (a float, as the row table stores it)
 ROW_REVOLUTE = 7.0
 #: the param column that keeps a joint on the generic rows (tests only)
