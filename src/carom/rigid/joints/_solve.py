@@ -401,6 +401,8 @@ def mark_lanes(jbody, frame, rstart, rows):
     (``MOVE_SOLVED``), which every dynamic body of a solved joint is (``joint_solved``), so a marked run is also
     apart as the sweeps write."""
     n = jbody.shape[0]
+    # (borrowed views: the inlined tests would otherwise take and drop references on the arrays per joint)
+    jbody, frame, rstart, rows = borrowed((jbody, frame, rstart, rows))
     for i in range(n):
         if _is_record(i, rstart, rows):
             rows[rstart[i], revolute.R_APART] = 1.0 if _records_apart(i, n, jbody, frame, rstart, rows) else 0.0
