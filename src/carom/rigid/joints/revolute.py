@@ -73,7 +73,7 @@ ROW_REVOLUTE = 7.0
 GENERIC_ROWS = 15
 
 
-@njit
+@llvm_inline_njit
 def emit_record(j, param, imp, rows, r, h, g):
     """The joint's record in row r (module comment above); returns r + 1."""
     for f in range(rows.shape[1]):
