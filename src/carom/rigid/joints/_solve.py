@@ -243,7 +243,7 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             else:
                 r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
     rstart[n] = r
-    mark_lanes(jbody, frame, rstart, rows)
+    mark_lanes(jstart, jbody, frame, rstart, rows)
     return jbody, frame, rstart, rows, pstart, pb, pbody, pmove
 
 
@@ -394,7 +394,7 @@ def _solve_joint(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dang
 
 
 @njit
-def mark_lanes(jbody, frame, rstart, rows):
+def mark_lanes(jstart, jbody, frame, rstart, rows):
     """Mark (``revolute.R_APART``) each joint i of the solve order where joints i … i + LANES64 − 1 are revolute
     records and none of them touches a body another of them writes, so that solving them side by side
     (``_solve_record_lanes``) is solving them one after the other. A colour's joints touch disjoint dynamic
@@ -404,13 +404,24 @@ def mark_lanes(jbody, frame, rstart, rows):
     step): what the test reads is fixed for the step. A body counts as written when it has mass in the frame (a
     dynamic body: ``prepare_joints``); the sweeps write such a body only when the solver holds it
     (``MOVE_SOLVED``), which every dynamic body of a solved joint is (``joint_solved``), so a marked run is also
-    apart as the sweeps write."""
+    apart as the sweeps write.
+
+    So LANES64 records of one colour below OVERFLOW (``jstart``: the colours' starts) are apart without looking
+    at their bodies; only a run across the end of a colour, or in the overflow colour, is tested body by body."""
     n = jbody.shape[0]
     # (borrowed views: the inlined tests would otherwise take and drop references on the arrays per joint)
     jbody, frame, rstart, rows = borrowed((jbody, frame, rstart, rows))
-    for i in range(n):
-        if _is_record(i, rstart, rows):
-            rows[rstart[i], revolute.R_APART] = 1.0 if _records_apart(i, n, jbody, frame, rstart, rows) else 0.0
+    for c in range(OVERFLOW + 1):
+        for i in range(jstart[c], jstart[c + 1]):
+            if not _is_record(i, rstart, rows):
+                continue
+            if c < OVERFLOW and i + LANES64 <= jstart[c + 1]:
+                apart = True
+                for q in range(1, LANES64):
+                    apart = apart and _is_record(i + q, rstart, rows)
+            else:
+                apart = _records_apart(i, n, jbody, frame, rstart, rows)
+            rows[rstart[i], revolute.R_APART] = 1.0 if apart else 0.0
 
 
 @llvm_inline_njit
