@@ -73,6 +73,21 @@ def _pendulums(w):
         w.add_joint(joints.Revolute(top, low, anchor=(x + 0.8, 4.0), **settings[(i + 4) % len(settings)]))
 
 
+def _carousel(w):
+    """Arms hung from one moving kinematic body (the solver does not hold it: the lanes read its velocity from the
+    world's state, lane by lane) and from the static body, every feature mixed: the arms' joints are one colour,
+    so the step solves them side by side."""
+    settings = [dict(lower=-0.3, upper=0.4), dict(motor_speed=3.0, max_motor_torque=2.0),
+                dict(hertz=4.0, damping_ratio=0.3, target_angle=0.5), dict(lower=-1.0, upper=1.0, hertz=30.0)]
+    hub = w.add_body(position=(0.0, 4.0), kind="kinematic", velocity=(0.7, -0.2), angular_velocity=1.3)
+    hub.add_shape(Circle(0.3))
+    for i in range(12):
+        arm = w.add_body(position=(-3.0 + 0.5 * i, 3.4), angle=0.2 * i)
+        arm.add_shape(box(0.2, 0.05), density=1.0 + 0.1 * i)
+        w.add_joint(joints.Revolute(hub if i % 3 else w.static_body, arm, anchor=(-3.0 + 0.5 * i, 3.6),
+                                    **settings[i % len(settings)]))
+
+
 def _run(build, generic, steps):
     load_lanes()        # (the records' vector lanes, which a step otherwise has compiled in a helper process)
     w = World(gravity=(0, -10))
@@ -89,7 +104,7 @@ def _run(build, generic, steps):
     return w, out
 
 
-@pytest.mark.parametrize("build, steps", [(_ragdolls, 150), (_mixed, 200), (_pendulums, 120)])
+@pytest.mark.parametrize("build, steps", [(_ragdolls, 150), (_mixed, 200), (_pendulums, 120), (_carousel, 120)])
 def test_the_record_is_the_generic_rows_bit_for_bit(build, steps):
     w0, generic = _run(build, True, steps)
     w1, record = _run(build, False, steps)

@@ -415,12 +415,8 @@ def mark_lanes(jstart, jbody, frame, rstart, rows):
         for i in range(jstart[c], jstart[c + 1]):
             if not _is_record(i, rstart, rows):
                 continue
-            if c < OVERFLOW and i + LANES64 <= jstart[c + 1]:
-                apart = True
-                for q in range(1, LANES64):
-                    apart = apart and _is_record(i + q, rstart, rows)
-            else:
-                apart = _records_apart(i, n, jbody, frame, rstart, rows)
+            one_colour = c < OVERFLOW and i + LANES64 <= jstart[c + 1]
+            apart = _records_from(i, n, rstart, rows) and (one_colour or _bodies_apart(i, jbody, frame))
             rows[rstart[i], revolute.R_APART] = 1.0 if apart else 0.0
 
 
@@ -437,13 +433,20 @@ def _lanes_at(i, rstart, rows):
 
 
 @llvm_inline_njit
-def _records_apart(i, n, jbody, frame, rstart, rows):
-    """``mark_lanes``' test of joints i … i + LANES64 − 1 (of n)."""
+def _records_from(i, n, rstart, rows):
+    """Whether joints i … i + LANES64 − 1 (of n) are all revolute records."""
     if i + LANES64 > n:
         return False
-    for q in range(1, LANES64):
+    for q in range(LANES64):
         if not _is_record(i + q, rstart, rows):
             return False
+    return True
+
+
+@llvm_inline_njit
+def _bodies_apart(i, jbody, frame):
+    """``mark_lanes``' body test of joints i … i + LANES64 − 1: no body with mass in one joint's frame (one the
+    sweeps write) is a body of another of them."""
     for q in range(LANES64):
         j = i + q
         wa = frame[j, MA] + frame[j, IA] > 0.0
@@ -460,17 +463,16 @@ def _records_apart(i, n, jbody, frame, rstart, rows):
 
 
 @llvm_inline_njit
-def _velocity_lanes(i, side, jbody, state, fstate, flags):
+def _velocity_lanes(i, side, jbody, state, held, rows):
     """The velocities (vx, vy, w) of the lanes' bodies on ``side`` (0: A, 1: B) of joints i …, as ``solve_joints``
-    reads them: a body the solver holds from its single-precision row, another from the world's."""
-    vx = vy = w = splat64(0.0)
+    reads them: a body the solver holds (bit q of ``held``) from its single-precision row (``rows``, as
+    ``joint_rows64`` gives them), another from the world's state."""
+    vx, vy, w = rows[VX], rows[VY], rows[W]
+    if held == _ALL_LANES:
+        return vx, vy, w
     for q in range(LANES64):
-        b = jbody[i + q, side]
-        if flags[b] & MOVE_SOLVED:
-            vx = insert(vx, q, np.float64(fstate[b, VX]))
-            vy = insert(vy, q, np.float64(fstate[b, VY]))
-            w = insert(w, q, np.float64(fstate[b, W]))
-        else:
+        if not held >> q & 1:
+            b = jbody[i + q, side]
             vx = insert(vx, q, state[b, VX])
             vy = insert(vy, q, state[b, VY])
             w = insert(w, q, state[b, W])
@@ -540,14 +542,8 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
     sa = joint_rows64(fstate, jbody, i, side_a)
     sb = joint_rows64(fstate, jbody, i, side_b)
     held_a, held_b = _held_lanes(i, side_a, jbody, flags), _held_lanes(i, side_b, jbody, flags)
-    if held_a == _ALL_LANES:
-        vax, vay, vaw = sa[VX], sa[VY], sa[W]
-    else:
-        vax, vay, vaw = _velocity_lanes(i, side_a, jbody, state, fstate, flags)
-    if held_b == _ALL_LANES:
-        vbx, vby, vbw = sb[VX], sb[VY], sb[W]
-    else:
-        vbx, vby, vbw = _velocity_lanes(i, side_b, jbody, state, fstate, flags)
+    vax, vay, vaw = _velocity_lanes(i, side_a, jbody, state, held_a, sa)
+    vbx, vby, vbw = _velocity_lanes(i, side_b, jbody, state, held_b, sb)
     if carried:
         vax = vax - f[WARM_DV]
         vay = vay - f[WARM_DV + 1]
