@@ -260,6 +260,42 @@ def test_deferred_insertion_agrees_with_brute_force_and_the_eager_tree(seed):
     assert pending_seen >= 2
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_removing_many_proxies_at_once_is_removing_them_one_at_a_time(seed):
+    """``remove_many_checked`` (a world's ``remove_bodies``: one compiled call for the lot) against ``remove`` one
+    proxy after the other, on twin trees with deferred insertion: the same ids, free list, leaves and node pools,
+    and brute force's pairs after; some of the proxies removed never had a leaf, and the ids come in no order."""
+    rng = np.random.default_rng(seed)
+    ref, one, many = BruteForce(), DynamicTree(deferred=True), DynamicTree(deferred=True)
+    every = (ref, one, many)
+    for _ in range(4):
+        for _ in range(150):
+            lo, hi = random_box(rng, "uniform")
+            static = bool(rng.random() < 0.25)
+            assert len({bp.insert(lo, hi, static=static) for bp in every}) == 1
+        check_all(rng, "uniform", ref, [one, many])      # (every leaf made: the next removals find them)
+        for _ in range(150):
+            lo, hi = random_box(rng, "uniform")
+            static = bool(rng.random() < 0.25)
+            assert len({bp.insert(lo, hi, static=static) for bp in every}) == 1
+        ids = ref.ids()
+        gone = rng.choice(ids, size=len(ids) // 3, replace=False).tolist()
+        assert any(many._leaf[p] < 0 for p in gone) and any(many._leaf[p] >= 0 for p in gone)
+        for p in gone:
+            ref.remove(p)
+            one.remove(p)
+        many.remove_many_checked(gone)
+        for name in ("_leaf", "_flags", "_moved_meta"):
+            assert getattr(one, name).tobytes() == getattr(many, name).tobytes()
+        assert one._free == many._free and one._count == many._count
+        for static in (False, True):
+            a, b = one.nodes(static), many.nodes(static)
+            assert a.keys() == b.keys()
+            for key in a:
+                np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        check_all(rng, "uniform", ref, [one, many])
+
+
 def test_many_proxies_agree_with_brute_force():
     """A larger coherent scene (several hundred boxes, 30 frames) including re-sorts and tree rotations."""
     rng = np.random.default_rng(7)

@@ -8,14 +8,17 @@ m·g·l·cos θ; free fall through a pulley (m2 − r·m1)·g/(m2 + r²·m1); a 
 0.1 ms; and the soft joints' own compliance (a rigid joint is a spring of JOINT_HERTZ about the effective mass
 of its row: under a load F it gives F/(m·ω²))."""
 import math
+import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import carom
 from carom import joints
 from carom.constants import LINEAR_SLOP, JOINT_HERTZ
 from carom.errors import CaromError, StaleHandleError
+from carom.rigid.joints import SETTINGS
 from carom.geometry import Capsule, Circle, box
 
 DT = 1.0 / 60.0
@@ -915,6 +918,8 @@ BAD_DEFINITIONS = {
 
 @pytest.mark.parametrize("case", list(BAD_DEFINITIONS))
 def test_bad_definitions_raise_naming_the_value_and_change_nothing(case):
+    """``add_joint`` refuses the definition naming its bad value; ``add_joints`` with it among good ones raises the
+    same error prefixed with its position, and adds none of the good ones before or after it."""
     make, name = BAD_DEFINITIONS[case]
     w = _world()
     a, b = _two_bodies(w)
@@ -922,10 +927,106 @@ def test_bad_definitions_raise_naming_the_value_and_change_nothing(case):
     w.add_joint(joints.Distance(a, b))
     w.step(DT)
     before = _state(w)
-    with pytest.raises(CaromError) as info:
+    with pytest.raises(CaromError) as alone:
         w.add_joint(make(w, a, b, s))
-    assert name in str(info.value)
+    assert name in str(alone.value)
     assert _state(w) == before
+    good = [joints.Revolute(a, b, anchor=(0.5, 0.0)), joints.Weld(a, b, anchor=(0.2, 0.0), data="kept")]
+    with pytest.raises(type(alone.value)) as info:
+        w.add_joints(good + [make(w, a, b, s)] + good)
+    assert str(info.value) == f"definitions[2]: {alone.value}"
+    assert _state(w) == before and not w.tables.joint_data
+
+
+_CHECK_BOUNDS = (0.0, -0.0, 1e-300, carom.constants.FLOAT32_LIMIT, carom.constants.WORLD_LIMIT,
+                 carom.constants.ANGLE_LIMIT)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.floats() | st.sampled_from(_CHECK_BOUNDS) | st.sampled_from(_CHECK_BOUNDS).map(
+    lambda x: -np.nextafter(x, math.inf)) | st.sampled_from(_CHECK_BOUNDS).map(lambda x: np.nextafter(x, math.inf)),
+       check=st.sampled_from(sorted({check for kind in SETTINGS.values() for _, check in kind.values()})))
+def test_a_plain_float_setting_is_checked_as_any_other_number(value, check):
+    """A joint setting given as a Python float takes a shorter path through its check (``joints._setting``): it
+    must return what the general path returns for the same number as a NumPy float, or refuse it as that does."""
+    value = float(value)
+    try:
+        general = joints._setting(np.float64(value), "x", check)
+    except CaromError as exc:
+        with pytest.raises(type(exc)) as info:
+            joints._setting(value, "x", check)
+        assert str(info.value) == str(exc)
+        return
+    fast = joints._setting(value, "x", check)
+    assert type(fast) is float and struct.pack("<d", fast) == struct.pack("<d", general)
+
+
+def _joint_rows(w):
+    """Every joint row the table holds (to its capacity), the free list and the joints' data."""
+    t = w.tables
+    return ([getattr(t, name).tobytes() for name in t.joint_arrays], t.n_joints, list(t.free_joints),
+            dict(t.joint_data))
+
+
+def test_adding_many_joints_is_adding_them_one_at_a_time_bit_for_bit():
+    """``World.add_joints`` against ``add_joint`` in turn, on twin worlds: the same rows (the free list's last
+    row first, then new rows, the table doubling as it fills up twice), handles, data and woken bodies (a row of
+    boxes asleep on the ground, joined to each other and to falling bodies), then the same motion."""
+    def world():
+        w = _world(sleep=True)
+        ground = w.add_body(kind="static")
+        ground.add_shape(box(20.0, 0.5))
+        # (the last of the row is joined only as a body B: to the ground)
+        row = [w.add_body(position=(x, 1.0)) for x in np.arange(-6.0, 9.5, 1.5)]
+        for body in row:
+            body.add_shape(box(0.5, 0.5), density=1.0)
+        chain = [w.add_body(position=(x, 4.0)) for x in np.arange(-6.0, 6.5, 0.75)]
+        for body in chain:
+            body.add_shape(Capsule((-0.3, 0.0), (0.3, 0.0), 0.1), density=1.0)
+        old = [w.add_joint(joints.Revolute(c, d, anchor=(0.5 * (c.position[0] + d.position[0]), 4.0)))
+               for c, d in zip(chain, chain[1:])]
+        for j in old[2:9:3]:
+            w.remove(j)
+        return w, ground, row, chain
+
+    def definitions(ground, row, chain):
+        out = [joints.Revolute(c, d, anchor=(0.5 * (c.position[0] + d.position[0]), 4.0), lower=-0.5, upper=0.5,
+                               max_motor_torque=0.1, hertz=5.0, damping_ratio=0.5, data=("link", i))
+               for i, (c, d) in enumerate(zip(chain, chain[1:]))]
+        out += [joints.Weld(c, d, anchor=(0.5 * (c.position[0] + d.position[0]), 1.0), linear_hertz=3.0)
+                for c, d in zip(row, row[1:])]
+        out += [joints.Distance(r, c, hertz=2.0, damping_ratio=0.3, collide_connected=True)
+                for r, c in zip(row, chain[::2])]
+        out += [joints.Revolute(None, chain[0], anchor=(-6.0, 4.0)), joints.Mouse(chain[-1], (7.0, 5.0)),
+                joints.Revolute(ground, row[-1], anchor=(9.0, 1.0)),
+                joints.Prismatic(ground, row[0], anchor=(-6.0, 1.0), axis=(1.0, 0.0), lower=-0.1, upper=0.1),
+                joints.Filter(row[1], chain[3], data={"why": "apart"})]
+        return out
+
+    w1, *parts1 = world()
+    for _ in range(90):
+        w1.step(DT)
+    assert all(body.sleeping for body in parts1[1])
+    w2 = carom.World.restore(w1.snapshot())
+    parts2 = ([w2.body_handle(b.index) for b in part] if isinstance(part, list) else w2.body_handle(part.index)
+              for part in parts1)
+    free = list(w1.tables.free_joints)
+    assert len(free) == 3 and w1.tables.j_kind.shape[0] == 16
+    handles1 = w1.add_joints(definitions(*parts1))
+    handles2 = [w2.add_joint(d) for d in definitions(*parts2)]
+    assert len(handles1) == 40 and w1.tables.j_kind.shape[0] == 64
+    assert [(h.index, h.generation) for h in handles1] == [(h.index, h.generation) for h in handles2]
+    assert [h.index for h in handles1[:3]] == free[::-1]
+    assert _joint_rows(w1) == _joint_rows(w2)
+    assert w1.snapshot().data == w2.snapshot().data
+    assert not any(body.sleeping for body in parts1[1])
+    for _ in range(30):
+        w1.step(DT)
+        w2.step(DT)
+    assert w1.snapshot().data == w2.snapshot().data
+    assert w1.add_joints([]) == [] and w1.add_joints(iter([joints.Filter(parts1[1][0], parts1[1][2])]))
+    with pytest.raises(CaromError, match="sequence of joint definitions"):
+        w1.add_joints(joints.Filter(parts1[1][0], parts1[1][2]))
 
 
 def test_bodies_of_another_world_are_refused():

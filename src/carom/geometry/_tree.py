@@ -237,6 +237,22 @@ def tree_destroy_leaf(t, leaf):
 
 
 @njit
+def tree_destroy_leaves(moving, static, flags, leaf_of, pids, moved_meta):
+    """The leaves of the proxies ``pids`` destroyed one after the other, each in its tree (``flags``: static or
+    moving), and their ``leaf_of`` entries −1; a proxy still waiting for its leaf (deferred insertion) is only
+    taken off the count of those, ``moved_meta[2]``. One compiled call for many removals (a world's
+    ``remove_bodies``), where a call per proxy cost about 5 µs of Python each."""
+    for p in pids:
+        leaf = leaf_of[p]
+        if leaf < 0:
+            moved_meta[2] -= 1
+            continue
+        t = static if flags[p] == STATIC else moving
+        tree_destroy_leaf(t, leaf)
+        leaf_of[p] = -1
+
+
+@njit
 def _fat_box(lx, ly, ux, uy, dx, dy, margin, multiplier):
     """The fat box of a real box (lx, ly, ux, uy) that moved by (dx, dy): margin on every side, stretched by
     multiplier × displacement in the direction of motion (a proxy moving steadily stays inside it for several

@@ -213,6 +213,14 @@ class BroadPhase:
         self._free.append(p)
         self._count -= 1
 
+    def remove_many_checked(self, ps: "list") -> None:
+        """:meth:`remove_checked` of each proxy id of the list ``ps`` (distinct, each in the broad phase), in that
+        order."""
+        self._removing_many(ps)
+        self._flags[ps] = K.FREE
+        self._free.extend(ps)
+        self._count -= len(ps)
+
     def move(self, proxy: "int", lower: "Vec2", upper: "Vec2") -> None:
         """Give a proxy a new box.
 
@@ -261,6 +269,10 @@ class BroadPhase:
 
     def _removing(self, p):
         pass
+
+    def _removing_many(self, ps):
+        for p in ps:
+            self._removing(p)
 
     def _update(self, ids, lowers, uppers):
         K.set_boxes(self._lower, self._upper, ids, lowers, uppers)
@@ -405,11 +417,12 @@ class DynamicTree(BroadPhase):
         self._cand = cand
 
     def _removing(self, p):
-        if self._leaf[p] < 0:                      # (pending: no leaf yet)
-            self._moved_meta[2] -= 1
-            return
-        K.tree_destroy_leaf(self._trees[self._tree(p)], self._leaf[p])
-        self._leaf[p] = -1
+        self._removing_many((p,))
+
+    def _removing_many(self, ps):
+        # (one compiled call for them all; a proxy still pending has no leaf yet)
+        K.tree_destroy_leaves(self._trees[0], self._trees[1], self._flags, self._leaf, np.array(ps, np.int64),
+                              self._moved_meta)
 
     def _update(self, ids, lowers, uppers):
         self.flush()

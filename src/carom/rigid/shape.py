@@ -381,10 +381,10 @@ def remove_shapes(world, rows):
     for s in rows:
         t.s_alive[s] = False
         t.s_gen[s] += 1
-        t.bp.remove_checked(int(t.s_proxy[s]))
         t.free_shapes.append(s)
         t.shape_data.pop(s, None)
         bodies.add(int(t.s_body[s]))
+    t.bp.remove_many_checked(t.s_proxy[rows].tolist())
     t.query_boxes = None
     for b in bodies:
         t.body_shapes[b] = [h for h in t.body_shapes[b] if t.s_alive[h.index]]

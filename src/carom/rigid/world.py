@@ -408,6 +408,15 @@ class World:
         at least one of them dynamic (a mouse joint's body dynamic). Adding a joint wakes its bodies."""
         return _joint_rows.add(self, definition)
 
+    def add_joints(self, definitions: "Any") -> list:
+        """Add a joint for each definition of the sequence ``definitions`` and return their handles, in order.
+
+        The world is the one :meth:`add_joint` called for each in turn would give (the same rows, handles and
+        woken bodies), but the rows are written at once: for many joints (ragdolls, chains, grids) it costs
+        about half as much. Every definition is checked first; a bad one raises the carom error
+        :meth:`add_joint` would, prefixed with its position (``definitions[3]: ...``), and the world is
+        unchanged."""
+        return _joint_rows.add_many(self, definitions)
 
 
     @property

@@ -160,7 +160,8 @@ def add_human(w, position, group, friction_torque=0.05, hertz=5.0, damping_ratio
 def add_humans(w, positions, groups, friction_torque=0.05, hertz=5.0, damping_ratio=0.5):
     """:func:`add_human` for each of ``positions`` with its group of ``groups``, as Box2D's CreateHuman makes
     them one after the other: the bodies in one ``World.add_bodies`` call (human by human, bone by bone, each
-    with its capsule), then the feet, then the joints. Returns each human's bodies in bone order."""
+    with its capsule), then the feet, then the joints (in one ``World.add_joints`` call). Returns each human's
+    bodies in bone order."""
     capsules, foot = _human_shapes()
     count = len(HUMAN)
     at = []
@@ -176,14 +177,13 @@ def add_humans(w, positions, groups, friction_torque=0.05, hertz=5.0, damping_ra
     for human, g in zip(humans, groups):
         for k in legs:
             human[k].add_shape(foot, density=1.0, friction=0.05, category=2, mask=1, group=-g)
-    for human, (x, y) in zip(humans, positions):
-        for k, (name, parent, _, _, pin, limits, share, _, reference) in enumerate(HUMAN):
-            if parent is not None:
-                w.add_joint(joints.Revolute(human[names.index(parent)], human[k], anchor=(x, y + pin),
-                                            lower=limits[0] * math.pi, upper=limits[1] * math.pi,
-                                            reference_angle=reference * math.pi,
-                                            max_motor_torque=share * friction_torque, hertz=hertz,
-                                            damping_ratio=damping_ratio))
+    w.add_joints([joints.Revolute(human[names.index(parent)], human[k], anchor=(x, y + pin),
+                                  lower=limits[0] * math.pi, upper=limits[1] * math.pi,
+                                  reference_angle=reference * math.pi, max_motor_torque=share * friction_torque,
+                                  hertz=hertz, damping_ratio=damping_ratio)
+                  for human, (x, y) in zip(humans, positions)
+                  for k, (name, parent, _, _, pin, limits, share, _, reference) in enumerate(HUMAN)
+                  if parent is not None])
     return humans
 
 

@@ -90,8 +90,21 @@ SETTINGS = {
 }
 
 
+#: each check's bounds for a plain finite float (``_setting``'s fast path; the rest, ±inf of a limit and every
+#: nonzero setting among them, take the general path): low, high, whether low is open
+_FLOAT_BOUNDS = {_ANY: (-FLOAT32_LIMIT, FLOAT32_LIMIT, False), _ANGLE: (-ANGLE_LIMIT, ANGLE_LIMIT, False),
+                 _LENGTH: (-WORLD_LIMIT, WORLD_LIMIT, False), _NONNEG: (0.0, FLOAT32_LIMIT, False),
+                 _POS: (0.0, FLOAT32_LIMIT, True), _LIMIT: (-FLOAT32_LIMIT, FLOAT32_LIMIT, False)}
+
+
 def _setting(value, name, check):
     """A joint setting checked as ``check`` says (SETTINGS), as a float."""
+    if type(value) is float and value == value and check in _FLOAT_BOUNDS:
+        # (a Python float within its bounds, as the general checks below take it: most settings are; a joint has
+        # about eight, and the general path was a fifth of adding one)
+        low, high, low_open = _FLOAT_BOUNDS[check]
+        if (low < value or (value == low and not low_open)) and value <= high:
+            return value
     if check == _LIMIT:
         if type(value) is float and math.isinf(value):
             return value
@@ -143,10 +156,11 @@ def _point(value, name):
 
 
 def _to_local(world, b, p):
-    """World point p in body b's frame (from its origin)."""
+    """World point p in body b's frame (from its origin), as a pair of floats (``frames`` stores it in the row:
+    an array per anchor was a tenth of adding a joint)."""
     x, y, c, s = world.tables.origin_transform(b)
     dx, dy = float(p[0]) - x, float(p[1]) - y
-    return np.array((c * dx + s * dy, -s * dx + c * dy))
+    return c * dx + s * dy, -s * dx + c * dy
 
 
 def _to_world(world, b, q):
@@ -238,15 +252,18 @@ class _Definition:
         """
         local = np.zeros(LOCAL_WIDTH)
         param = np.zeros(PARAM_WIDTH)
-        local[0:2], local[2:4] = self.anchors(world, a, b)
+        anchor_a, anchor_b = self.anchors(world, a, b)
+        local[0:4] = (anchor_a[0], anchor_a[1], anchor_b[0], anchor_b[1])
         if self.takes_axis:
             local[4:6] = self.axis_in_a(world, a)
         known = SETTINGS[self.kind]
-        for name in self.settings:
+        settings = self.settings
+        for name in settings:
             if name not in known:
                 raise SimulationError(f"{type(self).__name__} has no setting {name!r} (it has {sorted(known)})")
+        defaults = self.defaults
         for name, (col, check) in known.items():
-            value = self.settings.get(name, self.defaults.get(name))
+            value = settings[name] if name in settings else defaults.get(name)
             if callable(value):
                 value = value(world, a, b, local, param)
             param[col] = _setting(value, name, check)

@@ -21,10 +21,52 @@ def add(world, definition):
     """``World.add_joint``: every value checked, then the row stored; the joint's handle."""
     t = world.tables
     t.check_unlocked()
-    if not isinstance(definition, _Definition):
-        raise CaromError(f"add_joint takes a joint definition (carom.joints.Revolute(...), ...), got "
-                         f"{definition!r}")
-    d = definition
+    row = _checked(world, definition)
+    i = _slots(t, 1)[0]
+    _store(t, i, *row[:-1])
+    if row[-1] is not None:
+        t.joint_data[i] = row[-1]
+    t.wake_joint(i)
+    return Joint(world, i, int(t.j_gen[i]))
+
+
+def add_many(world, definitions):
+    """``World.add_joints``: every definition checked as :func:`add` checks it (an error names the definition by
+    its position), then the rows stored at once, in the slots and order adding them one at a time gives; the
+    joints' handles. The world is the one :func:`add` after :func:`add` would give, but the rows are written as
+    arrays and the bodies woken in one pass (``WorldTables.wake_rows``): a joint added alone costs some 20 µs of
+    Python beyond its checks, the most of adding a ragdoll."""
+    t = world.tables
+    t.check_unlocked()
+    if isinstance(definitions, _Definition) or not hasattr(definitions, "__iter__"):
+        raise CaromError(f"add_joints takes a sequence of joint definitions, got {definitions!r}")
+    rows = []
+    for k, d in enumerate(definitions):
+        try:
+            rows.append(_checked(world, d))
+        except CaromError as exc:
+            raise type(exc)(f"definitions[{k}]: {exc}") from None
+    if not rows:
+        return []
+    slots = np.array(_slots(t, len(rows)), np.int64)
+    kind, enabled, body, local, param, collide, thresholds, report, data = zip(*rows)
+    _store(t, slots, np.array(kind), np.array(enabled), np.array(body, np.int64), np.array(local),
+           np.array(param), np.array(collide), np.array(thresholds), np.array(report))
+    for i, value in zip(slots.tolist(), data):
+        if value is not None:
+            t.joint_data[i] = value
+    bodies = t.j_body[slots].reshape(-1)
+    t.wake_rows(np.unique(bodies[t.alive[bodies]]))
+    return [Joint(world, i, g) for i, g in zip(slots.tolist(), t.j_gen[slots].tolist())]
+
+
+def _checked(world, d):
+    """The row of the joint table that definition ``d`` makes in ``world``, every value checked (nothing
+    stored): kind, enabled, the body pair, the frames (``local``, ``param``), collide, the two thresholds,
+    report, and the joint's data."""
+    t = world.tables
+    if not isinstance(d, _Definition):
+        raise CaromError(f"add_joint takes a joint definition (carom.joints.Revolute(...), ...), got {d!r}")
     rows = []
     for name, body in (("body_a", d.body_a), ("body_b", d.body_b)):
         if body is None:
@@ -46,40 +88,48 @@ def add(world, definition):
                               f"{KIND_NAMES[int(t.kind[a])]} and {KIND_NAMES[int(t.kind[b])]}")
     collide = _flag(d.collide_connected, "collide_connected")
     enabled = _flag(d.enabled, "enabled")
-    thresholds = [threshold(d.force_threshold, "force_threshold"),
-                  threshold(d.torque_threshold, "torque_threshold")]
+    thresholds = (threshold(d.force_threshold, "force_threshold"), threshold(d.torque_threshold, "torque_threshold"))
     if d.on_threshold not in ("break", "report"):
         raise SimulationError(f"on_threshold must be 'break' or 'report', got {d.on_threshold!r}")
     local, param = d.frames(world, a, b)
-    # all checked: store the row
-    if t.free_joints:
-        i = t.free_joints.pop()
-    else:
+    # (a mouse joint never filters: its other body is the world's static body, which holds the ground)
+    return (d.kind, enabled, (a, b), local, param, collide or d.kind == MOUSE, thresholds,
+            d.on_threshold == "report", d.data)
+
+
+def _slots(t, count):
+    """The rows the next ``count`` joints take, as adding them one at a time takes them: the free list's last
+    first, then new rows at the end (the table doubled as it fills)."""
+    slots = []
+    while len(slots) < count and t.free_joints:
+        slots.append(t.free_joints.pop())
+    while len(slots) < count:
         i = t.n_joints
         if i == t.j_kind.shape[0]:
             for attr in t.joint_arrays:
                 setattr(t, attr, grow(getattr(t, attr), 2 * i))
             t.j_threshold[i:] = np.inf
         t.n_joints += 1
-    t.j_kind[i] = d.kind
+        slots.append(i)
+    return slots
+
+
+def _store(t, i, kind, enabled, body, local, param, collide, thresholds, report):
+    """Joint row ``i`` (one slot, or an array of them with every value alike): the one definition of a new
+    joint's row, for :func:`add` and :func:`add_many`. The caller keeps the joints' data and wakes the bodies."""
+    t.j_kind[i] = kind
     t.j_alive[i] = True
     t.j_enabled[i] = enabled
-    t.j_body[i] = (a, b)
+    t.j_body[i] = body
     t.j_local[i] = local
     t.j_param[i] = param
     t.j_impulse[i] = 0.0
     t.j_reaction[i] = 0.0
-    # (a mouse joint never filters: its other body is the world's static body, which holds the ground)
-    t.j_collide[i] = collide or d.kind == MOUSE
+    t.j_collide[i] = collide
     t.j_threshold[i] = thresholds
+    t.j_report[i] = report
     t.thresholds_set = None
-    t.j_report[i] = d.on_threshold == "report"
-    if d.data is not None:
-        t.joint_data[i] = d.data
     t.joined = None
-    t.wake_joint(i)
-    return Joint(world, i, int(t.j_gen[i]))
-
 
 
 def threshold(value, name):
