@@ -377,17 +377,20 @@ def remove_shapes(world, rows):
     per shape, which copied the whole table each time."""
     t = world.tables
     purge_contacts(t, rows)
-    bodies = set()
-    for s in rows:
-        t.s_alive[s] = False
-        t.s_gen[s] += 1
-        t.free_shapes.append(s)
-        t.shape_data.pop(s, None)
-        bodies.add(int(t.s_body[s]))
+    rows = np.asarray(rows, np.int64)
+    # (as arrays: the rows are distinct)
+    t.s_alive[rows] = False
+    t.s_gen[rows] += 1
+    slots = rows.tolist()
+    t.free_shapes.extend(slots)
+    if t.shape_data:
+        for s in slots:
+            t.shape_data.pop(s, None)
     t.bp.remove_many_checked(t.s_proxy[rows].tolist())
     t.query_boxes = None
-    for b in bodies:
-        t.body_shapes[b] = [h for h in t.body_shapes[b] if t.s_alive[h.index]]
+    alive = t.s_alive
+    for b in set(t.s_body[rows].tolist()):
+        t.body_shapes[b] = [h for h in t.body_shapes[b] if alive[h.index]]
 
 
 def purge_contacts(t, rows):
