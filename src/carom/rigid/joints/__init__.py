@@ -90,17 +90,22 @@ SETTINGS = {
 }
 
 
-#: each check's bounds for a plain finite float (``_setting``'s fast path; the rest, ±inf of a limit and every
-#: nonzero setting among them, take the general path): low, high, whether low is open
-_FLOAT_BOUNDS = {_ANY: (-FLOAT32_LIMIT, FLOAT32_LIMIT, False), _ANGLE: (-ANGLE_LIMIT, ANGLE_LIMIT, False),
-                 _LENGTH: (-WORLD_LIMIT, WORLD_LIMIT, False), _NONNEG: (0.0, FLOAT32_LIMIT, False),
-                 _POS: (0.0, FLOAT32_LIMIT, True), _LIMIT: (-FLOAT32_LIMIT, FLOAT32_LIMIT, False)}
+#: each check's bounds, as ``_validate.number`` takes them: (low, high, low_open, magnitude); a limit also takes ±inf,
+#: and a nonzero setting refuses 0
+_BOUNDS = {_ANY: (None, None, False, FLOAT32_LIMIT), _ANGLE: (None, None, False, ANGLE_LIMIT),
+           _LENGTH: (None, None, False, WORLD_LIMIT), _NONNEG: (0.0, FLOAT32_LIMIT, False, None),
+           _POS: (0.0, FLOAT32_LIMIT, True, None), _LIMIT: (None, None, False, FLOAT32_LIMIT),
+           _NONZERO: (None, None, False, FLOAT32_LIMIT)}
+#: the same as closed or half-open intervals [low, high] of the finite floats that pass, for ``_setting``'s short
+#: path (a nonzero setting takes the general one)
+_FLOAT_BOUNDS = {check: (low, high, low_open) if magnitude is None else (-magnitude, magnitude, low_open)
+                 for check, (low, high, low_open, magnitude) in _BOUNDS.items() if check != _NONZERO}
 
 
 def _setting(value, name, check):
-    """A joint setting checked as ``check`` says (SETTINGS), as a float."""
+    """A joint setting checked as ``check`` says (SETTINGS, ``_BOUNDS``), as a float."""
     if type(value) is float and value == value and check in _FLOAT_BOUNDS:
-        # (a Python float within its bounds, as the general checks below take it: most settings are; a joint has
+        # (a Python float within its bounds, as the general check below takes it: most settings are; a joint has
         # about eight, and the general path was a fifth of adding one)
         low, high, low_open = _FLOAT_BOUNDS[check]
         if (low < value or (value == low and not low_open)) and value <= high:
@@ -110,16 +115,8 @@ def _setting(value, name, check):
             return value
         if isinstance(value, (np.floating,)) and np.isinf(value):
             return float(value)
-        return _validate.number(value, name, magnitude=FLOAT32_LIMIT)
-    if check == _ANGLE:
-        return _validate.number(value, name, magnitude=ANGLE_LIMIT)
-    if check == _LENGTH:
-        return _validate.number(value, name, magnitude=WORLD_LIMIT)
-    if check == _NONNEG:
-        return _validate.number(value, name, 0.0, FLOAT32_LIMIT)
-    if check == _POS:
-        return _validate.number(value, name, 0.0, FLOAT32_LIMIT, low_open=True)
-    v = _validate.number(value, name, magnitude=FLOAT32_LIMIT)
+    low, high, low_open, magnitude = _BOUNDS[check]
+    v = _validate.number(value, name, low, high, low_open=low_open, magnitude=magnitude)
     if check == _NONZERO and v == 0.0:
         raise SimulationError(f"{name} must not be 0")
     return v
