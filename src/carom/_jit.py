@@ -97,12 +97,15 @@ def _borrowed_arguments():
     another variable), as before. A borrowed variable's deaths (``del``) then drop nothing. Generators and
     the bodies of parallel loops (Numba's ``__numba_parfor_gufunc``) keep Numba's way. Code compiled the old
     way (an older cache) and code compiled this way call each other freely: the convention is inside each
-    function."""
+    function. A variable bound from an omitted argument (a default) keeps Numba's way.
+
+    (Reviewed against Numba 0.68.1's lowering: every store, return, container build and copy of a value takes a
+    reference of its own; only ``storevar`` over an old value, ``delvar`` and generators drop one.)"""
     from numba.core import ir, lowering
     Lower = lowering.Lower
     if getattr(Lower, "_carom_borrows", False):
         return
-    pre_lower, lower_assign, delvar = Lower.pre_lower, Lower.lower_assign, Lower.delvar
+    pre_lower, lower_assign, delvar, storevar = Lower.pre_lower, Lower.lower_assign, Lower.delvar, Lower.storevar
 
     def borrowed_names(self):
         if (self.generator_info is not None or not isinstance(self.library, _CaromLibrary)
@@ -114,7 +117,8 @@ def _borrowed_arguments():
                 if isinstance(inst, ir.Assign):
                     name = inst.target.name
                     assigned[name] = assigned.get(name, 0) + 1
-                    if isinstance(inst.value, ir.Arg):
+                    if isinstance(inst.value, ir.Arg) and not isinstance(
+                            self.typeof("arg." + inst.value.name), numba.core.types.Omitted):
                         from_arg.add(name)
         return frozenset(name for name in from_arg if assigned[name] == 1)
 
@@ -124,11 +128,18 @@ def _borrowed_arguments():
 
     def carom_lower_assign(self, ty, inst):
         value = inst.value
-        if (isinstance(value, ir.Arg) and inst.target.name in getattr(self, "_carom_borrowed", ())
-                and not isinstance(self.typeof("arg." + value.name), numba.core.types.Omitted)):
+        if isinstance(value, ir.Arg) and inst.target.name in getattr(self, "_carom_borrowed", ()):
             argty = self.typeof("arg." + value.name)
             return self.context.cast(self.builder, self.fnargs[value.index], argty, ty)
         return lower_assign(self, ty, inst)
+
+    def carom_storevar(self, value, name, argidx=None):
+        # (a second store would drop the reference the variable never took: the count of assignments above sees
+        # the function's own statements, and Numba's SSA gives each of them a new name; a store from elsewhere,
+        # such as a parallel loop's reduction, is refused here rather than freeing the caller's array)
+        if argidx is None and name in getattr(self, "_carom_borrowed", ()):
+            raise AssertionError(f"carom: the borrowed argument {name!r} of {self.fndesc.qualname} is stored again")
+        storevar(self, value, name, argidx)
 
     def carom_delvar(self, name):
         if name in getattr(self, "_carom_borrowed", ()):
@@ -138,6 +149,7 @@ def _borrowed_arguments():
     Lower.pre_lower = carom_pre_lower
     Lower.lower_assign = carom_lower_assign
     Lower.delvar = carom_delvar
+    Lower.storevar = carom_storevar
     Lower._carom_borrows = True
 
 
