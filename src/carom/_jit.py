@@ -87,7 +87,7 @@ def _borrowed_arguments():
     count on entry and a decrement where the variable dies (a tuple of arrays: one per array). LLVM's pruning of
     reference counts removes such pairs only within a block or a simple diamond, and a kernel's body branches,
     so most pairs stay. The step of a world of one box on the ground made about 2,200 such atomics and calls
-    (a quarter of its 28 µs); a stage over a 13-array tuple, called per substep, made 26 a call.
+    (18 % of the samples of its 28 µs); a stage over a 13-array tuple, called per substep, made 26 a call.
 
     Why it is safe: the caller holds its own reference to every argument until the call returns (a variable of
     the caller lives past the call; the CPython wrapper releases its arrays after it), so the argument cannot
