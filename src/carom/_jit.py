@@ -128,7 +128,7 @@ def _borrowed_arguments():
 
     def carom_lower_assign(self, ty, inst):
         value = inst.value
-        if isinstance(value, ir.Arg) and inst.target.name in getattr(self, "_carom_borrowed", ()):
+        if isinstance(value, ir.Arg) and inst.target.name in self._carom_borrowed:
             argty = self.typeof("arg." + value.name)
             return self.context.cast(self.builder, self.fnargs[value.index], argty, ty)
         return lower_assign(self, ty, inst)
@@ -137,12 +137,12 @@ def _borrowed_arguments():
         # (a second store would drop the reference the variable never took: the count of assignments above sees
         # the function's own statements, and Numba's SSA gives each of them a new name; a store from elsewhere,
         # such as a parallel loop's reduction, is refused here rather than freeing the caller's array)
-        if argidx is None and name in getattr(self, "_carom_borrowed", ()):
+        if argidx is None and name in self._carom_borrowed:
             raise AssertionError(f"carom: the borrowed argument {name!r} of {self.fndesc.qualname} is stored again")
         storevar(self, value, name, argidx)
 
     def carom_delvar(self, name):
-        if name in getattr(self, "_carom_borrowed", ()):
+        if name in self._carom_borrowed:
             return
         delvar(self, name)
 
@@ -150,6 +150,7 @@ def _borrowed_arguments():
     Lower.lower_assign = carom_lower_assign
     Lower.delvar = carom_delvar
     Lower.storevar = carom_storevar
+    Lower._carom_borrowed = frozenset()     # (until ``pre_lower`` sets a function's own)
     Lower._carom_borrows = True
 
 
