@@ -8,7 +8,9 @@ from carom.constants import RECYCLE_DISTANCE, LINEAR_SLOP, SPECULATIVE_DISTANCE,
 from carom.geometry._math import relative_transform
 from carom.geometry.manifold import collide_sat
 from carom.rigid import _step
+from carom.geometry import box
 from carom.scenes.rigid_scenes import pyramid, pile
+from tables import contact_state
 
 
 def poses(w):
@@ -210,3 +212,41 @@ def test_a_recycled_contact_keeps_box2ds_anchors_and_normal():
     r = anchor_b - centre0
     turned_b = centre1 + np.stack([ct * r[:, 0] - st * r[:, 1], st * r[:, 0] + ct * r[:, 1]], axis=1)
     np.testing.assert_allclose(c.separation[0], (turned_b - anchor_a) @ n0, rtol=0, atol=1e-12)
+
+
+def test_the_loop_of_reused_pairs_steps_as_the_general_loop():
+    """The narrow phase's own loop for runs of reused pairs (``_narrow._recycled_run``: the pairs are last step's
+    and no shape is one-way) against its general loop, which a world with a one-way shape takes for every pair
+    (here a platform far from everything, which meets nothing, on a body of its own: the last): bitwise the same bodies and contacts while a pile
+    of every kind of shape settles and falls asleep, with a sensor in it. On the way: recycled manifolds, pairs
+    still apart, pairs tested afresh (two circles, a sensor, bodies that moved too far), pairs of two sleeping
+    bodies, and a body knocked off its rest (a fresh test inside a run of reused pairs)."""
+    worlds = []
+    for platform in (False, True):
+        w = pile(count=40)
+        w.static_body.add_shape(box(1.5, 0.5, center=(0.0, 1.0)), sensor=True)
+        if platform:
+            w.add_body(position=(500.0, 0.0), kind="static").add_shape(box(1.0, 0.1), one_way=(0.0, 1.0))
+        worlds.append(w)
+    in_place = asleep = 0
+    for step in range(380):
+        keys = [w.tables.contacts.keys.copy() for w in worlds]
+        for w in worlds:
+            if step == 345:
+                w.bodies[20].apply_impulse((0.0, 0.05))
+            w.step(1 / 60)
+        a, b = worlds
+        in_place += np.array_equal(keys[0], a.tables.contacts.keys) and a.tables.contacts.keys.size > 0
+        asleep += int(a.tables.asleep[:a.tables.n_bodies].sum() > 0)
+        n = a.tables.n_bodies
+        for name in ("com", "angle", "vel", "angvel", "asleep"):
+            np.testing.assert_array_equal(getattr(a.tables, name)[:n], getattr(b.tables, name)[:n],
+                                          err_msg=f"{name}, step {step}")
+        x, y = contact_state(a), contact_state(b)
+        for name in x._fields:
+            xa, ya = getattr(x, name), getattr(y, name)
+            if name in ("solved", "body_flags"):       # (a row per body: the platform's is b's last)
+                ya = ya[:xa.shape[0]]
+            np.testing.assert_array_equal(xa, ya, err_msg=f"{name}, step {step}")
+    # the loop of reused pairs ran: many steps with last step's pairs, some with sleeping bodies
+    assert in_place > 150 and asleep > 15, (in_place, asleep)
