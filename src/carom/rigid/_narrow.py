@@ -425,14 +425,15 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
     for k in range(lo, hi):
         if k < after:
             continue
-        if runs:
+        a = keys[k] >> KEY_SHIFT
+        bsh = keys[k] & KEY_MASK
+        # (not for two circles, which the run never takes: a call per pair of a pile of circles)
+        if runs and (shape_count[a] != 1 or shape_count[bsh] != 1):
             after = _recycled_run(k, hi, shape_body, shape_count, shape_reach, shape_sensor, local_center, awake,
                                   motion, xf, keys, old_count, old_cache, c_count, c_ids, c_nimp, c_timp, c_normal,
                                   c_point, c_sep, c_touch, c_sensor, c_step, pack)
             if after > k:
                 continue
-        a = keys[k] >> KEY_SHIFT
-        bsh = keys[k] & KEY_MASK
         ba = shape_body[a]
         bb = shape_body[bsh]
         sensor = shape_sensor[a] or shape_sensor[bsh]
