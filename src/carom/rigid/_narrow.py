@@ -309,6 +309,19 @@ def _clear_manifold(k, c_touch, c_normal, c_point, c_sep):
 
 
 @inline_njit
+def _empty_row(k, c_count, c_ids, c_nimp, c_timp, c_touch, c_normal, c_point, c_sep, c_step):
+    """Row k of the contact table as a pair without points: no count, ids or impulses, the manifold cleared
+    (``_clear_manifold``) and the step's impulses zero (``_put_step``: no recycled anchor offset either)."""
+    c_count[k] = 0
+    for p in range(2):
+        c_ids[k, p] = 0
+        c_nimp[k, p] = 0.0
+        c_timp[k, p] = 0.0
+    _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
+    _put_step(c_step, k, 0.0, 0.0)
+
+
+@inline_njit
 def _collide_pair(a, b, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals, sv, snm):
     """The manifold of shapes a and b (collide_sat's tuple, in a's body frame) with b's body at (tx, ty, tc, ts)
     relative to a's, points kept within ``spec``. Two circles take collide_sat's first case directly, without
@@ -381,15 +394,7 @@ def _recycled_run(lo, hi, shape_body, shape_count, shape_reach, shape_sensor, lo
                                 spec):
                 return k
             c_sensor[k] = False
-            c_count[k] = 0
-            c_nimp[k, 0] = 0.0
-            c_nimp[k, 1] = 0.0
-            c_timp[k, 0] = 0.0
-            c_timp[k, 1] = 0.0
-            c_ids[k, 0] = 0
-            c_ids[k, 1] = 0
-            _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
-            _put_step(c_step, k, 0.0, 0.0)
+            _empty_row(k, c_count, c_ids, c_nimp, c_timp, c_touch, c_normal, c_point, c_sep, c_step)
             continue
         c_sensor[k] = False
         c_count[k] = cnt
@@ -537,18 +542,15 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                     # tested afresh next step (a recycled or "still apart" row would keep it passing)
                     _mark_uncached(c_cache, k)
                     c_cache[k, CSEP] = -np.inf
-        c_count[k] = cnt
         # (the table is allocated without zeroing, so every field of the row is written on every path)
+        if cnt == 0:
+            _empty_row(k, c_count, c_ids, c_nimp, c_timp, c_touch, c_normal, c_point, c_sep, c_step)
+            continue
+        c_count[k] = cnt
         c_nimp[k, 0] = 0.0
         c_nimp[k, 1] = 0.0
         c_timp[k, 0] = 0.0
         c_timp[k, 1] = 0.0
-        if cnt == 0:
-            c_ids[k, 0] = 0
-            c_ids[k, 1] = 0
-            _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
-            _put_step(c_step, k, 0.0, 0.0)
-            continue
         deepest = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
         c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
         # a recycled contact's B anchors less A's (the same for both points), in the world; 0 for a fresh one

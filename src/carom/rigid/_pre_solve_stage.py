@@ -14,7 +14,7 @@ from ..constants import FLOAT32_LIMIT, MAX_TRANSLATION_SPEED
 from ._contact_rows import mix
 from .presolve import call_pre_solve
 from ._layout import KEY_SHIFT, KEY_MASK
-from ._narrow import CSEP, _clear_manifold, _mark_uncached, _put_step
+from ._narrow import CSEP, _empty_row, _mark_uncached
 
 
 @njit
@@ -65,15 +65,9 @@ def pre_solve_pass(hook, friction_rule, restitution_rule, shapes, awake, contact
                               np.float64(c_normal[k, 0]), np.float64(c_normal[k, 1]), np.int64(c_count[k]), points,
                               out)
         if keep == 0:
-            c_count[k] = 0
-            c_ids[k, 0] = 0
-            c_ids[k, 1] = 0
-            for p in range(2):
-                c_nimp[k, p] = 0.0
-                c_timp[k, p] = 0.0
-            _clear_manifold(k, c_touch, c_normal, c_point, c_sep)
-            # (a recycled contact's anchor offset, which the solver would have overwritten: ``narrow_stage``)
-            _put_step(contacts.step_impulse, k, 0.0, 0.0)
+            # (the step's impulses too: a recycled contact's anchor offset, which the solver would have overwritten,
+            # ``narrow_stage``)
+            _empty_row(k, c_count, c_ids, c_nimp, c_timp, c_touch, c_normal, c_point, c_sep, contacts.step_impulse)
             if not (shape_count[a] == 1 and shape_count[b] == 1):
                 _mark_uncached(c_cache, k)
                 c_cache[k, CSEP] = -np.inf
