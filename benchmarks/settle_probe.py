@@ -62,14 +62,15 @@ def carom_stack(n, seconds):
     return rows
 
 
-def box2d_probe():
-    """The compiled Box2D side, or None when Box2D is not built (``benchmarks/box2d.py``)."""
+def compile_probe(name):
+    """The compiled Box2D side ``benchmarks/NAME.c`` (built into ``build/box2d`` when missing or older than its
+    source), or None when Box2D is not built (``benchmarks/box2d.py``) or there is no ``cc``."""
     lib = os.path.join(BUILD, "src", "libbox2d.a")
     include = os.path.join(ROOT, "build", "box2d-src", "include")
     if not (os.path.exists(lib) and os.path.isdir(include)) or shutil.which("cc") is None:
         return None
-    exe = os.path.join(BUILD, "settle_probe")
-    src = os.path.join(HERE, "settle_probe.c")
+    exe = os.path.join(BUILD, name)
+    src = os.path.join(HERE, f"{name}.c")
     if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
         subprocess.run(["cc", "-O2", "-I", include, src, lib, "-lm", "-lpthread", "-o", exe], check=True)
     return exe
@@ -81,7 +82,7 @@ def main():
     ap.add_argument("--no-write", action="store_true", help="print only, leave RESULTS.md alone")
     args = ap.parse_args()
     carom.set_num_threads(1)
-    exe = box2d_probe()
+    exe = compile_probe("settle_probe")
     pyr = {"carom": carom_pyramid()}
     stack = {"carom": carom_stack(20, args.seconds)}
     if exe:
