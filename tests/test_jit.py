@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from carom._jit import KernelDispatcher, borrowed, borrowed_rows, entry_njit, inline_njit, llvm_inline_njit, njit, sin_cos
+from carom._jit import (KernelDispatcher, borrowed, borrowed_rows, by_ref, deref, entry_njit, inline_njit, llvm_inline_njit,
+                        njit, sin_cos)
 from carom.rigid.joints import bookkeeping as joint_rows
 
 
@@ -190,34 +191,18 @@ def _owning_caller(k):
     return first, second, third, _branchy_kernel(a, b)
 
 
-def test_kernels_borrow_their_arguments_and_whatever_outlives_the_call_owns_its_reference():
-    """Kernels take no reference on their array arguments (``_borrowed_arguments``): the caller's lasts the call.
-    What outlives the call, returned or kept in a returned tuple, owns a reference of its own, and an argument
-    the kernel rebinds keeps Numba's counting. Checked with Numba's own allocation counters: every array and
-    every owner record made is freed exactly once, after the results are dropped, and the values are right."""
+def _assert_each_allocation_freed_once(make, check):
+    """``make()``'s results checked by ``check``, then dropped, under Numba's allocation counters: every array and
+    every owner record made is freed exactly once (none leaked, none freed while in use: a double free aborts)."""
     import gc
-    import numba
-    if numba.config.DISABLE_JIT:
-        return
     from numba.core.runtime import _nrt_python, rtsys
-    from carom._jit import _LinkingCompiler
-
-    # the entry as the step's (carom's library, so its own arguments are borrowed too), compiled here
-    caller = numba.njit(pipeline_class=_LinkingCompiler)(_owning_caller)
-    caller(0)
     _nrt_python.memsys_enable_stats()
     try:
         before = rtsys.get_allocation_stats()
-        results = [caller(k) for k in range(60)]
+        results = make()
         gc.collect()
-        for k, (first, (a, tail, b), third, total) in enumerate(results):
-            base = np.arange(float(k + 4)) - 1.0
-            assert np.array_equal(first, base * 2.0 if k % 2 == 0 else base)
-            assert np.array_equal(a, np.full(3, float(k))) and np.array_equal(tail, np.full(2, float(k)))
-            assert np.array_equal(b, np.ones(k + 2))
-            assert np.array_equal(third, base[k % 3:] + k % 3)
-            assert total == _branchy_sum(base, np.ones(k + 2))
-        del results, first, a, tail, b, third
+        check(results)
+        del results
         gc.collect()
         after = rtsys.get_allocation_stats()
     finally:
@@ -225,6 +210,31 @@ def test_kernels_borrow_their_arguments_and_whatever_outlives_the_call_owns_its_
     assert after.alloc - before.alloc > 0
     assert after.alloc - before.alloc == after.free - before.free
     assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free
+
+
+def test_kernels_borrow_their_arguments_and_whatever_outlives_the_call_owns_its_reference():
+    """Kernels take no reference on their array arguments (``_borrowed_arguments``): the caller's lasts the call.
+    What outlives the call, returned or kept in a returned tuple, owns a reference of its own, and an argument
+    the kernel rebinds keeps Numba's counting. Checked with Numba's own allocation counters: every array and
+    every owner record made is freed exactly once, after the results are dropped, and the values are right."""
+    import numba
+    if numba.config.DISABLE_JIT:
+        return
+    from carom._jit import _LinkingCompiler
+
+    # the entry as the step's (carom's library, so its own arguments are borrowed too), compiled here
+    caller = numba.njit(pipeline_class=_LinkingCompiler)(_owning_caller)
+    caller(0)
+
+    def check(results):
+        for k, (first, (a, tail, b), third, total) in enumerate(results):
+            base = np.arange(float(k + 4)) - 1.0
+            assert np.array_equal(first, base * 2.0 if k % 2 == 0 else base)
+            assert np.array_equal(a, np.full(3, float(k))) and np.array_equal(tail, np.full(2, float(k)))
+            assert np.array_equal(b, np.ones(k + 2))
+            assert np.array_equal(third, base[k % 3:] + k % 3)
+            assert total == _branchy_sum(base, np.ones(k + 2))
+    _assert_each_allocation_freed_once(lambda: [caller(k) for k in range(60)], check)
     # and the kernel's code takes no reference on its arguments, where Numba's plain compile takes them
     sig = (numba.float64[::1], numba.float64[::1])
     _branchy_kernel.compile(sig)
@@ -233,6 +243,53 @@ def test_kernels_borrow_their_arguments_and_whatever_outlives_the_call_owns_its_
     # (the optimised code: Numba's increments are inlined there, its decrements stay calls)
     assert _branchy_kernel.inspect_llvm(sig).count("call void @NRT_decref") == 0
     assert plain.inspect_llvm(sig).count("call void @NRT_decref") > 0
+
+
+@njit
+def _signed_sum(tables):
+    """Σ b[i] where a[i] > 0, less Σ c[i] elsewhere, of tables = (a, b, c), handed by pointer (``by_ref``) or by
+    value: a branchy loop, so that Numba's reference counts on the tables would stay."""
+    tables = deref(tables)
+    a, b, c = tables
+    total = 0.0
+    for i in range(a.shape[0]):
+        if a[i] > 0.0:
+            total += b[i]
+        else:
+            total -= c[i]
+    return total
+
+
+def _pointer_caller(k):
+    tables = (np.arange(float(k + 3)) - 1.0, np.arange(float(k + 3)), np.full(k + 3, 2.0))
+    return _signed_sum(by_ref(tables)), _signed_sum(tables), tables
+
+
+def test_tables_handed_by_pointer_read_as_by_value_and_count_no_references():
+    """A tuple of arrays handed by pointer (``by_ref``) reads in the callee (``deref``) as the tuple itself does,
+    the same numbers as by value and as NumPy; no array is freed early or leaked (Numba's allocation counters);
+    and the callee's code has no reference count left on the tables (``deref`` gives views without an owner),
+    where Numba's plain compile of the same function over the tuple counts references."""
+    import numba
+    if numba.config.DISABLE_JIT:
+        return
+    from carom._jit import _LinkingCompiler
+
+    caller = numba.njit(pipeline_class=_LinkingCompiler)(_pointer_caller)
+    caller(0)
+
+    def check(results):
+        for k, (by_pointer, by_value, (a, b, c)) in enumerate(results):
+            expected = b[a > 0].sum() - c[a <= 0].sum()
+            assert by_pointer == by_value == expected == sum(range(2, k + 3)) - 4.0
+    _assert_each_allocation_freed_once(lambda: [caller(k) for k in range(40)], check)
+    tables = numba.types.UniTuple(numba.float64[::1], 3)
+    _signed_sum.compile((numba.types.CPointer(tables),))
+    code = _signed_sum.inspect_llvm((numba.types.CPointer(tables),))
+    assert code.count("call void @NRT_decref") == 0 and code.count("@NRT_incref") == 0
+    plain = numba.njit(_signed_sum.py_func)
+    plain.compile((tables,))
+    assert plain.inspect_llvm((tables,)).count("call void @NRT_decref") > 0
 
 
 @llvm_inline_njit

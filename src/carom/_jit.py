@@ -1491,6 +1491,22 @@ else:
         return a.copy(layout="C")(a, start, count), codegen
 
 
+def _without_owner(context, builder, aty, value):
+    """``value`` (of type ``aty``) with every array in it a view without an owner (a null meminfo and parent):
+    :func:`borrowed`, :func:`deref`."""
+    if isinstance(aty, numba.core.types.Array):
+        view = context.make_array(aty)(context, builder, value)
+        view.meminfo = numba.core.cgutils.get_null_value(view.meminfo.type)
+        view.parent = numba.core.cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+    if isinstance(aty, numba.core.types.BaseTuple):
+        out = value
+        for i, ty in enumerate(aty.types):
+            out = builder.insert_value(out, _without_owner(context, builder, ty, builder.extract_value(out, i)), i)
+        return out
+    return value
+
+
 if numba.config.DISABLE_JIT:
     def borrowed(a):
         """Plain-Python stand-in: the array itself."""
@@ -1519,24 +1535,47 @@ else:
         if not has_array(a):
             return None
 
-        def without_owner(context, builder, aty, value):
-            if isinstance(aty, Array):
-                view = context.make_array(aty)(context, builder, value)
-                view.meminfo = numba.core.cgutils.get_null_value(view.meminfo.type)
-                view.parent = numba.core.cgutils.get_null_value(view.parent.type)
-                return view._getvalue()
-            if isinstance(aty, BaseTuple):
-                out = value
-                for i, ty in enumerate(aty.types):
-                    out = builder.insert_value(out, without_owner(context, builder, ty,
-                                                                  builder.extract_value(out, i)), i)
-                return out
-            return value
-
         def codegen(context, builder, sig, args):
-            return without_owner(context, builder, sig.args[0], args[0])
+            return _without_owner(context, builder, sig.args[0], args[0])
         return a(a), codegen
 
+
+if numba.config.DISABLE_JIT:
+    def by_ref(a):
+        """Plain-Python stand-in: the value itself."""
+        return a
+
+    def deref(a):
+        """Plain-Python stand-in: the value itself."""
+        return a
+else:
+    @numba.extending.intrinsic
+    def by_ref(typingctx, a):
+        """A pointer to ``a`` (a tuple of a stage's tables), for a call that hands it on: one word instead of
+        every field of every array in it. The callee takes the value back with :func:`deref`. Valid only during
+        the call (the pointer is to the caller's stack).
+
+        Why: a call between carom's kernels passes a tuple of arrays by value, every field of every array (7-9
+        words an array: the bodies table alone is 162 words, the shapes table 141), loaded and stored at every
+        call. The step's own calls to its stages copied some 4,500 words a step; a small world's step spent
+        about a sixth of its time on such copies (``step_kernel``'s and ``step_one``'s own time)."""
+        def codegen(context, builder, sig, args):
+            return numba.core.cgutils.alloca_once_value(builder, args[0])
+        return numba.core.types.CPointer(a)(a), codegen
+
+    @numba.extending.intrinsic
+    def deref(typingctx, a):
+        """The tuple :func:`by_ref` pointed to, as :func:`borrowed` views: the fields a function reads are loaded
+        where it reads them, the others never. Given the tuple itself (a call from Python), the tuple as
+        :func:`borrowed` views. Their arrays hold no reference, so none is counted on them (Numba's drops where
+        a variable dies test for the null owner, inlined, and LLVM folds them away). Valid only during the
+        call: never return or store them."""
+        value_type = a.dtype if isinstance(a, numba.core.types.CPointer) else a
+
+        def codegen(context, builder, sig, args):
+            value = builder.load(args[0]) if isinstance(a, numba.core.types.CPointer) else args[0]
+            return _without_owner(context, builder, value_type, value)
+        return value_type(a), codegen
 
 if numba.config.DISABLE_JIT:
     def trailing_zeros(x):

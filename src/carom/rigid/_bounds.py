@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, inline_njit, pnjit, borrowed, borrowed_rows
+from .._jit import njit, inline_njit, pnjit, borrowed, borrowed_rows, deref
 from ..constants import SPECULATIVE_DISTANCE
 from ..geometry._math import angle_sin_cos, sin_cos_rows
 from ..geometry.aabb import core_box
@@ -74,6 +74,8 @@ def bounds_stage(dt, gx, gy, bodies, shapes, threads):
     ``xf[b]`` = (origin x, origin y, cos θ, sin θ) of each body, computed once for the whole step. Bodies, then
     shapes, in parallel chunks (each item is independent of the others).
     """
+    bodies = deref(bodies)
+    shapes = deref(shapes)
     com, angle, vel, angvel, local_center, kind, body_alive, gravity_scale, body_min_extent, asleep = (
         bodies.com, bodies.angle, bodies.vel, bodies.angvel, bodies.local_center, bodies.kind, bodies.alive,
         bodies.gravity_scale, bodies.min_extent,

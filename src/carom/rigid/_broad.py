@@ -4,7 +4,7 @@ joints keep apart, and the pair cache for the next step.
 """
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, deref
 from ..geometry._tree import tree_update, tree_insert_pending
 from ..geometry._tree_pairs import tree_pairs_cached, _sorted_keys
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
@@ -65,6 +65,8 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     Pairs of one body, pairs without a dynamic body and sensor–sensor pairs are dropped, and so are pairs of two
     bodies a joint joins without ``collide_connected`` (``joined``: their body keys, sorted).
     """
+    bodies = deref(bodies)
+    shapes = deref(shapes)
     kind = bodies.kind
     shape_body, shape_alive = shapes.body, shapes.alive
     shape_sensor, shape_category, shape_mask, shape_group = shapes.sensor, shapes.category, shapes.mask, shapes.group

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 from numba import types
 
-from .._jit import njit, inline_njit, borrowed_rows, apart_njit, apart_caller, apart_loaded
+from .._jit import njit, inline_njit, borrowed_rows, apart_njit, apart_caller, apart_loaded, deref
 from ..constants import LINEAR_SLOP, TOI_MAX_ITERATIONS
 from ..geometry._math import relative_transform
 from ..geometry.toi import conservative_advancement
@@ -38,6 +38,8 @@ def sensor_stage(bodies, shapes, awake, contacts):
 
     The pass is :func:`sensor_pass`, compiled apart; returns False, having done nothing, when it is needed
     but not loaded (:func:`load`), True otherwise."""
+    bodies = deref(bodies)
+    shapes = deref(shapes)
     shape_alive, shape_sensor = shapes.alive, shapes.sensor
     any_sensor = False
     for s in range(shape_sensor.shape[0]):
@@ -112,6 +114,8 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
     The sweep is :func:`continuous_sweep`, compiled apart; returns False, having changed nothing, when a body
     is fast but the sweep is not loaded (:func:`load`), True otherwise.
     """
+    bodies = deref(bodies)
+    shapes = deref(shapes)
     com, angle, kind, bullet, body_min_extent = bodies.com, bodies.angle, bodies.kind, bodies.bullet, bodies.min_extent
     if tree.static.meta[2] == 0 and tree.moving.meta[2] == 0:
         return True

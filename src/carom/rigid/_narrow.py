@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, inline_njit, llvm_inline_njit, pnjit_kernel_launcher, borrowed, borrowed_rows
+from .._jit import njit, inline_njit, llvm_inline_njit, pnjit_kernel_launcher, borrowed, borrowed_rows, deref
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, RECYCLE_COS, APART_ROUNDING,
                          UNCACHED_MOTION)
 from ..geometry._math import relative_transform
@@ -828,6 +828,8 @@ def narrow_stage(bodies, shapes, awake, motion, xf, keys, old, in_place, threads
     too, with exactly the result the test would give. (World._skip_apart = False turns this off from Python,
     by clearing the bounds of last step's table; for tests.)
     """
+    bodies = deref(bodies)
+    shapes = deref(shapes)
     kind, body_alive, asleep, sleep_time, island = (
         bodies.kind, bodies.alive, bodies.asleep, bodies.sleep_time, bodies.island)
     (shape_body, shape_alive, shape_offset, shape_count, shape_radius, shape_friction, shape_restitution,

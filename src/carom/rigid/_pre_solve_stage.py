@@ -9,7 +9,7 @@ import numba
 import numpy as np
 from numba import types
 
-from .._jit import njit, apart_njit, apart_caller
+from .._jit import njit, apart_njit, apart_caller, deref
 from ..constants import FLOAT32_LIMIT, MAX_TRANSLATION_SPEED
 from ._contact_rows import mix
 from .presolve import call_pre_solve
@@ -28,6 +28,7 @@ def pre_solve_stage(hook, friction_rule, restitution_rule, shapes, awake, contac
     tested afresh next step). With no hook (``hook`` 0) an empty table, and nothing else is done."""
     if hook == 0:
         return np.empty((0, 3))
+    shapes = deref(shapes)
     return _call_pre_solve_pass((hook, friction_rule, restitution_rule, shapes, awake, contacts))
 
 

@@ -4,7 +4,7 @@ masses, friction and restitution, warm-start impulses) in single precision for t
 import numpy as np
 from numba import prange
 
-from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed
+from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed, deref
 from .._simd import (LANES, LANES64, PARTS, ROW, splat64, store_part, load, gather_rows64, select, vmin,
                      prefetch_row)
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
@@ -38,6 +38,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     from which the rows are filled.
     """
     keys, c_count = contacts.keys, contacts.count
+    bodies = deref(bodies)
+    shapes = deref(shapes)
     NB = bodies.kind.shape[0]
     flags = body_flags(bodies.kind, bodies.asleep)
     if same_colouring(pairs_same, c_count, contacts.sensor, flags, old):

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, deref
 from ..constants import SLEEP_TIME
 from .joints._common import FILTER
 from ._layout import KINEMATIC, DYNAMIC
@@ -29,6 +29,7 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
     been slow for SLEEP_TIME falls asleep as a whole: velocities zeroed, labelled by its smallest body index.
     A body touching a moving kinematic body never sleeps, nor does one whose ``Body.sleep_enabled`` is off
     (``can_sleep``: its time stays 0, which keeps its whole island awake)."""
+    bodies = deref(bodies)
     vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies.vel, bodies.angvel, bodies.kind, bodies.alive,
                                                                  bodies.asleep, bodies.sleep_time, bodies.island)
     can_sleep, sleep_threshold = bodies.can_sleep, bodies.sleep_threshold
@@ -91,6 +92,7 @@ def wake_jointed(bodies, joints):
     """Wake the sleeping islands a joint ties to a moving body (an awake dynamic body, or a kinematic body with a
     velocity), before anything else: a joint's bodies sleep and wake together. Repeated until nothing changes
     (an island woken here may be tied to another)."""
+    bodies = deref(bodies)
     vel, angvel, kind, body_alive, asleep, sleep_time, island = (bodies.vel, bodies.angvel, bodies.kind, bodies.alive,
                                                                  bodies.asleep, bodies.sleep_time, bodies.island)
     jkind, jactive, jbody = joints.kind, joints.active, joints.body

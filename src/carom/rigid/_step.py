@@ -9,7 +9,7 @@ Bodies are stored by their centre of mass ``com`` and ``angle``; shapes by their
 import math
 import numba
 import numpy as np
-from .._jit import njit, linking_entry_njit, cycle_counter, borrowed
+from .._jit import njit, linking_entry_njit, cycle_counter, borrowed, by_ref, deref
 from ._colouring import with_colouring, same_pairs
 from ._prepare import prepare_stage
 from ._solve import solve_apart, solve_stage, call_solve  # noqa: F401 (solve_stage: its name)
@@ -48,6 +48,7 @@ def first_bad_body(bodies):
     mass, then a live body with a non-finite velocity, angular velocity, force or torque (each the lowest
     such body). One compiled pass before anything moves, so a refused step leaves the world as it was; as
     NumPy passes in Python these checks cost about 0.1 ms a step."""
+    bodies = deref(bodies)
     vel, angvel, inv_mass, kind, body_alive, force, torque = (bodies.vel, bodies.angvel, bodies.inv_mass, bodies.kind,
                                                               bodies.alive, bodies.force, bodies.torque)
     NB = kind.shape[0]
@@ -98,29 +99,32 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     # their references.
     bodies, shapes, joints, joined, shape_proxy, proxy_shape = borrowed((bodies, shapes, joints, joined,
                                                                          shape_proxy, proxy_shape))
-    bad = first_bad_body(bodies)
+    # the two largest tables handed to the stages by pointer (``by_ref``): each stage takes them back with
+    # ``deref``, where passed by value every call copied every field of every array
+    bodies_ref, shapes_ref = by_ref(bodies), by_ref(shapes)
+    bad = first_bad_body(bodies_ref)
     if bad[0] != BODY_OK:
         for i in range(1, clock.shape[0]):
             clock[i] = clock[0]
         return old, tree.cand, no_hits(), bad, None
     if joints.kind.shape[0] > 0:
-        wake_jointed(bodies, joints)
-    reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies, shapes, threads)
+        wake_jointed(bodies_ref, joints)
+    reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies_ref, shapes_ref, threads)
     clock[1] = cycle_counter()
     if not awake.any():
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
             clock[i] = clock[1]
         return old, tree.cand, no_hits(), bad, None
-    keys, new_cand = broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, threads, joined)
+    keys, new_cand = broad_stage(bodies_ref, shapes_ref, tree, shape_proxy, proxy_shape, lower, upper, threads, joined)
     clock[2] = cycle_counter()
     # the same pairs as last step (a resting pile, most steps): the narrow phase updates the cache in place and
     # the colouring may be kept
     same = same_pairs(keys, old.keys)
-    contacts, pack = narrow_stage(bodies, shapes, awake, motion, xf, keys, old, same, threads)
+    contacts, pack = narrow_stage(bodies_ref, shapes_ref, awake, motion, xf, keys, old, same, threads)
     clock[3] = cycle_counter()
     # the user's pre-solve hook: contacts disabled, materials changed for this step (with none, an empty table)
-    material = pre_solve_stage(pre_solve, friction_rule, restitution_rule, shapes, awake, contacts)
-    solver = prepare_stage(bodies, shapes, contacts, old, same, friction_rule, restitution_rule, threads,
+    material = pre_solve_stage(pre_solve, friction_rule, restitution_rule, shapes_ref, awake, contacts)
+    solver = prepare_stage(bodies_ref, shapes_ref, contacts, old, same, friction_rule, restitution_rule, threads,
                            (gx, gy, dt), material, pack)
     clock[4] = cycle_counter()
     # (the solve is compiled apart from the step: ``_solve.solve_apart``)
@@ -129,15 +133,15 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
     table = with_colouring(contacts, solver)
     left = RESUME_CONTINUOUS
-    if continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape):
+    if continuous_stage(bodies_ref, shapes_ref, awake, reach, com0, angle0, tree, proxy_shape):
         left = RESUME_SENSORS
-        if sensor_stage(bodies, shapes, awake, contacts):
+        if sensor_stage(bodies_ref, shapes_ref, awake, contacts):
             left = 0
     clock[6] = cycle_counter()
     if left != 0:
         clock[7] = clock[6]
         return table, new_cand, approach, bad, (left, reach, awake, com0, angle0)
-    sleep_stage(dt, sleep_enabled, bodies, reach, awake, solver.pair, joints)
+    sleep_stage(dt, sleep_enabled, bodies_ref, reach, awake, solver.pair, joints)
     clock[7] = cycle_counter()
     return table, new_cand, approach, bad, None
 
@@ -176,8 +180,10 @@ def _solve_types(step_types):
      proxy_shape, old, joints, joined, threads, pre_solve, clock) = step_types
     # the narrow phase's table (``NarrowTable``): last step's fields without the colouring (``with_colouring``)
     contacts = numba.types.NamedTuple(old.types[:len(NarrowTable._fields)], NarrowTable)
-    prepare_types = (bodies, shapes, contacts, old, numba.types.boolean, friction_rule, restitution_rule, threads,
-                     numba.types.UniTuple(dt, 3), numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))))
+    # (the bodies and shapes tables by pointer, as the step hands them: ``by_ref``)
+    prepare_types = (numba.types.CPointer(bodies), numba.types.CPointer(shapes), contacts, old, numba.types.boolean,
+                     friction_rule, restitution_rule, threads, numba.types.UniTuple(dt, 3),
+                     numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))))
     prepare_stage.compile(prepare_types)
     solver = prepare_stage.overloads[prepare_types].signature.return_type
     return contacts, solver, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
@@ -226,7 +232,7 @@ def compile_late_stages(step_types):
     # the speculative distance and the scratch rows
     rows, f64 = shapes.types[ShapeTable._fields.index("verts")], numba.types.float64
     polygons = (rows, rows, f64, rows, rows, f64, f64, f64, f64, f64, f64, rows, rows)
-    bounds_stage.compile((dt, gx, gy, bodies, shapes, threads))
+    bounds_stage.compile((dt, gx, gy, numba.types.CPointer(bodies), numba.types.CPointer(shapes), threads))
     collide_quadrilaterals.compile(polygons)
     collide_sat.compile(polygons)
 
