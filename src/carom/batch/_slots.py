@@ -24,6 +24,7 @@ import numba
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from .._jit import _without_owner
 from . import _adapter
 
 #: where the contact table and the pair cache sit in an entry: its field ``contacts``; its field ``tree``,
@@ -68,20 +69,6 @@ else:
         item_type = context.get_data_type(list_type.item_type)
         return cgutils.gep(builder, builder.bitcast(base, item_type.as_pointer()), index)
 
-    def _without_owners(context, builder, ty, value):
-        """``value`` (an array, or tuples of arrays and other values, nested) with every array's meminfo and
-        parent null: views that hold no reference."""
-        if isinstance(ty, types.Array):
-            view = context.make_array(ty)(context, builder, value)
-            view.meminfo = cgutils.get_null_value(view.meminfo.type)
-            view.parent = cgutils.get_null_value(view.parent.type)
-            return view._getvalue()
-        if isinstance(ty, types.BaseTuple):
-            for k, member in enumerate(ty.types):
-                value = builder.insert_value(
-                    value, _without_owners(context, builder, member, builder.extract_value(value, k)), k)
-        return value
-
     def _check_list(lst):
         return isinstance(lst, types.ListType) and isinstance(lst.item_type, types.BaseTuple)
 
@@ -99,7 +86,7 @@ else:
         def codegen(context, builder, sig, args):
             lst, index = args
             _, _, item = _load(context, builder, sig.args[0], lst, index)
-            return _without_owners(context, builder, sig.return_type, item)
+            return _without_owner(context, builder, sig.return_type, item)
         return tables.item_type(tables, i), codegen
 
     @intrinsic
@@ -119,7 +106,7 @@ else:
             cache = builder.extract_value(builder.extract_value(item, TREE), cand)
             context.nrt.incref(builder, contacts_type, contacts)
             context.nrt.incref(builder, cand_type, cache)
-            borrowed = _without_owners(context, builder, item_type, item)
+            borrowed = _without_owner(context, builder, item_type, item)
             return context.make_tuple(builder, sig.return_type, [borrowed, contacts, cache])
         return sig, codegen
 

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .._jit import njit, inline_njit, sin_cos, borrowed
+from .._jit import njit, inline_njit, sin_cos, deref
 from ._layout import (STATIC, DYNAMIC, VX, VY, W, DPX, DPY, DC, DS, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION,
                       MOVE_SOLVED, MOVE_LOCK_X, MOVE_LOCK_Y, LOCK_X, LOCK_Y)
 from ..constants import MAX_ROTATION, MAX_TRANSLATION_SPEED
@@ -29,9 +29,10 @@ FIRST_PASS, VELOCITY_PASS, POSITION_PASS = 0, 1, 2
 
 
 @njit
-def _integrate_range(task, lo, hi, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w):
+def _integrate_range(task, lo, hi, tables, gx, gy, h, max_w):
     """One pass of the integrators over bodies lo … hi − 1 (``state`` has a row more than there are bodies:
-    the dummy body of empty bundle lanes).
+    the dummy body of empty bundle lanes). ``tables``: (state, fstate, kick, flags, solved, motion, dangle, rot),
+    by pointer (``by_ref``: ``_solve._solve_share`` hands the same to each of a step's passes).
 
     The first pass of the step fills each body's rows of ``state`` and ``fstate`` from the world's velocities,
     and its row of the step table ``kick`` and its ``flags`` (``_fill_kick``), which the later passes read
@@ -39,10 +40,10 @@ def _integrate_range(task, lo, hi, state, fstate, kick, flags, solved, motion, d
     arrays. The velocity change is precomputed as the same double-precision value the sum used, so
     the result is bitwise that of computing it every substep. With borrowed views, a velocity pass over the
     large pyramid's 5,050 boxes takes about 20 µs (180 µs before: six atomic reference counts per body)."""
+    # (views without references, ``deref``: the per-body functions below take none on them)
+    state, fstate, kick, flags, solved, motion, dangle, rot = deref(tables)
     if task == FIRST_PASS:
         _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h)
-    # borrowed views: the per-body functions below take no references (``borrowed``)
-    state, fstate, kick, flags, dangle = borrowed((state, fstate, kick, flags, dangle))
     if task == POSITION_PASS:
         for b in range(lo, hi):
             if flags[b] & MOVE_POSITION:

@@ -6,8 +6,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, borrowed, atomic_add, atomic_load, wait_for_change,
-                    wake_waiters, apart_njit, apart_caller)
+from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, borrowed, by_ref, atomic_add, atomic_load,
+                    wait_for_change, wake_waiters, apart_njit, apart_caller)
 from .._simd import LANES
 from ._layout import DPX, DPY, STATE_WIDTH, MOVE_POSITION, MOVE_LOCK_X, MOVE_LOCK_Y
 from ..constants import (CONTACT_HERTZ, CONTACT_DAMPING_RATIO, STATIC_CONTACT_SCALE, JOINT_HERTZ, JOINT_DAMPING_RATIO,
@@ -159,52 +159,51 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     (sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes) = borrowed((
         sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes))
     motion, out, jdata = borrowed(motion), borrowed(out), borrowed(jdata)
-    body_chunks = phase_chunks(flags.shape[0], threads, CHUNK_BODIES)
+    nbodies = flags.shape[0]
+    body_chunks = phase_chunks(nbodies, threads, CHUNK_BODIES)
+    # what the integration passes and the sweeps read, by pointer (``by_ref``): passed by value, each call copied
+    # some 170 and 110 words, at 21 calls a step of 4 substeps
+    passes_tables = by_ref((state, fstate, kick, flags, solved, motion, dangle, rot))
+    bundles = by_ref((rows, body, move, fstate, out))
     p = np.int64(0)
     for sub in range(substeps):
         # odd substeps solve each contact's points in the reverse order (module docstring; a runtime value, as
         # the task: a literal would compile the sweep once per value)
         odd = (sub & 1) == 1
         p = _integrate_phase(passes[FIRST_PASS] if sub == 0 else passes[VELOCITY_PASS], p, w, threads, body_chunks,
-                             state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy, h, max_w, sync)
+                             nbodies, passes_tables, gx, gy, h, max_w, sync)
         if sub == 0:
             # (later substeps' warm starts are applied body by body by the velocity pass: _integrate_velocity)
             p = _joint_phase(np.int64(JOINT_WARM_START), p, w, threads, jdata, state, fstate, flags, dangle, inv_h,
                              sync)
-            p = _sweep_phases(tasks[WARM], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                              sync)
+            p = _sweep_phases(tasks[WARM], odd, p, w, threads, bstart, bundles, inv_h, soft, stiff, sync)
         p = _joint_phase(np.int64(JOINT_SOLVE_FIRST if sub == 0 else JOINT_SOLVE), p, w, threads, jdata, state,
                          fstate, flags, dangle, inv_h, sync)
-        p = _sweep_phases(tasks[BIASED], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                          sync)
-        p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, state, fstate, kick, flags, solved,
-                             motion, dangle, rot, gx, gy, h, max_w, sync)
+        p = _sweep_phases(tasks[BIASED], odd, p, w, threads, bstart, bundles, inv_h, soft, stiff, sync)
+        p = _integrate_phase(passes[POSITION_PASS], p, w, threads, body_chunks, nbodies, passes_tables, gx, gy, h,
+                             max_w, sync)
         p = _joint_phase(np.int64(JOINT_RELAX), p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
-        p = _sweep_phases(tasks[RELAX], odd, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                          sync)
+        p = _sweep_phases(tasks[RELAX], odd, p, w, threads, bstart, bundles, inv_h, soft, stiff, sync)
     forward = bounces < 0     # (False, as a runtime value)
     for _ in range(bounces):
-        p = _sweep_phases(tasks[RESTITUTE], forward, p, w, threads, bstart, rows, body, move, fstate, inv_h, soft, stiff, out,
-                          sync)
+        p = _sweep_phases(tasks[RESTITUTE], forward, p, w, threads, bstart, bundles, inv_h, soft, stiff, sync)
 
 
 #: (the three phase functions below are inlined into ``_solve_share`` by LLVM: as calls, each copied its dozens
 #: of array arguments, some 200 words, at every phase of every substep, which was half of a small world's solve:
 #: 9.2 -> 5.2 µs a step for one box on the ground, with one thread; the cold compile did not grow)
 @llvm_inline_njit
-def _integrate_phase(task, p, w, threads, chunks, state, fstate, kick, flags, solved, motion, dangle, rot, gx, gy,
-                     h, max_w, sync):
-    """Thread w's part of the integration pass ``task``, phase p of the solve (``_solve_share``): the chunks of
-    the bodies it claims, then the wait for the others; returns the next phase."""
+def _integrate_phase(task, p, w, threads, chunks, n, tables, gx, gy, h, max_w, sync):
+    """Thread w's part of the integration pass ``task`` over the n bodies, phase p of the solve (``_solve_share``):
+    the chunks of the bodies it claims, then the wait for the others; returns the next phase. ``tables``: the
+    passes' arrays, by pointer (``_integrate._integrate_range``)."""
     base = phase_base(p, threads)
-    n = flags.shape[0]
     # (one thread: the whole pass, without the counters, each an atomic operation; one call site of the pass, as
     # a second would be a second copy of it in the compiled solve)
     single = threads == 1
     k = np.int64(0) if single else claim_chunk(sync, base, w, threads, chunks)
     while k >= 0:
-        _integrate_range(task, k * n // chunks, (k + 1) * n // chunks, state, fstate, kick, flags, solved, motion,
-                         dangle, rot, gx, gy, h, max_w)
+        _integrate_range(task, k * n // chunks, (k + 1) * n // chunks, tables, gx, gy, h, max_w)
         if single:
             return p + 1
         finish_chunk(sync, base, chunks)
@@ -267,7 +266,7 @@ def _joint_phase(mode, p, w, threads, jdata, state, fstate, flags, dangle, inv_h
 
 
 @llvm_inline_njit
-def _sweep_phases(task, reverse, p, w, threads, bstart, rows, body, move, state, inv_h, soft, stiff, out, sync):
+def _sweep_phases(task, reverse, p, w, threads, bstart, bundles, inv_h, soft, stiff, sync):
     """Thread w's part of one pass over all bundles, colour by colour from phase p of the solve
     (``_solve_share``): the chunks of each colour it claims, then the wait for the others; returns the next
     phase. The overflow colour's bundles share bodies: they are one chunk, solved one at a time. The last pass
@@ -285,8 +284,8 @@ def _sweep_phases(task, reverse, p, w, threads, bstart, rows, body, move, state,
         single = threads == 1
         k = np.int64(0) if single else claim_chunk(sync, base, w, threads, chunks)
         while k >= 0:
-            _sweep_range(task, reverse, lo + k * n // chunks, lo + (k + 1) * n // chunks, rows, body, move, state, inv_h,
-                         soft, stiff, out, paired)
+            _sweep_range(task, reverse, lo + k * n // chunks, lo + (k + 1) * n // chunks, bundles, inv_h, soft, stiff,
+                         paired)
             if single:
                 break
             finish_chunk(sync, base, chunks)

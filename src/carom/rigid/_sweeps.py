@@ -3,7 +3,7 @@
 """
 import numpy as np
 
-from .._jit import njit, inline_njit, llvm_inline_njit, borrowed
+from .._jit import njit, inline_njit, llvm_inline_njit, deref
 from .._simd import LANES, splat, load, store, lane, gather_rows, scatter_rows, select, vmax, vmin, prefetch_bundle
 from ._layout import VX, VY, W, DPX, DPY, DC, DS, MOVED
 from ..constants import CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD
@@ -376,13 +376,13 @@ SWEEP_PREFETCH = 4
 
 
 @njit
-def _sweep_range(task, reverse, lo, hi, rows, body, move, state, inv_h, soft, stiff, out, paired):
+def _sweep_range(task, reverse, lo, hi, bundles, inv_h, soft, stiff, paired):
     """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
     body) the solves go two bundles at a time (``_solve_two``); ``reverse``: solve each contact's points in the
-    reverse order (odd substeps: module docstring)."""
-    # borrowed views: the per-bundle functions below take no references (``borrowed``)
-    rows, body, move, state = borrowed((rows, body, move, state))
-    out = borrowed(out)
+    reverse order (odd substeps: module docstring). ``bundles``: (rows, body, move, state, out), by pointer
+    (``by_ref``: ``_solve._solve_share`` hands the same to each of a step's sweeps)."""
+    # (views without references, ``deref``: the per-bundle functions below take none on them)
+    rows, body, move, state, out = deref(bundles)
     j = lo
     if paired and (task == BIASED or task == RELAX or task == ROLLING_RELAX):
         while j + 1 < hi:
