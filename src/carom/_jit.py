@@ -1577,6 +1577,7 @@ else:
             return _without_owner(context, builder, value_type, value)
         return value_type(a), codegen
 
+
 if numba.config.DISABLE_JIT:
     def trailing_zeros(x):
         """Plain-Python stand-in: the number of trailing zero bits of a 64-bit unsigned integer (64 for 0)."""
