@@ -13,6 +13,7 @@
    the line "asleep_worlds N"). */
 #include "box2d/box2d.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -30,6 +31,18 @@ static double now_us( void )
 static float uniform( float lo, float hi )
 {
 	return lo + ( hi - lo ) * ( (float)rand() / (float)RAND_MAX );
+}
+
+/* a shape of the lander (hull or leg): its density, friction and collision category; it collides with the ground
+   (category 0x1) only */
+static b2ShapeDef lander_part( float density, float friction, uint64_t category )
+{
+	b2ShapeDef def = b2DefaultShapeDef();
+	def.density = density;
+	def.material.friction = friction;
+	def.filter.categoryBits = category;
+	def.filter.maskBits = 0x1;
+	return def;
 }
 
 static b2WorldId build_lander( int sleep, unsigned seed )
@@ -70,11 +83,7 @@ static b2WorldId build_lander( int sleep, unsigned seed )
 						 { 17 / SCALE, -10 / SCALE }, { 17 / SCALE, 0 }, { 14 / SCALE, 17 / SCALE } };
 	b2Hull outline = b2ComputeHull( points, 6 );
 	b2Polygon hull_polygon = b2MakePolygon( &outline, 0.0f );
-	b2ShapeDef hs = b2DefaultShapeDef();
-	hs.density = 5.0f;
-	hs.material.friction = 0.1f;
-	hs.filter.categoryBits = 0x10;
-	hs.filter.maskBits = 0x1;
+	b2ShapeDef hs = lander_part( 5.0f, 0.1f, 0x10 );
 	b2CreatePolygonShape( hull, &hs, &hull_polygon );
 	float fx = uniform( -1000.0f, 1000.0f ), fy = uniform( -1000.0f, 1000.0f );
 	b2Body_ApplyForceToCenter( hull, ( b2Vec2 ){ fx, fy }, true );
@@ -89,11 +98,7 @@ static b2WorldId build_lander( int sleep, unsigned seed )
 		ld.rotation = b2MakeRot( angle );
 		b2BodyId leg = b2CreateBody( world, &ld );
 		b2Polygon leg_box = b2MakeBox( 2 / SCALE, 8 / SCALE );
-		b2ShapeDef ls = b2DefaultShapeDef();
-		ls.density = 1.0f;
-		ls.material.friction = 0.3f;
-		ls.filter.categoryBits = 0x20;
-		ls.filter.maskBits = 0x1;
+		b2ShapeDef ls = lander_part( 1.0f, 0.3f, 0x20 );
 		b2CreatePolygonShape( leg, &ls, &leg_box );
 		b2RevoluteJointDef jd = b2DefaultRevoluteJointDef();
 		jd.base.bodyIdA = hull;
