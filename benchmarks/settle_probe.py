@@ -62,17 +62,22 @@ def carom_stack(n, seconds):
     return rows
 
 
-def compile_probe(name):
+def compile_probe(name, shared=False):
     """The compiled Box2D side ``benchmarks/NAME.c`` (built into ``build/box2d`` when missing or older than its
-    source), or None when Box2D is not built (``benchmarks/box2d.py``) or there is no ``cc``."""
+    source), or None when Box2D is not built (``benchmarks/box2d.py``) or there is no ``cc``. With ``shared``, also
+    against Box2D's ``shared`` library (its benchmark scenes, ``shared/benchmarks.h``), which that build makes."""
     lib = os.path.join(BUILD, "src", "libbox2d.a")
     include = os.path.join(ROOT, "build", "box2d-src", "include")
-    if not (os.path.exists(lib) and os.path.isdir(include)) or shutil.which("cc") is None:
+    extra = [os.path.join(BUILD, "shared", "libshared.a")] if shared else []
+    if not (os.path.exists(lib) and os.path.isdir(include) and all(map(os.path.exists, extra))) \
+            or shutil.which("cc") is None:
         return None
     exe = os.path.join(BUILD, name)
     src = os.path.join(HERE, f"{name}.c")
     if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        subprocess.run(["cc", "-O2", "-I", include, src, lib, "-lm", "-lpthread", "-o", exe], check=True)
+        flags = ["-I", os.path.join(ROOT, "build", "box2d-src", "shared")] if shared else []
+        subprocess.run(["cc", "-O2", "-I", include, *flags, src, *extra, lib, "-lm", "-lpthread", "-o", exe],
+                       check=True)
     return exe
 
 
