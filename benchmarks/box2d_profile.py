@@ -57,6 +57,9 @@ ROWS = (
                                       "hitEvents")),
 )
 
+#: no ratio where Box2D's figure is below this (ms): a part that costs Box2D next to nothing gives a meaningless one
+RATIO_FLOOR = 0.01
+
 CAROM = """
 import json, sys, time
 import carom
@@ -139,7 +142,7 @@ def main(argv=None):
         other = {k: statistics.median(m[k] for m in theirs[s]) for k in theirs[s][0]} if exe else None
         for scene, name, a, b in rows_of(s, median, other):
             rows.append((scene, name, f"{a:.3f}", "" if b is None else f"{b:.3f}",
-                         "" if not b else f"{a / b:.2f}", "" if b is None else f"{a - b:+.3f}"))
+                         f"{a / b:.2f}" if b and b >= RATIO_FLOOR else "", "" if b is None else f"{a - b:+.3f}"))
     text = table(["scene", "part of the step", "carom ms", "Box2D v3 ms", "carom ÷ Box2D", "carom − Box2D ms"], rows)
     text += (f"\n\nOne thread each, median of {args.rounds} interleaved rounds of each engine's own profile (carom: "
              "`World.profile`; Box2D v3: `b2World_GetProfile`, `benchmarks/box2d_profile.c`), ms per step over the "
