@@ -16,7 +16,7 @@ from .joints._apart import call_begin, call_chunk, call_end, no_joints, with_hel
 from .joints._solve import (WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST, SOLVE as JOINT_SOLVE,
                             RELAX as JOINT_RELAX, pass_mode)
 from ._contact_rows import OVERFLOW, PARALLEL_MIN_ITEMS, soft_params
-from ._sweeps import BIASED, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range, step_sweeps
+from ._sweeps import BIASED, BOUNCE, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range, step_sweeps
 from ._integrate import (FIRST_PASS, KICK_WIDTH, POSITION_PASS, VELOCITY_PASS, _integrate_range, _load_body,
                          _velocity, capped_velocity, max_angular_speed)
 
@@ -39,6 +39,8 @@ CHUNK_BODIES = 256
 CHUNK_BUNDLES = 8
 #: the fewest joints a chunk of a joint colour takes (a few µs of a sweep)
 CHUNK_JOINTS = 64
+#: where the task table (``tasks``, indexed by WARM … RESTITUTE) holds the restitution sweeps before the last
+EARLY_BOUNCE = 4
 
 
 @njit
@@ -185,8 +187,10 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
         p = _joint_phase(np.int64(JOINT_RELAX), p, w, threads, jdata, state, fstate, flags, dangle, inv_h, sync)
         p = _sweep_phases(tasks[RELAX], odd, p, w, threads, bstart, bundles, inv_h, soft, stiff, sync)
     forward = bounces < 0     # (False, as a runtime value)
-    for _ in range(bounces):
-        p = _sweep_phases(tasks[RESTITUTE], forward, p, w, threads, bstart, bundles, inv_h, soft, stiff, sync)
+    for b in range(bounces):
+        # (only the last sweep writes the impulses back to the contact table: ``BOUNCE``)
+        p = _sweep_phases(tasks[RESTITUTE] if b == bounces - 1 else tasks[EARLY_BOUNCE], forward, p, w, threads,
+                          bstart, bundles, inv_h, soft, stiff, sync)
 
 
 #: (the three phase functions below are inlined into ``_solve_share`` by LLVM: as calls, each copied its dozens
@@ -333,7 +337,8 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     dangle = np.zeros(NB)
     rot = np.empty((2, NB))       # scratch of ``_rotations``
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
-    tasks = np.arange(4)
+    tasks = np.arange(5)
+    tasks[EARLY_BOUNCE] = BOUNCE
     passes = np.arange(3)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (bodies.inv_mass, bodies.inv_inertia, bodies.kind, bodies.alive, force, torque, bodies.lin_damping,
