@@ -95,6 +95,29 @@ def test_the_step_impulse_of_a_bounce_is_the_momentum_it_gives():
     assert bounced
 
 
+def test_the_step_impulses_of_a_group_bounce_are_the_momenta_they_give():
+    """A ball striking a row of two touching balls, elastic, in one step: the restitution sweeps share the
+    collision out among the three points again and again, and the impulses the contact table keeps are those of
+    the last sweep, the ones that acted: each ball's change of momentum is the sum of its contacts' impulses (no
+    gravity). (A table written after an earlier sweep holds impulses the later sweeps changed.)"""
+    w = carom.World(gravity=(0.0, 0.0), substeps=4)
+    balls = []
+    for x, vx in ((-1.2, 6.0), (0.0, 0.0), (1.0, 0.0)):
+        b = w.add_body(position=(x, 0.0), velocity=(vx, 0.0))
+        b.add_shape(Circle(0.5), restitution=1.0, friction=0.0)
+        balls.append(b)
+    met = False
+    for _ in range(30):
+        v0 = [b.velocity for b in balls]
+        w.step(DT)
+        for b, before in zip(balls, v0):
+            np.testing.assert_allclose(_step_impulse(w, b), b.mass * (b.velocity - before), atol=1e-4 * b.mass)
+        met = met or (v0[0][0] > 5.0 and balls[0].velocity[0] < 1.0)
+    assert met
+    # the strike went down the row: the last ball leaves with most of the speed
+    assert balls[2].velocity[0] > 3.0
+
+
 def test_the_step_impulse_of_friction_is_the_momentum_it_takes():
     w = carom.World(gravity=(0.0, -G), substeps=4)
     _ground(w)

@@ -222,6 +222,56 @@ def test_pyramid_falls_asleep_and_a_ball_wakes_it():
     assert ball.position[1] > 19.5
 
 
+def test_a_resting_box_falls_asleep_in_the_step_its_slow_time_reaches_sleep_time():
+    """Box2D's rule, to the step: a body slow (under its threshold) in every step since it came to rest falls asleep
+    in the step whose slow time, dt added once a step, first reaches SLEEP_TIME, not one step before."""
+    from carom.constants import SLEEP_TIME
+    w = carom.World()
+    w.static_body.add_shape(box(10, 1, center=(0, -1)))
+    b = w.add_body(position=(0, 0.5))
+    b.add_shape(box(0.5, 0.5))
+    slow = 0.0
+    for _ in range(120):
+        w.step(DT)
+        # (the box rests from its first step: slower than its threshold at every step)
+        assert np.hypot(*b.velocity) + abs(b.angular_velocity) * 0.75 < b.sleep_threshold
+        slow += DT
+        assert b.sleeping == (slow >= SLEEP_TIME)
+        if b.sleeping:
+            break
+    assert b.sleeping
+
+
+def test_a_box_carried_slowly_by_a_kinematic_body_never_sleeps():
+    """A body touching a moving kinematic body never falls asleep, even while it is slow enough to (a platform
+    carrying a box at 1 cm/s, below the 5 cm/s threshold); beside it, a box on a static floor falls asleep."""
+    w = carom.World()
+    platform = w.add_body(position=(0, -1), kind="kinematic", velocity=(0.01, 0.0))
+    platform.add_shape(box(3, 1))
+    w.static_body.add_shape(box(3, 1, center=(20, -1)))
+    carried = w.add_body(position=(0, 0.5))
+    carried.add_shape(box(0.5, 0.5), friction=1.0)
+    resting = w.add_body(position=(20, 0.5))
+    resting.add_shape(box(0.5, 0.5))
+    for _ in range(180):
+        w.step(DT)
+        assert not carried.sleeping
+    assert resting.sleeping
+    assert np.hypot(*carried.velocity) < carried.sleep_threshold
+    assert carried.position[0] > 0.015
+    # the platform stops: the box's slow time starts then, and it sleeps in the step that time reaches SLEEP_TIME
+    from carom.constants import SLEEP_TIME
+    platform.velocity = (0.0, 0.0)
+    slow = 0.0
+    for _ in range(120):
+        w.step(DT)
+        slow += DT
+        assert carried.sleeping == (slow >= SLEEP_TIME)
+        if carried.sleeping:
+            break
+    assert carried.sleeping
+
+
 def test_forces_impulses_and_velocity_wake_a_sleeper():
     w = carom.World()
     w.static_body.add_shape(box(10, 1, center=(0, -1)))

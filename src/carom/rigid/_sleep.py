@@ -38,6 +38,12 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
         for b in range(NB):
             sleep_time[b] = 0.0
         return
+    # the longest time slow of an awake dynamic body, and whether a kinematic body moves: an island falls asleep
+    # when its shortest time reaches SLEEP_TIME, so while the longest is below it no island can, and the islands
+    # are not needed (a churning scene's union-find over every solved pair was 0.15-0.2 ms a step: the spinner,
+    # the smash, the rain); the bodies touching a moving kinematic body are still held awake
+    longest = 0.0
+    moving_kinematic = False
     for b in range(NB):
         if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
             sp = math.sqrt(vel[b, 0] ** 2 + vel[b, 1] ** 2) + abs(angvel[b]) * reach[b]
@@ -45,7 +51,13 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
                 sleep_time[b] = 0.0
             else:
                 sleep_time[b] += dt
-    parent = np.arange(NB)
+            longest = max(longest, sleep_time[b])
+        elif kind[b] == KINEMATIC and awake[b]:
+            moving_kinematic = True
+    islands = longest >= SLEEP_TIME
+    if not (islands or moving_kinematic):
+        return
+    parent = np.arange(NB if islands else 0)
     P = pair.shape[0]
     jkind, jactive, jbody = joints.kind, joints.active, joints.body
     for i in range(P + jkind.shape[0]):
@@ -62,7 +74,7 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
             sleep_time[bb] = 0.0
         if kind[bb] == KINEMATIC and awake[bb]:
             sleep_time[ba] = 0.0
-        if kind[ba] != DYNAMIC or kind[bb] != DYNAMIC:
+        if not islands or kind[ba] != DYNAMIC or kind[bb] != DYNAMIC:
             continue
         ra = _find(parent, ba)
         rb = _find(parent, bb)
@@ -70,6 +82,8 @@ def sleep_stage(dt, sleep_enabled, bodies, reach, awake, pair, joints):
             parent[rb] = ra
         elif rb < ra:
             parent[ra] = rb
+    if not islands:
+        return
     island_time = np.full(NB, np.inf)
     for b in range(NB):
         if body_alive[b] and kind[b] == DYNAMIC and not asleep[b]:
