@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/busy_core.py
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/box2d.py
+	$(PY) benchmarks/box2d_profile.py
 	$(PY) benchmarks/settle_probe.py
 
 # A wheel that carries its compiled kernels (both processor levels), into dist/
