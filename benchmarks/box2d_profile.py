@@ -13,9 +13,9 @@ Both also give the wall time per step with the scene's own per-step work (rain's
 motor), which ``box2d.py`` times too: the difference between that and the profiled step is what each engine spends
 outside its step.
 
-The stages do not split the same way; the rows put together what does the same work:
+The stages do not split the same way; the table's columns put together what does the same work:
 
-| row | carom stages | Box2D v3 profile fields |
+| column | carom stages | Box2D v3 profile fields |
 |---|---|---|
 | boxes, pairs, continuous | bounds, broad, continuous | transforms, refit, pairs, bullets |
 | manifolds | narrow | collide |
@@ -46,7 +46,7 @@ from _results import table, write_section  # noqa: E402
 from box2d import B2_STEPS, SCENES  # noqa: E402
 from settle_probe import compile_probe  # noqa: E402
 
-#: (row, carom's stages, Box2D's profile fields): the parts of a step that do the same work
+#: (column, carom's stages, Box2D's profile fields): the parts of a step that do the same work
 ROWS = (
     ("boxes, pairs, continuous", ("bounds", "broad", "continuous"), ("transforms", "refit", "pairs", "bullets")),
     ("manifolds", ("narrow",), ("collide",)),
@@ -99,18 +99,26 @@ def box2d_profile(exe, scene):
     return {name: float(value) for name, value in (line.split() for line in out.splitlines() if line.strip())}
 
 
-def rows_of(scene, mine, theirs):
-    """The table's rows of one scene from the medians of each engine's figures."""
-    rows = []
-    for name, ours, box2d in ROWS:
-        a = sum(mine[k] for k in ours)
-        b = sum(theirs[k] for k in box2d) if theirs else None
-        rows.append((scene, name, a, b))
-    rows.append((scene, "the step (profiled)", mine["total"], theirs["step"] if theirs else None))
-    rows.append((scene, "outside the step (scene's per-step work, the call)", mine["wall"] - mine["total"],
-                 theirs["wall"] - theirs["step"] if theirs else None))
-    rows.append((scene, "**wall per step**", mine["wall"], theirs["wall"] if theirs else None))
-    return rows
+#: the table's columns after the scene: the parts of ``ROWS``, then these
+TOTALS = ("the step", "outside it", "wall per step")
+
+
+def parts_of(mine, theirs):
+    """[(carom ms, Box2D ms or None)] of one scene, in the table's column order, from the medians of each engine's
+    figures."""
+    parts = [(sum(mine[k] for k in ours), sum(theirs[k] for k in box2d) if theirs else None)
+             for _, ours, box2d in ROWS]
+    parts.append((mine["total"], theirs["step"] if theirs else None))
+    parts.append((mine["wall"] - mine["total"], theirs["wall"] - theirs["step"] if theirs else None))
+    parts.append((mine["wall"], theirs["wall"] if theirs else None))
+    return parts
+
+
+def cell(a, b):
+    """'carom / Box2D (ratio)': no Box2D figure without Box2D, no ratio where its part is under RATIO_FLOOR."""
+    if b is None:
+        return f"{a:.3f}"
+    return f"{a:.3f} / {b:.3f}" + (f" ({a / b:.2f})" if b >= RATIO_FLOOR else "")
 
 
 def main(argv=None):
@@ -140,16 +148,14 @@ def main(argv=None):
     for s in scenes:
         median = {k: statistics.median(m[k] for m in mine[s]) for k in mine[s][0]}
         other = {k: statistics.median(m[k] for m in theirs[s]) for k in theirs[s][0]} if exe else None
-        for scene, name, a, b in rows_of(s, median, other):
-            rows.append((scene, name, f"{a:.3f}", "" if b is None else f"{b:.3f}",
-                         f"{a / b:.2f}" if b and b >= RATIO_FLOOR else "", "" if b is None else f"{a - b:+.3f}"))
-    text = table(["scene", "part of the step", "carom ms", "Box2D v3 ms", "carom ÷ Box2D", "carom − Box2D ms"], rows)
+        rows.append([s] + [cell(a, b) for a, b in parts_of(median, other)])
+    text = table(["scene"] + [name for name, _, _ in ROWS] + list(TOTALS), rows)
     text += (f"\n\nOne thread each, median of {args.rounds} interleaved rounds of each engine's own profile (carom: "
              "`World.profile`; Box2D v3: `b2World_GetProfile`, `benchmarks/box2d_profile.c`), ms per step over the "
-             "steps after the first (Box2D's step counts). The rows put together the stages that do the same work "
-             "(the script's docstring lists them). 'Outside the step' is the wall time per step less the profiled "
-             "step: the scene's own per-step work (rain's new ragdolls: Python here, C in Box2D) and, for carom, the "
-             "call from Python.")
+             "steps after the first (Box2D's step counts); each cell carom / Box2D (carom ÷ Box2D). The columns put "
+             "together the stages that do the same work (the script's docstring lists them). 'Outside it' is the wall "
+             "time per step less the profiled step: the scene's own per-step work (rain's new ragdolls: Python here, "
+             "C in Box2D) and, for carom, the call from Python.")
     if args.note:
         text += "\n\n" + args.note
     text += "\n"
