@@ -142,13 +142,17 @@ def box2d_ms(app, scene, threads):
     return total / (steps - 1)
 
 
-def carom_ms(scene, threads, adaptive):
+def run_carom(code, *args):
+    """The JSON that ``code`` prints last, run with ``args`` in a fresh process on this checkout's ``src``."""
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
-    out = subprocess.run([sys.executable, "-c", CAROM, scene, str(threads), "1" if adaptive else "0"], env=env,
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(out.stderr)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def carom_ms(scene, threads, adaptive):
+    return run_carom(CAROM, scene, threads, "1" if adaptive else "0")
 
 
 def load():

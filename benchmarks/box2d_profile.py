@@ -33,17 +33,15 @@ figure, ms per step.
     python benchmarks/box2d_profile.py [--rounds 3] [--scenes rain,large_pyramid] [--no-write]
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from _results import table, write_section  # noqa: E402
-from box2d import B2_STEPS, SCENES  # noqa: E402
+from box2d import B2_STEPS, SCENES, run_carom  # noqa: E402
 from settle_probe import compile_probe  # noqa: E402
 
 #: (column, carom's stages, Box2D's profile fields): the parts of a step that do the same work
@@ -86,11 +84,7 @@ print(json.dumps(dict({key: ms / (steps - 1) for key, ms in total.items()}, wall
 
 def carom_profile(scene):
     """carom's mean ms per step of each stage of ``World.profile``, its total, and the wall time per step."""
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
-    out = subprocess.run([sys.executable, "-c", CAROM, scene], env=env, capture_output=True, text=True)
-    if out.returncode:
-        raise SystemExit(out.stderr)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_carom(CAROM, scene)
 
 
 def box2d_profile(exe, scene):

@@ -67,7 +67,8 @@ def compile_probe(name, shared=False):
     source), or None when Box2D is not built (``benchmarks/box2d.py``) or there is no ``cc``. With ``shared``, also
     against Box2D's ``shared`` library (its benchmark scenes, ``shared/benchmarks.h``), which that build makes."""
     lib = os.path.join(BUILD, "src", "libbox2d.a")
-    include = os.path.join(ROOT, "build", "box2d-src", "include")
+    source = os.path.join(ROOT, "build", "box2d-src")
+    include = os.path.join(source, "include")
     extra = [os.path.join(BUILD, "shared", "libshared.a")] if shared else []
     if not (os.path.exists(lib) and os.path.isdir(include) and all(map(os.path.exists, extra))) \
             or shutil.which("cc") is None:
@@ -75,7 +76,7 @@ def compile_probe(name, shared=False):
     exe = os.path.join(BUILD, name)
     src = os.path.join(HERE, f"{name}.c")
     if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        flags = ["-I", os.path.join(ROOT, "build", "box2d-src", "shared")] if shared else []
+        flags = ["-I", os.path.join(source, "shared")] if shared else []
         subprocess.run(["cc", "-O2", "-I", include, *flags, src, *extra, lib, "-lm", "-lpthread", "-o", exe],
                        check=True)
     return exe

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import carom
+from carom.constants import SLEEP_TIME
 from carom.errors import CaromError, SimulationError, StaleHandleError
 from carom.geometry import Circle, Polygon, box, Segment
 from carom.rigid import _step
@@ -225,21 +226,30 @@ def test_pyramid_falls_asleep_and_a_ball_wakes_it():
 def test_a_resting_box_falls_asleep_in_the_step_its_slow_time_reaches_sleep_time():
     """Box2D's rule, to the step: a body slow (under its threshold) in every step since it came to rest falls asleep
     in the step whose slow time, dt added once a step, first reaches SLEEP_TIME, not one step before."""
-    from carom.constants import SLEEP_TIME
     w = carom.World()
     w.static_body.add_shape(box(10, 1, center=(0, -1)))
     b = w.add_body(position=(0, 0.5))
     b.add_shape(box(0.5, 0.5))
+
+    def resting():
+        # (the box rests from its first step: slower than its threshold at every step)
+        assert np.hypot(*b.velocity) + abs(b.angular_velocity) * 0.75 < b.sleep_threshold
+
+    _falls_asleep_on_time(w, b, resting)
+
+
+def _falls_asleep_on_time(w, body, each_step=lambda: None):
+    """Step ``w`` until ``body`` sleeps, checking that it does so in the step whose slow time (dt added once a step
+    from now) first reaches SLEEP_TIME; ``each_step`` checks something more after every step."""
     slow = 0.0
     for _ in range(120):
         w.step(DT)
-        # (the box rests from its first step: slower than its threshold at every step)
-        assert np.hypot(*b.velocity) + abs(b.angular_velocity) * 0.75 < b.sleep_threshold
+        each_step()
         slow += DT
-        assert b.sleeping == (slow >= SLEEP_TIME)
-        if b.sleeping:
-            break
-    assert b.sleeping
+        assert body.sleeping == (slow >= SLEEP_TIME)
+        if body.sleeping:
+            return
+    raise AssertionError("the body did not fall asleep within 2 s")
 
 
 def test_a_box_carried_slowly_by_a_kinematic_body_never_sleeps():
@@ -260,16 +270,8 @@ def test_a_box_carried_slowly_by_a_kinematic_body_never_sleeps():
     assert np.hypot(*carried.velocity) < carried.sleep_threshold
     assert carried.position[0] > 0.015
     # the platform stops: the box's slow time starts then, and it sleeps in the step that time reaches SLEEP_TIME
-    from carom.constants import SLEEP_TIME
     platform.velocity = (0.0, 0.0)
-    slow = 0.0
-    for _ in range(120):
-        w.step(DT)
-        slow += DT
-        assert carried.sleeping == (slow >= SLEEP_TIME)
-        if carried.sleeping:
-            break
-    assert carried.sleeping
+    _falls_asleep_on_time(w, carried)
 
 
 def test_forces_impulses_and_velocity_wake_a_sleeper():
