@@ -1,6 +1,6 @@
 """The contact solver's shared layout: the mixing rules of friction and restitution, the columns of a bundle's
-packed rows (``MA`` … ``COUNT``, per point ``RNA`` … ``STEPT``), the soft constraint's parameters and how work is
-cut into chunks. See :mod:`carom.rigid._solver` for the method.
+packed rows (``MA`` … ``SOFT``, per point ``RNA`` … ``STEPT``) and its bounce and material tables, the soft
+constraint's parameters and how work is cut into chunks. See :mod:`carom.rigid._solver` for the method.
 """
 import math
 
@@ -12,20 +12,32 @@ MIX_SQRT, MIX_MIN, MIX_MAX, MIX_MEAN, MIX_MULTIPLY = 0, 1, 2, 3, 4
 #: colours 0 … OVERFLOW − 1 are parallel; colour OVERFLOW is solved in one thread
 OVERFLOW = 63
 
-# contact row fields
-MA, IA, MB, IB, NX, NY, MU, E, SOFT, COUNT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-# the surfaces' relative tangent speed (conveyor belts), the rolling resistance (coefficient × the larger shape
-# radius) and the accumulated rolling impulse (``_solve_rolling``)
-TS, RR, RIMP = 10, 11, 12
-P0 = 13
-POINT_WIDTH = 16
+# contact row fields: what the substeps' sweeps read (the warm start, the biased solve, the relax), and nothing else
+MA, IA, MB, IB, NX, NY, MU, SOFT = 0, 1, 2, 3, 4, 5, 6, 7
+P0 = 8
+POINT_WIDTH = 15
 # point fields (offsets from P0 + p·POINT_WIDTH): the lever arms of the normal and the tangent about each
 # centre of mass (rA × n, rB × n, rA × t, rB × t, with r the anchor from the centre of mass), anchors of the
-# tracked core points (q), separation offset, normal and tangent mass, impulses, normal velocity before the
-# solve, normal and tangent impulse of the whole step (``_solve_normal``; a point took an impulse in the step
-# when its STEPN is above 0)
-RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, RELV, STEPN, STEPT = range(16)
+# tracked core points (q), separation offset, normal and tangent mass, impulses, normal and tangent impulse of
+# the whole step (``_solve_normal``; a point took an impulse in the step when its STEPN is above 0)
+RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, STEPN, STEPT = range(15)
 ROW_WIDTH = P0 + 2 * POINT_WIDTH
+# Why only those: each sweep streams its bundles' rows whole (``_sweeps._sweep_range`` prefetches every line of a
+# bundle), so a sweep costs about in proportion to a bundle's size: with 5 unused fields more (50 instead of 45),
+# large_pyramid's solve took 10 % longer. What only the restitution or a rare material reads has a table of its own:
+
+# the bounce table (bundle × field × lane, single precision): each lane's restitution and each point's normal
+# speed before the solve (point p's at BRELV + p: the restitution's target, ``_sweeps._restitute``, and the
+# approach speed written back, ``_write_back``)
+BE, BRELV = 0, 1
+BOUNCE_WIDTH = 3
+# the material table (the same, with no bundles in a step where no contact has a tangent speed or rolling
+# resistance: ``_prepare.prepare_stage``): the surfaces' relative tangent speed (conveyor belts), the rolling
+# resistance (coefficient × the larger shape radius) and the accumulated rolling impulse (``_solve_rolling``)
+MTS, MRR, MRIMP = 0, 1, 2
+MATERIAL_WIDTH = 3
+# and how many points each bundle solves (its first lane's count, the largest: ``colour_contacts``), an integer
+# per bundle (``bundle_points``)
 
 # the contact's own data the prepare stage reads, one row of PACK_WIDTH doubles per contact (two cache lines),
 # written by the narrow phase beside its table (``_narrow._put_pack``): the world normal, a recycled contact's

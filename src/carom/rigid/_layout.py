@@ -75,10 +75,13 @@ def narrow_part(table):
 #: (``perm``), where each colour starts in ``perm`` (``colour_start``) and in the bundles (``bundle_start``),
 #: each bundle's first contact in ``perm`` (``bundle_first``), each contact's bodies (``pair``), the packed rows
 #: (bundle × field × lane, single precision: ``rows``), each bundle's bodies and write flags (``bundle_body``,
-#: ``bundle_move``), its contact count (``bundle_count``), the solved bodies (``solved``) and the body flags the
-#: colouring read (``body_flags``).
+#: ``bundle_move``), its contact count (``bundle_count``), the solved bodies (``solved``), the body flags the
+#: colouring read (``body_flags``), the step's sweeps (``sweeps``: how many restitution sweeps, the relax
+#: sweep's task code; ``_sweeps.step_sweeps``), and the bundles' bounce and material tables and point counts
+#: (``bounce``, ``material``, ``bundle_points``: ``_contact_rows``).
 SolverTable = namedtuple("SolverTable", ["perm", "colour_start", "bundle_start", "bundle_first", "pair", "rows",
-                                         "bundle_body", "bundle_move", "bundle_count", "solved", "body_flags"])
+                                         "bundle_body", "bundle_move", "bundle_count", "solved", "body_flags",
+                                         "sweeps", "bounce", "material", "bundle_points"])
 
 
 @njit

@@ -5,15 +5,16 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed, deref
-from .._simd import (LANES, LANES64, PARTS, ROW, splat64, store_part, load, gather_rows64, select, vmin,
-                     prefetch_row)
+from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, store_part, lane, load, gather_rows64, select,
+                     vmin, prefetch_row)
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
-from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX,
-                            QAY, QBX, QBY, RELV, RIMP, RNA, RNB, ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP,
-                            TMASS, TS, chunk_count, mix, PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0,
+from ._contact_rows import (ADJ, BE, BOUNCE_WIDTH, BRELV, IA, IB, MA, MATERIAL_WIDTH, MB, MRIMP, MRR, MTS, MU,
+                            NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX, QAY, QBX, QBY, RNA, RNB, ROW_WIDTH,
+                            RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS, chunk_count, mix, PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0,
                             PACK_PY0, PACK_NIMP0, PACK_TIMP0, PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1,
                             PACK_COUNT)
 from ._colouring import body_flags, colour_contacts, same_colouring
+from ._sweeps import step_sweeps, sweep_marks
 
 
 @njit
@@ -28,7 +29,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     track between the cores, the warm-start impulses and the approach speed.
 
     Returns the ``SolverTable`` (``_layout``: perm, colour_start, bundle_start, bundle_first, pair, rows,
-    bundle_body, bundle_move, bundle_count, solved, body_flags): lane q < ``bundle_count[j]`` of bundle j holds
+    bundle_body, bundle_move, bundle_count, solved, body_flags, sweeps: ``_sweeps.step_sweeps``, and the
+    bundles' bounce and material tables and point counts, ``_contact_rows``): lane q < ``bundle_count[j]`` of bundle j holds
     contact ``perm[bundle_first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
     each overflow contact gets a bundle of its own (its contacts share bodies, so they cannot share a bundle).
     Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
@@ -84,6 +86,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     # every lane of every bundle, empty ones included, is written by _prepare_bundle (in parallel, which also
     # spreads the first touch of fresh memory over the threads)
     rows = np.empty((nbundles, ROW_WIDTH, LANES), np.float32)
+    bounce = np.empty((nbundles, BOUNCE_WIDTH, LANES), np.float32)
+    points = np.empty(nbundles, np.int64)
     body = np.empty((nbundles, 2, LANES), np.int64)
     move = np.empty((nbundles, 2, LANES), np.bool_)
     # only the arrays the rows need: every array a parallel loop receives costs compile time
@@ -94,11 +98,19 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
         materials = materials or shapes.tangent_speed[s] != 0.0 or shapes.rolling[s] != 0.0
     shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
                   shapes.rolling if materials else shapes.rolling[:0])
+    # the material table, where some contact may have a tangent speed or rolling resistance (a shape's, or the
+    # pre-solve hook's tangent speed); else none, which the sweeps take as zeros
+    material_rows = np.empty((nbundles if materials or material.shape[0] > 0 else 0, MATERIAL_WIDTH, LANES),
+                             np.float32)
     # the contacts' packed rows (``_narrow._put_pack``) as rows of ROW doubles: contact k's are rows 2k and 2k + 1
     contact_data = (keys, material, pack.reshape((pack.shape[0] * 2, ROW)))
-    _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, body, move,
-                      friction_rule, restitution_rule, threads, fall)
-    return SolverTable(perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags)
+    # what each thread's bundles ask of the sweeps (``_sweeps.sweep_marks``)
+    found = np.zeros((max(threads, 1), 2), np.int64)
+    extra = (bounce, material_rows, points)
+    _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shape_data, contact_data, rows, extra, body, move,
+                      friction_rule, restitution_rule, threads, fall, found)
+    return SolverTable(perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags, step_sweeps(found),
+                       bounce, material_rows, points)
 
 
 # columns of prepare_stage's body table
@@ -106,8 +118,8 @@ TCX, TCY, TVX, TVY, TW, TM, TI, TG = range(8)
 
 
 @pnjit
-def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move, friction_rule,
-                      restitution_rule, threads, fall):
+def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, extra, body, move,
+                      friction_rule, restitution_rule, threads, fall, found):
     """Every bundle, one share per thread (the parallel loop alone in its function: Numba analyses every
     statement of a function with a parallel loop, so keeping the rest outside saves compile time).
 
@@ -122,28 +134,32 @@ def _prepare_all_rows(bstart, bfirst, bcount, perm, pair, table, shapes, contact
     if chunk_count(perm.shape[0], threads) == 1:
         # (in this thread: launching a parallel loop for little work costs about 15 µs)
         _prepare_bundles(np.int64(0), np.int64(1), bstart, bfirst, bcount, perm, pair, table, shapes, contacts,
-                         rows, body, move, friction_rule, restitution_rule, fall)
+                         rows, extra, body, move, friction_rule, restitution_rule, fall, found)
         return
     # (w as int64 here and literals nowhere: the loop index is typed int64, then uint64 in the parallel
     # function, and each type, like each literal, compiles the callee once more)
     for w in prange(threads):
         _prepare_bundles(np.int64(w), threads, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows,
-                         body, move, friction_rule, restitution_rule, fall)
+                         extra, body, move, friction_rule, restitution_rule, fall, found)
 
 
 @njit
-def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, body, move,
-                     friction_rule, restitution_rule, fall):
+def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes, contacts, rows, extra, body, move,
+                     friction_rule, restitution_rule, fall, found):
     """Part w of ``parts`` of every colour's bundles, the overflow colour's included (one call per thread:
-    kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once)."""
+    kept out of the parallel loop so every name in it is private, and the tuples' arrays are unpacked once);
+    ``found[w]`` gets whether any of them may bounce and whether any has rolling resistance
+    (``_sweeps.sweep_marks``)."""
     # borrowed views: the per-bundle functions below take no references (``borrowed``)
     shape_radius, shape_friction, shape_restitution, shape_tangent, shape_rolling = borrowed(shapes)
     keys, c_material, pack = borrowed(contacts)
     perm, pair, table, rows, body, move = borrowed((perm, pair, table, rows, body, move))
+    bounce, material, points = borrowed(extra)
     NB = table.shape[0] - 1
     # scratch: a part's shape data, field by field, and the packed rows of a bundle's lanes (``_prepare_part``)
     lanes = np.empty((1, LANE_FIELDS, LANES64))
     at = np.empty((1, 2, LANES), np.int64)
+    marks = (splat(0.0), splat(0.0))
     for c in range(OVERFLOW + 1):
         lo = bstart[c]
         n = bstart[c + 1] - lo
@@ -158,13 +174,19 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
                     prefetch_row(pack, 2 * k)
                     prefetch_row(pack, 2 * k + 1)
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
-                            shape_restitution, shape_tangent, shape_rolling, keys, c_material, pack, rows,
-                            body, move, friction_rule, restitution_rule, NB, fall, lanes, at)
+                            shape_restitution, shape_tangent, shape_rolling, keys, c_material, pack, rows, bounce,
+                            material, points, body, move, friction_rule, restitution_rule, NB, fall, lanes, at)
+            marks = sweep_marks(j, (bounce, material, points), marks)
+    for q in range(LANES):
+        if lane(marks[0], q) != 0.0:
+            found[w, 0] = 1
+        if lane(marks[1], q) != 0.0:
+            found[w, 1] = 1
 
 
 @llvm_inline_njit
 def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
-                    shape_rolling, keys, c_material, pack, rows, body, move, friction_rule,
+                    shape_rolling, keys, c_material, pack, rows, bounce, material, points, body, move, friction_rule,
                     restitution_rule, NB, fall, lanes, at):
     """Bundle j: lane q from contact perm[first + q] for q < m; lanes m … LANES − 1 are empty (the dummy
     body, all fields zero).
@@ -202,10 +224,11 @@ def _prepare_bundle(j, first, m, perm, pair, table, shape_radius, shape_friction
     # of all zeros, as do its one-point lanes otherwise (the solver's lane arithmetic turns them into no
     # impulse)
     two = m > 0 and pack[2 * perm[first] + 1, PACK_COUNT - ROW] == 2.0
+    points[j] = 2 if two else 1
     for h in range(PARTS):
         _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution,
-                      shape_tangent, shape_rolling, keys, c_material, pack, rows, body, friction_rule,
-                      restitution_rule, fall, lanes, at)
+                      shape_tangent, shape_rolling, keys, c_material, pack, rows, bounce, material, body,
+                      friction_rule, restitution_rule, fall, lanes, at)
 
 
 #: how many bundles ahead ``_prepare_bundles`` asks for the contacts' packed rows
@@ -220,8 +243,8 @@ LANE_FIELDS = 6
 
 @inline_njit
 def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction, shape_restitution, shape_tangent,
-                  shape_rolling, keys, c_material, pack, rows, body, friction_rule, restitution_rule, fall, lanes,
-                  at):
+                  shape_rolling, keys, c_material, pack, rows, bounce, material, body, friction_rule, restitution_rule,
+                  fall, lanes, at):
     """Lanes h·LANES64 … (h + 1)·LANES64 − 1 of bundle j, in double precision (``_prepare_bundle``). The
     contacts' packed rows (``pack``: two rows of ROW doubles each, at ``at``) are loaded whole and transposed
     into one vector per field; what comes from the two shapes is staged in ``lanes`` (one row of LANES64
@@ -276,28 +299,32 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     store_part(rows, j, NX, h, nx)
     store_part(rows, j, NY, h, ny)
     store_part(rows, j, MU, h, load(lanes, 0, LMU))
-    store_part(rows, j, E, h, load(lanes, 0, LE))
-    store_part(rows, j, TS, h, load(lanes, 0, LTS))
-    store_part(rows, j, RR, h, load(lanes, 0, LRR))
-    store_part(rows, j, RIMP, h, zero)
+    store_part(bounce, j, BE, h, load(lanes, 0, LE))
+    if material.shape[0] > 0:
+        store_part(material, j, MTS, h, load(lanes, 0, LTS))
+        store_part(material, j, MRR, h, load(lanes, 0, LRR))
+        store_part(material, j, MRIMP, h, zero)
     store_part(rows, j, SOFT, h, select((count > 0.0) & ((mA == 0.0) | (mB == 0.0)), one, zero))
-    store_part(rows, j, COUNT, h, count)
-    _prepare_point(rows, j, h, P0, count > 0.0, c0[PACK_SEP0], c0[PACK_PX0], c0[PACK_PY0], c0[PACK_NIMP0],
+    _prepare_point(rows, bounce, j, h, 0, count > 0.0, c0[PACK_SEP0], c0[PACK_PX0], c0[PACK_PY0], c0[PACK_NIMP0],
                    c1[PACK_TIMP0 - ROW], nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly)
     if two:
-        _prepare_point(rows, j, h, P0 + POINT_WIDTH, count > 1.0, c1[PACK_SEP1 - ROW], c1[PACK_PX1 - ROW],
+        _prepare_point(rows, bounce, j, h, 1, count > 1.0, c1[PACK_SEP1 - ROW], c1[PACK_PX1 - ROW],
                        c1[PACK_PY1 - ROW], c1[PACK_NIMP1 - ROW], c1[PACK_TIMP1 - ROW], nx, ny, ra, rb, sa, sb, zero,
                        fall, dlx, dly)
     else:
         for f in range(POINT_WIDTH):
             store_part(rows, j, P0 + POINT_WIDTH + f, h, zero)
+        store_part(bounce, j, BRELV + 1, h, zero)
 
 
 @inline_njit
-def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero, fall, dlx, dly):
-    """The point whose fields start at o, for the lanes of ``has`` (the others: all zeros). The arms: A's anchor
+def _prepare_point(rows, bounce, j, h, p, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero, fall, dlx,
+                   dly):
+    """Point p (its fields start at o = P0 + p·POINT_WIDTH; its normal speed in the bounce table), for the lanes
+    of ``has`` (the others: all zeros). The arms: A's anchor
     at the point less half of (dlx, dly) and half the separation along the normal, B's plus those (a recycled
     contact's anchors, which stay on their bodies: ``carom.rigid._narrow._recycle``; (0, 0) for a fresh one)."""
+    o = P0 + p * POINT_WIDTH
     hs = 0.5 * sep
     rax = px - hs * nx - 0.5 * dlx - sa[TCX]
     ray = py - hs * ny - 0.5 * dly - sa[TCY]
@@ -341,7 +368,8 @@ def _prepare_point(rows, j, h, o, has, sep, px, py, nimp, timp, nx, ny, ra, rb, 
     store_part(rows, j, o + TIMP, h, select(has, timp, zero))
     store_part(rows, j, o + STEPN, h, zero)
     store_part(rows, j, o + STEPT, h, zero)
-    store_part(rows, j, o + RELV, h, select(has, _impact_speed(dvx * nx + dvy * ny, sep, sa, sb, nx, ny, fall), zero))
+    store_part(bounce, j, BRELV + p, h, select(has, _impact_speed(dvx * nx + dvy * ny, sep, sa, sb, nx, ny, fall),
+                                               zero))
 
 
 @inline_njit

@@ -16,7 +16,7 @@ from .joints._apart import call_begin, call_chunk, call_end, no_joints, with_hel
 from .joints._solve import (WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT_SOLVE_FIRST, SOLVE as JOINT_SOLVE,
                             RELAX as JOINT_RELAX, pass_mode)
 from ._contact_rows import OVERFLOW, PARALLEL_MIN_ITEMS, soft_params
-from ._sweeps import BIASED, BOUNCE, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range, step_sweeps
+from ._sweeps import BIASED, BOUNCE, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range
 from ._integrate import (FIRST_PASS, KICK_WIDTH, POSITION_PASS, VELOCITY_PASS, _integrate_range, _load_body,
                          _velocity, capped_velocity, max_angular_speed)
 
@@ -123,7 +123,7 @@ def await_phase(sync, base, chunks):
 
 @pnjit
 def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata):
+                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata, extra):
     """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread.
 
     Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
@@ -135,12 +135,12 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
         # (np.int64: see _prepare_all_rows)
         _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
                      motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces,
-                     jdata)
+                     jdata, extra)
 
 
 @njit
 def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata):
+                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata, extra):
     """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread). The step is a
     sequence of phases, each integration pass and each colour of each sweep (``phase_count``); every thread
     goes through them in order, claims chunks of the phase and does them until none is left
@@ -160,13 +160,13 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     # until the end
     (sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes) = borrowed((
         sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes))
-    motion, out, jdata = borrowed(motion), borrowed(out), borrowed(jdata)
+    motion, out, jdata, extra = borrowed(motion), borrowed(out), borrowed(jdata), borrowed(extra)
     nbodies = flags.shape[0]
     body_chunks = phase_chunks(nbodies, threads, CHUNK_BODIES)
     # what the integration passes and the sweeps read, by pointer (``by_ref``): passed by value, each call copied
     # some 170 and 110 words, at 21 calls a step of 4 substeps
     passes_tables = by_ref((state, fstate, kick, flags, solved, motion, dangle, rot))
-    bundles = by_ref((rows, body, move, fstate, out))
+    bundles = by_ref((rows, body, move, fstate, out, extra))
     p = np.int64(0)
     for sub in range(substeps):
         # odd substeps solve each contact's points in the reverse order (module docstring; a runtime value, as
@@ -349,7 +349,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     # (zeros: a contact not solved did not approach; its step impulses are 0, so it makes no hit)
     approach = np.zeros((c_count.shape[0], 2))
     out = (perm, bfirst, bcount, c_nimp, c_timp, c_step, approach)
-    bounces, relax = step_sweeps(rows)
+    bounces, relax = solver.sweeps[0], solver.sweeps[1]
     tasks[RELAX] = relax
     if bounces == 1:
         tasks[RESTITUTE] = WRITE_BACK
@@ -369,19 +369,22 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     jsoft[0], jsoft[1], jsoft[2] = soft_params(min(JOINT_HERTZ, 0.5 * substeps * inv_dt), JOINT_DAMPING_RATIO, h)
     # (a flat tuple of arrays: a parallel loop takes no named or nested tuples)
     jdata = (jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove)
+    # the bundles' bounce and material tables and point counts (``_contact_rows``)
+    extra = (solver.bounce, solver.material, solver.bundle_points)
     if threads > 1 and max(rows.shape[0] * LANES, NB) >= PARALLEL_MIN_ITEMS and not PLAIN_PYTHON:
         # the whole solve in one parallel loop, one item per thread, the threads claiming the chunks of each
         # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
         sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, jstart), threads), np.int64)
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
-                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata)
+                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata,
+                        extra)
     else:
         # (one thread claims nothing and waits for nothing: no counters. They were 5 KB allocated and zeroed
         # at every step of a small world)
         sync = np.zeros(1, np.int64)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
                      solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
-                     bounces, jdata)
+                     bounces, jdata, extra)
     if joints.kind.shape[0] > 0:
         call_end((jlist, joints, jdata, inv_h))
     # the step's velocities, and its position and angle changes applied once (``_integrate_position``)

@@ -82,9 +82,9 @@ over one bundle, and a worker's range of bundles), ``_integrate`` (velocities an
 """
 from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, LOCK_X, LOCK_Y
 from ._contact_rows import (  # noqa: F401
-    ADJ, CHUNKS_PER_THREAD, COUNT, E, IA, IB, MA, MB, MIX_MAX, MIX_MEAN, MIX_MIN, MIX_MULTIPLY, MIX_SQRT, MU, NIMP,
-    NMASS, NX, NY, OVERFLOW, P0, PARALLEL_MIN_ITEMS, POINT_WIDTH, QAX, QAY, QBX, QBY, RELV, RIMP, RNA, RNB,
-    ROW_WIDTH, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS, TS, chunk_count, mix, soft_params)
+    ADJ, BE, BOUNCE_WIDTH, BRELV, CHUNKS_PER_THREAD, IA, IB, MA, MATERIAL_WIDTH, MB, MIX_MAX, MIX_MEAN, MIX_MIN,
+    MIX_MULTIPLY, MIX_SQRT, MRIMP, MRR, MTS, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, PARALLEL_MIN_ITEMS, POINT_WIDTH, QAX,
+    QAY, QBX, QBY, RNA, RNB, ROW_WIDTH, RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS, chunk_count, mix, soft_params)
 from ._colouring import (  # noqa: F401
     COLOURING, COLOUR_BLOCK, _same, body_flags, colour_contacts, same_colouring, same_pairs, with_colouring)
 from ._prepare import (  # noqa: F401
@@ -94,7 +94,7 @@ from ._sweeps import (  # noqa: F401
     BIASED, RELAX, RESTITUTE, RESTITUTION_SWEEPS, ROLLING_RELAX, WARM, WRITE_BACK, _arms, _bundle_frame,
     _bundle_points, _gather_velocities, _one, _point_field, _push_along, _restitute, _scatter_velocities,
     _solve_contact, _solve_friction, _solve_normal, _solve_rolling, _solve_setup, _solve_two, _speed_along,
-    _sweep_range, _warm_start, _write_back, step_sweeps)
+    _sweep_range, _tangent_speed, _warm_start, _write_back, step_sweeps, sweep_marks)
 from ._integrate import (  # noqa: F401
     EIGHTH_TURN, FIRST_PASS, KADIV, KDVX, KDVY, KDW, KICK_WIDTH, KLDIV, KV0X, KV0Y, KW0, POSITION_PASS,
     VELOCITY_PASS, _CAPPED_SPEED, _I110, _I12, _I132, _I20, _I30, _I42, _I56, _I6, _I72, _I90, _fill_kick,

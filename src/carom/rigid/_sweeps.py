@@ -7,8 +7,8 @@ from .._jit import njit, inline_njit, llvm_inline_njit, deref
 from .._simd import LANES, splat, load, store, lane, gather_rows, scatter_rows, select, vmax, vmin, prefetch_bundle
 from ._layout import VX, VY, W, DPX, DPY, DC, DS, MOVED
 from ..constants import CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD
-from ._contact_rows import (ADJ, COUNT, E, IA, IB, MA, MB, MU, NIMP, NMASS, NX, NY, P0, POINT_WIDTH, QAX, QAY, QBX,
-                            QBY, RELV, RIMP, RNA, RNB, RR, RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS, TS)
+from ._contact_rows import (ADJ, BE, BRELV, IA, IB, MA, MB, MRIMP, MRR, MTS, MU, NIMP, NMASS, NX, NY, P0,
+                            POINT_WIDTH, QAX, QAY, QBX, QBY, RNA, RNB, RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS)
 
 
 @inline_njit
@@ -19,9 +19,10 @@ def _bundle_frame(rows, j):
 
 
 @inline_njit
-def _bundle_points(rows, j):
-    """How many points bundle j solves: its first lane's count, the largest (``colour_contacts``)."""
-    return np.int64(rows[j, COUNT, 0])
+def _bundle_points(extra, j):
+    """How many points bundle j solves: its first lane's count, the largest (``colour_contacts``). ``extra``: the
+    bundles' (bounce table, material table, point counts) (``_contact_rows``)."""
+    return extra[2][j]
 
 
 @inline_njit
@@ -68,10 +69,10 @@ def _scatter_velocities(state, body, move, j, sa, sb, v):
 
 
 @inline_njit
-def _warm_start(rows, j, state, body, move):
+def _warm_start(rows, j, state, body, move, extra):
     """Apply last step's impulses (an empty second point has zero impulses and changes nothing)."""
     m, nx, ny = _bundle_frame(rows, j)
-    points = _bundle_points(rows, j)
+    points = _bundle_points(extra, j)
     sa, sb, v = _gather_velocities(state, body, j)
     for p in range(points):
         o = P0 + p * POINT_WIDTH
@@ -88,20 +89,30 @@ def _warm_start(rows, j, state, body, move):
 
 
 @inline_njit
-def _solve_contact(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff, reverse):
+def _solve_contact(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff, reverse, extra):
     """The contacts of bundle j: normal points (soft, biased when ``use_bias``), then in the relax sweep
     Coulomb friction and (``rolling``: a step with rolling resistance) rolling resistance; the points in reverse
     order when ``reverse`` (odd substeps: module docstring)."""
     f, sa, sb, v = _solve_setup(rows, j, state, body, soft, stiff)
-    points = _bundle_points(rows, j)
+    points = _bundle_points(extra, j)
     for i in range(points):
         v = _solve_normal(rows, j, _point_field(i, points, reverse), f, v, use_bias, inv_h)
     if not use_bias:
+        ts = _tangent_speed(extra, j)
         for i in range(points):
-            v = _solve_friction(rows, j, _point_field(i, points, reverse), f, v)
+            v = _solve_friction(rows, j, _point_field(i, points, reverse), f, v, ts)
     if rolling:
-        v = _solve_rolling(rows, j, f, v, points)
+        v = _solve_rolling(rows, j, f, v, points, extra)
     _scatter_velocities(state, body, move, j, sa, sb, v)
+
+
+@inline_njit
+def _tangent_speed(extra, j):
+    """Bundle j's lanes' relative tangent speed of the surfaces (0 in a step without a material table)."""
+    material = extra[1]
+    if material.shape[0] > 0:
+        return load(material, j, MTS)
+    return splat(0.0)
 
 
 @inline_njit
@@ -112,12 +123,13 @@ def _point_field(i, points, reverse):
 
 
 @llvm_inline_njit
-def _solve_rolling(rows, j, f, v, points):
+def _solve_rolling(rows, j, f, v, points, extra):
     """Rolling resistance (Box2D v3.1), in the relax sweep: an angular impulse λ = −(ωB − ωA)/(1/IA + 1/IB)
     that stops the bodies' relative spin, clamped to ± the coefficient × the larger radius × the normal
     impulse of the contact (a torque bounded by the normal force, as friction's force is). Only in steps
     with some rolling resistance (``ROLLING_RELAX``), and there bundles in which no lane has any are skipped."""
-    rr = load(rows, j, RR)
+    material = extra[1]
+    rr = load(material, j, MRR)
     any_rr = False
     for q in range(LANES):
         any_rr = any_rr or lane(rr, q) != 0.0
@@ -127,7 +139,7 @@ def _solve_rolling(rows, j, f, v, points):
     total = load(rows, j, P0 + NIMP)
     for p in range(1, points):
         total = total + load(rows, j, P0 + p * POINT_WIDTH + NIMP)
-    old = load(rows, j, RIMP)
+    old = load(material, j, MRIMP)
     # the rolling mass 1/(1/IA + 1/IB), here and not in the rows: only bundles with rolling resistance use it
     k = m[1] + m[3]
     turns = k > 0.0
@@ -135,12 +147,12 @@ def _solve_rolling(rows, j, f, v, points):
     limit = rr * total
     new = vmin(vmax(old + lam, -limit), limit)
     lam = new - old
-    store(rows, j, RIMP, new)
+    store(material, j, MRIMP, new)
     return (v[0], v[1], v[2] - m[1] * lam, v[3], v[4], v[5] + m[3] * lam)
 
 
 @inline_njit
-def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff, reverse):
+def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff, reverse, extra):
     """Bundles j and j + 1 of one parallel colour (disjoint bodies), their steps interleaved.
 
     Each point's impulse is a chain of about a dozen dependent operations from the bundle's velocities to
@@ -153,19 +165,21 @@ def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff
     and relax sweeps took 3-4% longer on large_pyramid."""
     f0, sa0, sb0, v0 = _solve_setup(rows, j, state, body, soft, stiff)
     f1, sa1, sb1, v1 = _solve_setup(rows, j + 1, state, body, soft, stiff)
-    points = max(_bundle_points(rows, j), _bundle_points(rows, j + 1))
+    points = max(_bundle_points(extra, j), _bundle_points(extra, j + 1))
     for i in range(points):
         o = _point_field(i, points, reverse)
         v0 = _solve_normal(rows, j, o, f0, v0, use_bias, inv_h)
         v1 = _solve_normal(rows, j + 1, o, f1, v1, use_bias, inv_h)
     if not use_bias:
+        ts0 = _tangent_speed(extra, j)
+        ts1 = _tangent_speed(extra, j + 1)
         for i in range(points):
             o = _point_field(i, points, reverse)
-            v0 = _solve_friction(rows, j, o, f0, v0)
-            v1 = _solve_friction(rows, j + 1, o, f1, v1)
+            v0 = _solve_friction(rows, j, o, f0, v0, ts0)
+            v1 = _solve_friction(rows, j + 1, o, f1, v1, ts1)
     if rolling:
-        v0 = _solve_rolling(rows, j, f0, v0, points)
-        v1 = _solve_rolling(rows, j + 1, f1, v1, points)
+        v0 = _solve_rolling(rows, j, f0, v0, points, extra)
+        v1 = _solve_rolling(rows, j + 1, f1, v1, points, extra)
     _scatter_velocities(state, body, move, j, sa0, sb0, v0)
     _scatter_velocities(state, body, move, j + 1, sa1, sb1, v1)
 
@@ -228,15 +242,16 @@ def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
 
 
 @llvm_inline_njit
-def _solve_friction(rows, j, o, f, v):
+def _solve_friction(rows, j, o, f, v, ts):
     """The Coulomb friction impulse of the point whose fields start at o (in the relax sweep, the only one
-    that solves friction): v after it; the point's impulse at the end is added to the step's tangent
-    impulse, ``STEPT``."""
+    that solves friction), the surfaces moving along the tangent at ``ts`` relative to each other (conveyor
+    belts; x − 0 is x exactly, so without a material table the zeros change nothing): v after it; the point's
+    impulse at the end is added to the step's tangent impulse, ``STEPT``."""
     m, nx, ny = f[0], f[1], f[2]
     tx = ny
     ty = -nx
     ka, kb = _arms(rows, j, o, True)
-    vt = _speed_along(v, tx, ty, ka, kb) - load(rows, j, TS)
+    vt = _speed_along(v, tx, ty, ka, kb) - ts
     old = load(rows, j, o + TIMP)
     lam = -load(rows, j, o + TMASS) * vt
     limit = load(rows, j, MU) * load(rows, j, o + NIMP)
@@ -248,11 +263,11 @@ def _solve_friction(rows, j, o, f, v):
 
 
 @inline_njit
-def _restitute(rows, j, state, body, move):
+def _restitute(rows, j, state, body, move, extra):
     """One restitution sweep over bundle j, in a step in which some point may bounce (``step_sweeps``).
 
     Every point that took an impulse in the step takes part, with a target for its normal speed from its
-    normal speed v_n⁰ at the start of the step (``RELV``; for a point closing a gap, at the meeting,
+    normal speed v_n⁰ at the start of the step (``BRELV``; for a point closing a gap, at the meeting,
     ``_impact_speed``): a point that approached (v_n⁰ < 0) is to separate at e·|v_n⁰|,
     one that was separating may come back at no more than v_n⁰ (λ = −m_n (v_n + e·v_n⁰), or + v_n⁰ when
     v_n⁰ ≥ 0), and the point's impulse over the whole step (``STEPN``) stays ≥ 0: the sweeps share out the
@@ -293,14 +308,15 @@ def _restitute(rows, j, state, body, move):
     the balls' contacts can change. (With only the points faster than the threshold to start from, the
     gas's collisions slower than 1 m/s were inelastic and it kept 98.5 %.)
     """
-    points = _bundle_points(rows, j)
-    e = load(rows, j, E)
+    points = _bundle_points(extra, j)
+    bounce = extra[0]
+    e = load(bounce, j, BE)
     zero = splat(0.0)
     one = splat(1.0)
     on = zero
     for p in range(points):
         o = P0 + p * POINT_WIDTH
-        on = select((e != 0.0) & (load(rows, j, o + RELV) < 0.0) & (load(rows, j, o + STEPN) > 0.0), one, on)
+        on = select((e != 0.0) & (load(bounce, j, BRELV + p) < 0.0) & (load(rows, j, o + STEPN) > 0.0), one, on)
     any_on = False
     for q in range(LANES):
         any_on = (any_on or lane(on, q) != 0.0 or state[body[j, 0, q], MOVED] != 0.0
@@ -313,7 +329,7 @@ def _restitute(rows, j, state, body, move):
     moved = zero
     for p in range(points):
         o = P0 + p * POINT_WIDTH
-        relv = load(rows, j, o + RELV)
+        relv = load(bounce, j, BRELV + p)
         ka, kb = _arms(rows, j, o, False)
         vn = _speed_along(v, nx, ny, ka, kb)
         old = load(rows, j, o + STEPN)
@@ -350,12 +366,30 @@ RESTITUTION_SWEEPS = 8
 BOUNCE = 6
 
 
+@inline_njit
+def sweep_marks(j, extra, marks):
+    """``marks`` = (bounce, rolling), one lane vector each, with bundle j's lanes added (1 where the lane has a point
+    that may bounce, restitution above 0 and approaching faster than RESTITUTION_THRESHOLD; 1 where it has rolling
+    resistance): what ``step_sweeps`` decides from, gathered by the prepare stage right after it writes the bundle's
+    rows (``_prepare._prepare_bundles``), on the same single-precision values; ``extra`` as ``_bundle_points`` takes it."""
+    bounce, rolling = marks
+    one = splat(1.0)
+    fast = splat(-RESTITUTION_THRESHOLD)
+    table, material = extra[0], extra[1]
+    may = (load(table, j, BE) != 0.0) & ((load(table, j, BRELV) <= fast) | (load(table, j, BRELV + 1) <= fast))
+    if material.shape[0] > 0:
+        rolling = select(load(material, j, MRR) != 0.0, one, rolling)
+    return select(may, one, bounce), rolling
+
+
 @njit
-def step_sweeps(rows):
-    """(how many restitution sweeps the step makes, the relax sweep's task code), from one look at the rows:
-    RESTITUTION_SWEEPS if some point may bounce (restitution above 0, approaching faster than
-    RESTITUTION_THRESHOLD), else 1 (a pass that only writes the impulses back, ``WRITE_BACK``); and
-    ROLLING_RELAX if some contact has rolling resistance, else RELAX.
+def step_sweeps(found):
+    """(how many restitution sweeps the step makes, the relax sweep's task code), as an array, from what the
+    prepare stage's threads found (``found[w]``: thread w's (bounce, rolling), ``sweep_marks``):
+    RESTITUTION_SWEEPS if some point may bounce, else 1 (a pass that only writes the impulses back,
+    ``WRITE_BACK``); and ROLLING_RELAX if some contact has rolling resistance, else RELAX. (Found as the rows are
+    written: a pass of its own over the rows before the solve read four cache lines of every bundle, from
+    memory, in one thread: 0.03 ms of large_pyramid's step.)
 
     Why more than Box2D's one: one sweep answers each point in turn, so where several bodies meet in one step
     a later point undoes an earlier one's bounce (a ball pressed against a wall by another bounced off the
@@ -364,16 +398,15 @@ def step_sweeps(rows):
     the bouncing points only (Box2D v3 61 %), 72 % with 8, 99.9 % with 8 over the bouncing points and the
     points of the bodies they move (``_restitute``).
     """
-    bounces = 1
-    relax = RELAX
-    for j in range(rows.shape[0]):
-        for q in range(LANES):
-            if rows[j, E, q] != 0.0 and (rows[j, P0 + RELV, q] <= -RESTITUTION_THRESHOLD
-                                         or rows[j, P0 + POINT_WIDTH + RELV, q] <= -RESTITUTION_THRESHOLD):
-                bounces = RESTITUTION_SWEEPS
-            if rows[j, RR, q] != 0.0:
-                relax = ROLLING_RELAX
-    return bounces, relax
+    sweeps = np.empty(2, np.int64)
+    sweeps[0] = 1
+    sweeps[1] = RELAX
+    for w in range(found.shape[0]):
+        if found[w, 0] != 0:
+            sweeps[0] = RESTITUTION_SWEEPS
+        if found[w, 1] != 0:
+            sweeps[1] = ROLLING_RELAX
+    return sweeps
 
 
 #: how many bundles ahead ``_sweep_range`` asks for the rows of the bundles it solves two at a time
@@ -384,10 +417,10 @@ SWEEP_PREFETCH = 4
 def _sweep_range(task, reverse, lo, hi, bundles, inv_h, soft, stiff, paired):
     """Bundles lo … hi − 1, one after the other; with ``paired`` (a parallel colour, whose bundles share no
     body) the solves go two bundles at a time (``_solve_two``); ``reverse``: solve each contact's points in the
-    reverse order (odd substeps: module docstring). ``bundles``: (rows, body, move, state, out), by pointer
+    reverse order (odd substeps: module docstring). ``bundles``: (rows, body, move, state, out, extra), by pointer
     (``by_ref``: ``_solve._solve_share`` hands the same to each of a step's sweeps)."""
     # (views without references, ``deref``: the per-bundle functions below take none on them)
-    rows, body, move, state, out = deref(bundles)
+    rows, body, move, state, out, extra = deref(bundles)
     j = lo
     if paired and (task == BIASED or task == RELAX or task == ROLLING_RELAX):
         while j + 1 < hi:
@@ -395,18 +428,18 @@ def _sweep_range(task, reverse, lo, hi, bundles, inv_h, soft, stiff, paired):
                 prefetch_bundle(rows, j + SWEEP_PREFETCH)
                 prefetch_bundle(rows, j + SWEEP_PREFETCH + 1)
             _solve_two(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff,
-                       reverse)
+                       reverse, extra)
             j += 2
     while j < hi:
         if task != WRITE_BACK:
-            _one(task, reverse, rows, j, state, body, move, inv_h, soft, stiff)
+            _one(task, reverse, rows, j, state, body, move, inv_h, soft, stiff, extra)
         if task == RESTITUTE or task == WRITE_BACK:
-            _write_back(rows, j, out)
+            _write_back(rows, j, out, extra[0])
         j += 1
 
 
 @inline_njit
-def _write_back(rows, j, out):
+def _write_back(rows, j, out, bounce):
     """Bundle j's impulses back to the contact table, and each point's approach speed −v_n before the solve
     (``approach``: ``World.contact_data``, and the hit events, which ``_step.event_rows`` finds from it and the
     step's impulses only when someone asks for them; a missing second point's row holds −0)."""
@@ -424,19 +457,19 @@ def _write_back(rows, j, out):
         c_step[k, 0, 1] = rows[j, P0 + STEPT, q]
         c_step[k, 1, 0] = rows[j, p1 + STEPN, q]
         c_step[k, 1, 1] = rows[j, p1 + STEPT, q]
-        approach[k, 0] = -np.float64(rows[j, P0 + RELV, q])
-        approach[k, 1] = -np.float64(rows[j, p1 + RELV, q])
+        approach[k, 0] = -np.float64(bounce[j, BRELV, q])
+        approach[k, 1] = -np.float64(bounce[j, BRELV + 1, q])
 
 
 @llvm_inline_njit
-def _one(task, reverse, rows, j, state, body, move, inv_h, soft, stiff):
+def _one(task, reverse, rows, j, state, body, move, inv_h, soft, stiff, extra):
     """Bundle j's part of the sweep ``task`` (one bundle at a time). Typed once and inlined by LLVM, as is
     ``_prepare_bundle``: copied into the caller's Numba IR they cost about 4.5 s of cold compile together, and
     they run as fast either way."""
     if task == WARM:
-        _warm_start(rows, j, state, body, move)
+        _warm_start(rows, j, state, body, move, extra)
     elif task == RESTITUTE or task == BOUNCE:
-        _restitute(rows, j, state, body, move)
+        _restitute(rows, j, state, body, move, extra)
     else:
         _solve_contact(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff,
-                       reverse)
+                       reverse, extra)
