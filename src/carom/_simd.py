@@ -149,7 +149,7 @@ if numba.config.DISABLE_JIT:
         """Nothing (a hint to the processor's cache in compiled code)."""
         return None
 
-    def prefetch_bundle(a, j):
+    def prefetch_bundle(a, j, fields):
         """Nothing (a hint to the processor's cache in compiled code)."""
         return None
 
@@ -588,26 +588,29 @@ else:
         return types.none(a, i), codegen
 
     @intrinsic
-    def prefetch_bundle(typingctx, a, j):
-        """Ask the processor to bring all of ``a[j]`` (a bundle of a C-contiguous 3-D array: every cache line it
-        touches) into the cache, for a read soon (``llvm.prefetch``: a hint, which changes no value)."""
-        if not (isinstance(a, types.Array) and a.ndim == 3 and a.layout == "C" and isinstance(j, types.Integer)):
+    def prefetch_bundle(typingctx, a, j, fields):
+        """Ask the processor to bring the first ``fields`` fields of ``a[j]`` (a bundle of a C-contiguous 3-D array:
+        every cache line they touch) into the cache, for a read soon (``llvm.prefetch``: a hint, which changes no
+        value)."""
+        if not (isinstance(a, types.Array) and a.ndim == 3 and a.layout == "C" and isinstance(j, types.Integer)
+                and isinstance(fields, types.Integer)):
             return None
 
         def codegen(context, builder, sig, args):
             arr = context.make_array(sig.args[0])(context, builder, args[0])
             jj = context.cast(builder, args[1], sig.args[1], types.intp)
+            ff = context.cast(builder, args[2], sig.args[2], types.intp)
             shape = cgutils.unpack_tuple(builder, arr.shape)
             size = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
             per = builder.mul(shape[1], shape[2])
             base = builder.bitcast(builder.gep(arr.data, [builder.mul(jj, per)]), ir.IntType(8).as_pointer())
-            nbytes = builder.mul(per, ir.Constant(per.type, size))
+            nbytes = builder.mul(builder.mul(ff, shape[2]), ir.Constant(per.type, size))
             # one prefetch per 64 bytes, and one at the last byte (a bundle need not start on a line)
             with cgutils.for_range_slice(builder, ir.Constant(per.type, 0), nbytes, ir.Constant(per.type, 64)) as (off, _):
                 _prefetch(builder, builder.gep(base, [off]))
             _prefetch(builder, builder.gep(base, [builder.sub(nbytes, ir.Constant(per.type, 1))]))
             return context.get_dummy_value()
-        return types.none(a, j), codegen
+        return types.none(a, j, fields), codegen
 
     @intrinsic
     def vfloor(typingctx, a):

@@ -1,6 +1,6 @@
 """The contact solver's shared layout: the mixing rules of friction and restitution, the columns of a bundle's
-packed rows (``MA`` … ``SOFT``, per point ``RNA`` … ``STEPT``) and its bounce and material tables, the soft
-constraint's parameters and how work is cut into chunks. See :mod:`carom.rigid._solver` for the method.
+packed rows (``MA`` … ``SOFT``, per point ``QAX`` … ``NIMP``, ``MU``, per point ``RTA`` … ``STEPT``) and its
+bounce and material tables, the soft constraint's parameters and how work is cut into chunks. See :mod:`carom.rigid._solver` for the method.
 """
 import math
 
@@ -12,19 +12,28 @@ MIX_SQRT, MIX_MIN, MIX_MAX, MIX_MEAN, MIX_MULTIPLY = 0, 1, 2, 3, 4
 #: colours 0 … OVERFLOW − 1 are parallel; colour OVERFLOW is solved in one thread
 OVERFLOW = 63
 
-# contact row fields: what the substeps' sweeps read (the warm start, the biased solve, the relax), and nothing else
-MA, IA, MB, IB, NX, NY, MU, SOFT = 0, 1, 2, 3, 4, 5, 6, 7
-P0 = 8
-POINT_WIDTH = 15
-# point fields (offsets from P0 + p·POINT_WIDTH): the lever arms of the normal and the tangent about each
-# centre of mass (rA × n, rB × n, rA × t, rB × t, with r the anchor from the centre of mass), anchors of the
-# tracked core points (q), separation offset, normal and tangent mass, impulses, normal and tangent impulse of
-# the whole step (``_solve_normal``; a point took an impulse in the step when its STEPN is above 0)
-RNA, RNB, RTA, RTB, QAX, QAY, QBX, QBY, ADJ, NMASS, TMASS, NIMP, TIMP, STEPN, STEPT = range(15)
-ROW_WIDTH = P0 + 2 * POINT_WIDTH
-# Why only those: each sweep streams its bundles' rows whole (``_sweeps._sweep_range`` prefetches every line of a
-# bundle), so a sweep costs about in proportion to a bundle's size: with 5 unused fields more (50 instead of 45),
-# large_pyramid's solve took 10 % longer. What only the restitution or a rare material reads has a table of its own:
+# contact row fields: what the substeps' sweeps read (the warm start, the biased solve, the relax), and nothing else.
+# First what every solve reads: the bundle's masses, normal and softness, then per point (point p's from
+# P0 + p·POINT_WIDTH) the anchors of the tracked core points (q), the separation offset, the lever arms of the
+# normal about each centre of mass (rA × n, rB × n, with r the anchor from the centre of mass), the normal mass and
+# impulse; the biased solve reads only these, the first SOLVE_WIDTH fields.
+MA, IA, MB, IB, NX, NY, SOFT = 0, 1, 2, 3, 4, 5, 6
+P0 = 7
+POINT_WIDTH = 9
+QAX, QAY, QBX, QBY, ADJ, RNA, RNB, NMASS, NIMP = range(9)
+SOLVE_WIDTH = P0 + 2 * POINT_WIDTH
+# Then what the relax adds (friction): the friction coefficient, then per point (point p's from T0 + p·TANGENT_WIDTH)
+# the lever arms of the tangent (rA × t, rB × t), the tangent mass and impulse, and the normal and tangent impulses
+# of the whole step (``_solve_normal``; a point took an impulse in the step when its STEPN is above 0).
+MU = SOLVE_WIDTH
+T0 = MU + 1
+TANGENT_WIDTH = 6
+RTA, RTB, TMASS, TIMP, STEPN, STEPT = range(6)
+ROW_WIDTH = T0 + 2 * TANGENT_WIDTH
+# Why only those, and in this order: each sweep streams its bundles' rows (``_sweeps._sweep_range`` prefetches the
+# lines it reads), so a sweep costs about in proportion to what it streams: with 5 unused fields more (50 instead of
+# 45), large_pyramid's solve took 10 % longer. What only the restitution or a rare material reads has a table of its
+# own:
 
 # the bounce table (bundle × field × lane, single precision): each lane's restitution and each point's normal
 # speed before the solve (point p's at BRELV + p: the restitution's target, ``_sweeps._restitute``, and the

@@ -10,7 +10,7 @@ from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, store_part, lan
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
 from ._contact_rows import (ADJ, BE, BOUNCE_WIDTH, BRELV, IA, IB, MA, MATERIAL_WIDTH, MB, MRIMP, MRR, MTS, MU,
                             NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX, QAY, QBX, QBY, RNA, RNB, ROW_WIDTH,
-                            RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS, chunk_count, mix, PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0,
+                            RTA, RTB, SOFT, STEPN, STEPT, T0, TANGENT_WIDTH, TIMP, TMASS, chunk_count, mix, PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0,
                             PACK_PY0, PACK_NIMP0, PACK_TIMP0, PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1,
                             PACK_COUNT)
 from ._colouring import body_flags, colour_contacts, same_colouring
@@ -314,17 +314,20 @@ def _prepare_part(j, h, first, m, two, perm, table, shape_radius, shape_friction
     else:
         for f in range(POINT_WIDTH):
             store_part(rows, j, P0 + POINT_WIDTH + f, h, zero)
+        for f in range(TANGENT_WIDTH):
+            store_part(rows, j, T0 + TANGENT_WIDTH + f, h, zero)
         store_part(bounce, j, BRELV + 1, h, zero)
 
 
 @inline_njit
 def _prepare_point(rows, bounce, j, h, p, has, sep, px, py, nimp, timp, nx, ny, ra, rb, sa, sb, zero, fall, dlx,
                    dly):
-    """Point p (its fields start at o = P0 + p·POINT_WIDTH; its normal speed in the bounce table), for the lanes
-    of ``has`` (the others: all zeros). The arms: A's anchor
-    at the point less half of (dlx, dly) and half the separation along the normal, B's plus those (a recycled
-    contact's anchors, which stay on their bodies: ``carom.rigid._narrow._recycle``; (0, 0) for a fresh one)."""
+    """Point p (its fields from o = P0 + p·POINT_WIDTH and t = T0 + p·TANGENT_WIDTH; its normal speed in the bounce
+    table), for the lanes of ``has`` (the others: all zeros). The arms: A's anchor at the point less half of
+    (dlx, dly) and half the separation along the normal, B's plus those (a recycled contact's anchors, which stay on
+    their bodies: ``carom.rigid._narrow._recycle``; (0, 0) for a fresh one)."""
     o = P0 + p * POINT_WIDTH
+    t = T0 + p * TANGENT_WIDTH
     hs = 0.5 * sep
     rax = px - hs * nx - 0.5 * dlx - sa[TCX]
     ray = py - hs * ny - 0.5 * dly - sa[TCY]
@@ -351,8 +354,8 @@ def _prepare_point(rows, bounce, j, h, p, has, sep, px, py, nimp, timp, nx, ny, 
     dvy = sb[TVY] + sb[TW] * rbx - sa[TVY] - sa[TW] * rax
     store_part(rows, j, o + RNA, h, select(has, rna, zero))
     store_part(rows, j, o + RNB, h, select(has, rnb, zero))
-    store_part(rows, j, o + RTA, h, select(has, rta, zero))
-    store_part(rows, j, o + RTB, h, select(has, rtb, zero))
+    store_part(rows, j, t + RTA, h, select(has, rta, zero))
+    store_part(rows, j, t + RTB, h, select(has, rtb, zero))
     store_part(rows, j, o + QAX, h, select(has, qax, zero))
     store_part(rows, j, o + QAY, h, select(has, qay, zero))
     store_part(rows, j, o + QBX, h, select(has, qbx, zero))
@@ -363,11 +366,11 @@ def _prepare_point(rows, bounce, j, h, p, has, sep, px, py, nimp, timp, nx, ny, 
     tok = has & (kt > 0.0)
     one = splat64(1.0)
     store_part(rows, j, o + NMASS, h, select(nok, 1.0 / select(nok, kn, one), zero))
-    store_part(rows, j, o + TMASS, h, select(tok, 1.0 / select(tok, kt, one), zero))
+    store_part(rows, j, t + TMASS, h, select(tok, 1.0 / select(tok, kt, one), zero))
     store_part(rows, j, o + NIMP, h, select(has, nimp, zero))
-    store_part(rows, j, o + TIMP, h, select(has, timp, zero))
-    store_part(rows, j, o + STEPN, h, zero)
-    store_part(rows, j, o + STEPT, h, zero)
+    store_part(rows, j, t + TIMP, h, select(has, timp, zero))
+    store_part(rows, j, t + STEPN, h, zero)
+    store_part(rows, j, t + STEPT, h, zero)
     store_part(bounce, j, BRELV + p, h, select(has, _impact_speed(dvx * nx + dvy * ny, sep, sa, sb, nx, ny, fall),
                                                zero))
 

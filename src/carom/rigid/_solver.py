@@ -84,7 +84,8 @@ from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, LOCK_X, LO
 from ._contact_rows import (  # noqa: F401
     ADJ, BE, BOUNCE_WIDTH, BRELV, CHUNKS_PER_THREAD, IA, IB, MA, MATERIAL_WIDTH, MB, MIX_MAX, MIX_MEAN, MIX_MIN,
     MIX_MULTIPLY, MIX_SQRT, MRIMP, MRR, MTS, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, PARALLEL_MIN_ITEMS, POINT_WIDTH, QAX,
-    QAY, QBX, QBY, RNA, RNB, ROW_WIDTH, RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS, chunk_count, mix, soft_params)
+    QAY, QBX, QBY, RNA, RNB, ROW_WIDTH, RTA, RTB, SOFT, SOLVE_WIDTH, STEPN, STEPT, T0, TANGENT_WIDTH, TIMP, TMASS,
+    chunk_count, mix, soft_params)
 from ._colouring import (  # noqa: F401
     COLOURING, COLOUR_BLOCK, _same, body_flags, colour_contacts, same_colouring, same_pairs, with_colouring)
 from ._prepare import (  # noqa: F401
@@ -92,7 +93,7 @@ from ._prepare import (  # noqa: F401
     _prepare_part, _prepare_point, prepare_stage)
 from ._sweeps import (  # noqa: F401
     BIASED, RELAX, RESTITUTE, RESTITUTION_SWEEPS, ROLLING_RELAX, WARM, WRITE_BACK, _arms, _bundle_frame,
-    _bundle_points, _gather_velocities, _one, _point_field, _push_along, _restitute, _scatter_velocities,
+    _bundle_points, _gather_velocities, _one, _point_index, _push_along, _restitute, _scatter_velocities,
     _solve_contact, _solve_friction, _solve_normal, _solve_rolling, _solve_setup, _solve_two, _speed_along,
     _sweep_range, _tangent_speed, _warm_start, _write_back, step_sweeps, sweep_marks)
 from ._integrate import (  # noqa: F401

@@ -8,7 +8,8 @@ from .._simd import LANES, splat, load, store, lane, gather_rows, scatter_rows, 
 from ._layout import VX, VY, W, DPX, DPY, DC, DS, MOVED
 from ..constants import CONTACT_PUSH_MAX_VELOCITY, RESTITUTION_THRESHOLD
 from ._contact_rows import (ADJ, BE, BRELV, IA, IB, MA, MB, MRIMP, MRR, MTS, MU, NIMP, NMASS, NX, NY, P0,
-                            POINT_WIDTH, QAX, QAY, QBX, QBY, RNA, RNB, RTA, RTB, SOFT, STEPN, STEPT, TIMP, TMASS)
+                            POINT_WIDTH, QAX, QAY, QBX, QBY, RNA, RNB, ROW_WIDTH, RTA, RTB, SOFT, SOLVE_WIDTH, STEPN,
+                            STEPT, T0, TANGENT_WIDTH, TIMP, TMASS)
 
 
 @inline_njit
@@ -26,11 +27,12 @@ def _bundle_points(extra, j):
 
 
 @inline_njit
-def _arms(rows, j, o, tangent):
-    """The lever arms (rA × d, rB × d) of the point whose fields start at o, for d the normal or the
-    tangent."""
+def _arms(rows, j, p, tangent):
+    """The lever arms (rA × d, rB × d) of point p, for d the normal or the tangent."""
     if tangent:
-        return load(rows, j, o + RTA), load(rows, j, o + RTB)
+        t = T0 + p * TANGENT_WIDTH
+        return load(rows, j, t + RTA), load(rows, j, t + RTB)
+    o = P0 + p * POINT_WIDTH
     return load(rows, j, o + RNA), load(rows, j, o + RNB)
 
 
@@ -76,13 +78,14 @@ def _warm_start(rows, j, state, body, move, extra):
     sa, sb, v = _gather_velocities(state, body, j)
     for p in range(points):
         o = P0 + p * POINT_WIDTH
+        t = T0 + p * TANGENT_WIDTH
         nimp = load(rows, j, o + NIMP)
-        timp = load(rows, j, o + TIMP)
+        timp = load(rows, j, t + TIMP)
         # P = nimp·n + timp·t with t = (n.y, −n.x); r × P = nimp (r × n) + timp (r × t)
         px = nimp * nx + timp * ny
         py = nimp * ny - timp * nx
-        ra = nimp * load(rows, j, o + RNA) + timp * load(rows, j, o + RTA)
-        rb = nimp * load(rows, j, o + RNB) + timp * load(rows, j, o + RTB)
+        ra = nimp * load(rows, j, o + RNA) + timp * load(rows, j, t + RTA)
+        rb = nimp * load(rows, j, o + RNB) + timp * load(rows, j, t + RTB)
         v = (v[0] - m[0] * px, v[1] - m[0] * py, v[2] - m[1] * ra, v[3] + m[2] * px, v[4] + m[2] * py,
              v[5] + m[3] * rb)
     _scatter_velocities(state, body, move, j, sa, sb, v)
@@ -96,11 +99,11 @@ def _solve_contact(rows, j, state, body, move, use_bias, rolling, inv_h, soft, s
     f, sa, sb, v = _solve_setup(rows, j, state, body, soft, stiff)
     points = _bundle_points(extra, j)
     for i in range(points):
-        v = _solve_normal(rows, j, _point_field(i, points, reverse), f, v, use_bias, inv_h)
+        v = _solve_normal(rows, j, _point_index(i, points, reverse), f, v, use_bias, inv_h)
     if not use_bias:
         ts = _tangent_speed(extra, j)
         for i in range(points):
-            v = _solve_friction(rows, j, _point_field(i, points, reverse), f, v, ts)
+            v = _solve_friction(rows, j, _point_index(i, points, reverse), f, v, ts)
     if rolling:
         v = _solve_rolling(rows, j, f, v, points, extra)
     _scatter_velocities(state, body, move, j, sa, sb, v)
@@ -116,10 +119,9 @@ def _tangent_speed(extra, j):
 
 
 @inline_njit
-def _point_field(i, points, reverse):
-    """Where the fields of a bundle's i-th point to solve start: point i, or with ``reverse`` point
-    points − 1 − i."""
-    return P0 + ((points - 1 - i) if reverse else i) * POINT_WIDTH
+def _point_index(i, points, reverse):
+    """The bundle's i-th point to solve: point i, or with ``reverse`` point points − 1 − i."""
+    return (points - 1 - i) if reverse else i
 
 
 @llvm_inline_njit
@@ -167,16 +169,16 @@ def _solve_two(rows, j, state, body, move, use_bias, rolling, inv_h, soft, stiff
     f1, sa1, sb1, v1 = _solve_setup(rows, j + 1, state, body, soft, stiff)
     points = max(_bundle_points(extra, j), _bundle_points(extra, j + 1))
     for i in range(points):
-        o = _point_field(i, points, reverse)
-        v0 = _solve_normal(rows, j, o, f0, v0, use_bias, inv_h)
-        v1 = _solve_normal(rows, j + 1, o, f1, v1, use_bias, inv_h)
+        p = _point_index(i, points, reverse)
+        v0 = _solve_normal(rows, j, p, f0, v0, use_bias, inv_h)
+        v1 = _solve_normal(rows, j + 1, p, f1, v1, use_bias, inv_h)
     if not use_bias:
         ts0 = _tangent_speed(extra, j)
         ts1 = _tangent_speed(extra, j + 1)
         for i in range(points):
-            o = _point_field(i, points, reverse)
-            v0 = _solve_friction(rows, j, o, f0, v0, ts0)
-            v1 = _solve_friction(rows, j + 1, o, f1, v1, ts1)
+            p = _point_index(i, points, reverse)
+            v0 = _solve_friction(rows, j, p, f0, v0, ts0)
+            v1 = _solve_friction(rows, j + 1, p, f1, v1, ts1)
     if rolling:
         v0 = _solve_rolling(rows, j, f0, v0, points, extra)
         v1 = _solve_rolling(rows, j + 1, f1, v1, points, extra)
@@ -200,9 +202,10 @@ def _solve_setup(rows, j, state, body, soft, stiff):
 
 
 @llvm_inline_njit
-def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
-    """The normal impulse of the point whose fields start at o (soft, biased when ``use_bias``): v after it."""
+def _solve_normal(rows, j, p, f, v, use_bias, inv_h):
+    """The normal impulse of point p (soft, biased when ``use_bias``): v after it."""
     m, nx, ny, br, ms, isc, dpx, dpy, ca, sna, cb, snb = f
+    o = P0 + p * POINT_WIDTH
     zero = splat(0.0)
     one = splat(1.0)
     # current separation from the position deltas (core anchors turned by each body's rotation so far)
@@ -224,7 +227,7 @@ def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
         bias = select(ahead, s * splat(inv_h), zero)
         mscale = one
         iscale = zero
-    ka, kb = _arms(rows, j, o, False)
+    ka, kb = _arms(rows, j, p, False)
     vn = _speed_along(v, nx, ny, ka, kb)
     old = load(rows, j, o + NIMP)
     lam = -load(rows, j, o + NMASS) * mscale * (vn + bias) - iscale * old
@@ -237,28 +240,30 @@ def _solve_normal(rows, j, o, f, v, use_bias, inv_h):
         # the warm start applies the previous substep's and the sweeps add to it, so the step's impulse is
         # their sum: m·g·dt for a box at rest on the ground, whatever the substep count; the accumulated
         # impulse itself, which warm starts the next step, is one substep's)
-        store(rows, j, o + STEPN, load(rows, j, o + STEPN) + new)
+        t = T0 + p * TANGENT_WIDTH
+        store(rows, j, t + STEPN, load(rows, j, t + STEPN) + new)
     return _push_along(v, m, lam, nx, ny, ka, kb)
 
 
 @llvm_inline_njit
-def _solve_friction(rows, j, o, f, v, ts):
-    """The Coulomb friction impulse of the point whose fields start at o (in the relax sweep, the only one
+def _solve_friction(rows, j, p, f, v, ts):
+    """The Coulomb friction impulse of point p (in the relax sweep, the only one
     that solves friction), the surfaces moving along the tangent at ``ts`` relative to each other (conveyor
     belts; x − 0 is x exactly, so without a material table the zeros change nothing): v after it; the point's
     impulse at the end is added to the step's tangent impulse, ``STEPT``."""
     m, nx, ny = f[0], f[1], f[2]
     tx = ny
     ty = -nx
-    ka, kb = _arms(rows, j, o, True)
+    t = T0 + p * TANGENT_WIDTH
+    ka, kb = _arms(rows, j, p, True)
     vt = _speed_along(v, tx, ty, ka, kb) - ts
-    old = load(rows, j, o + TIMP)
-    lam = -load(rows, j, o + TMASS) * vt
-    limit = load(rows, j, MU) * load(rows, j, o + NIMP)
+    old = load(rows, j, t + TIMP)
+    lam = -load(rows, j, t + TMASS) * vt
+    limit = load(rows, j, MU) * load(rows, j, P0 + p * POINT_WIDTH + NIMP)
     new = vmin(vmax(old + lam, -limit), limit)
     lam = new - old
-    store(rows, j, o + TIMP, new)
-    store(rows, j, o + STEPT, load(rows, j, o + STEPT) + new)
+    store(rows, j, t + TIMP, new)
+    store(rows, j, t + STEPT, load(rows, j, t + STEPT) + new)
     return _push_along(v, m, lam, tx, ty, ka, kb)
 
 
@@ -315,8 +320,8 @@ def _restitute(rows, j, state, body, move, extra):
     one = splat(1.0)
     on = zero
     for p in range(points):
-        o = P0 + p * POINT_WIDTH
-        on = select((e != 0.0) & (load(bounce, j, BRELV + p) < 0.0) & (load(rows, j, o + STEPN) > 0.0), one, on)
+        t = T0 + p * TANGENT_WIDTH
+        on = select((e != 0.0) & (load(bounce, j, BRELV + p) < 0.0) & (load(rows, j, t + STEPN) > 0.0), one, on)
     any_on = False
     for q in range(LANES):
         any_on = (any_on or lane(on, q) != 0.0 or state[body[j, 0, q], MOVED] != 0.0
@@ -329,14 +334,15 @@ def _restitute(rows, j, state, body, move, extra):
     moved = zero
     for p in range(points):
         o = P0 + p * POINT_WIDTH
+        t = T0 + p * TANGENT_WIDTH
         relv = load(bounce, j, BRELV + p)
-        ka, kb = _arms(rows, j, o, False)
+        ka, kb = _arms(rows, j, p, False)
         vn = _speed_along(v, nx, ny, ka, kb)
-        old = load(rows, j, o + STEPN)
+        old = load(rows, j, t + STEPN)
         lam = -load(rows, j, o + NMASS) * (vn + select(relv < zero, e * relv, relv))
         new = select(on & (old > zero), vmax(old + lam, zero), old)
         lam = new - old
-        store(rows, j, o + STEPN, new)
+        store(rows, j, t + STEPN, new)
         store(rows, j, o + NIMP, vmax(load(rows, j, o + NIMP) + lam, zero))
         moved = select(lam != zero, one, moved)
         v = _push_along(v, m, lam, nx, ny, ka, kb)
@@ -425,8 +431,11 @@ def _sweep_range(task, reverse, lo, hi, bundles, inv_h, soft, stiff, paired):
     if paired and (task == BIASED or task == RELAX or task == ROLLING_RELAX):
         while j + 1 < hi:
             if j + SWEEP_PREFETCH + 1 < hi:
-                prefetch_bundle(rows, j + SWEEP_PREFETCH)
-                prefetch_bundle(rows, j + SWEEP_PREFETCH + 1)
+                # (the biased sweep reads only the first SOLVE_WIDTH fields: asked for the whole bundle, it streamed
+                # a third more than it read)
+                fields = SOLVE_WIDTH if task == BIASED else ROW_WIDTH
+                prefetch_bundle(rows, j + SWEEP_PREFETCH, fields)
+                prefetch_bundle(rows, j + SWEEP_PREFETCH + 1, fields)
             _solve_two(rows, j, state, body, move, task == BIASED, task == ROLLING_RELAX, inv_h, soft, stiff,
                        reverse, extra)
             j += 2
@@ -444,19 +453,20 @@ def _write_back(rows, j, out, bounce):
     (``approach``: ``World.contact_data``, and the hit events, which ``_step.event_rows`` finds from it and the
     step's impulses only when someone asks for them; a missing second point's row holds −0)."""
     perm, first, count, c_nimp, c_timp, c_step, approach = out
-    p1 = P0 + POINT_WIDTH
+    o1 = P0 + POINT_WIDTH
+    t1 = T0 + TANGENT_WIDTH
     for q in range(count[j]):
         k = perm[first[j] + q]
         # stored from the bundle's own fields, with no read of the contact table, whose rows this visits out of
         # order (the hits are found after the step, when asked for, from these and the table)
         c_nimp[k, 0] = rows[j, P0 + NIMP, q]
-        c_timp[k, 0] = rows[j, P0 + TIMP, q]
-        c_nimp[k, 1] = rows[j, p1 + NIMP, q]
-        c_timp[k, 1] = rows[j, p1 + TIMP, q]
-        c_step[k, 0, 0] = rows[j, P0 + STEPN, q]
-        c_step[k, 0, 1] = rows[j, P0 + STEPT, q]
-        c_step[k, 1, 0] = rows[j, p1 + STEPN, q]
-        c_step[k, 1, 1] = rows[j, p1 + STEPT, q]
+        c_timp[k, 0] = rows[j, T0 + TIMP, q]
+        c_nimp[k, 1] = rows[j, o1 + NIMP, q]
+        c_timp[k, 1] = rows[j, t1 + TIMP, q]
+        c_step[k, 0, 0] = rows[j, T0 + STEPN, q]
+        c_step[k, 0, 1] = rows[j, T0 + STEPT, q]
+        c_step[k, 1, 0] = rows[j, t1 + STEPN, q]
+        c_step[k, 1, 1] = rows[j, t1 + STEPT, q]
         approach[k, 0] = -np.float64(bounce[j, BRELV, q])
         approach[k, 1] = -np.float64(bounce[j, BRELV + 1, q])
 
