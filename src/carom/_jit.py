@@ -734,6 +734,12 @@ class ApartDispatcher(numba.core.registry.CPUDispatcher):
         helper = _apart_compiles.pop(key, None)
         if helper is not None:
             helper.wait()
+        # Numba's threads started first: the machine code of a parallel loop calls the threading layer's scheduler
+        # (allocate_sched, ...), whose symbols Numba makes known only when it starts its threads. A step starts them
+        # (``step_threads``) before it loads anything; code loaded from the cache before a process's first step (the
+        # broad phase's grid search, ``load_grid``) left those symbols unresolved, and the next compiled code made
+        # LLVM abort the process ("Symbol not found: allocate_sched")
+        numba.get_num_threads()
         self.compile(arg_types)
         cres = self.overloads[arg_types]
         declared = self.returns(arg_types)
