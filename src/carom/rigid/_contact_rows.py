@@ -1,6 +1,7 @@
 """The contact solver's shared layout: the mixing rules of friction and restitution, the columns of a bundle's
 packed rows (``MA`` … ``SOFT``, per point ``QAX`` … ``NIMP``, ``MU``, per point ``RTA`` … ``STEPT``) and its
-bounce and material tables, the soft constraint's parameters and how work is cut into chunks. See :mod:`carom.rigid._solver` for the method.
+bounce and material tables, the soft constraint's parameters and how work is cut into chunks. See
+:mod:`carom.rigid._solver` for the method.
 """
 import math
 

@@ -10,9 +10,9 @@ from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, store_part, lan
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
 from ._contact_rows import (ADJ, BE, BOUNCE_WIDTH, BRELV, IA, IB, MA, MATERIAL_WIDTH, MB, MRIMP, MRR, MTS, MU,
                             NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX, QAY, QBX, QBY, RNA, RNB, ROW_WIDTH,
-                            RTA, RTB, SOFT, STEPN, STEPT, T0, TANGENT_WIDTH, TIMP, TMASS, chunk_count, mix, PACK_NX, PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0,
-                            PACK_PY0, PACK_NIMP0, PACK_TIMP0, PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1,
-                            PACK_COUNT)
+                            RTA, RTB, SOFT, STEPN, STEPT, T0, TANGENT_WIDTH, TIMP, TMASS, chunk_count, mix, PACK_NX,
+                            PACK_NY, PACK_DLX, PACK_DLY, PACK_SEP0, PACK_PX0, PACK_PY0, PACK_NIMP0, PACK_TIMP0,
+                            PACK_SEP1, PACK_PX1, PACK_PY1, PACK_NIMP1, PACK_TIMP1, PACK_COUNT)
 from ._colouring import body_flags, colour_contacts, same_colouring
 from ._sweeps import step_sweeps, sweep_marks
 
@@ -30,8 +30,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
 
     Returns the ``SolverTable`` (``_layout``: perm, colour_start, bundle_start, bundle_first, pair, rows,
     bundle_body, bundle_move, bundle_count, solved, body_flags, sweeps: ``_sweeps.step_sweeps``, and the
-    bundles' bounce and material tables and point counts, ``_contact_rows``): lane q < ``bundle_count[j]`` of bundle j holds
-    contact ``perm[bundle_first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
+    bundles' bounce and material tables and point counts, ``_contact_rows``): lane q < ``bundle_count[j]`` of
+    bundle j holds contact ``perm[bundle_first[j] + q]``. A parallel colour of m contacts fills ⌈m / LANES⌉ bundles;
     each overflow contact gets a bundle of its own (its contacts share bodies, so they cannot share a bundle).
     Empty lanes point at the solver's dummy body (row NB of its state: at rest, never written) and have no
     mass, so they change nothing. ``material``: each contact's (friction, restitution, tangent speed) as the
@@ -96,7 +96,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     materials = False
     for s in range(shapes.tangent_speed.shape[0]):
         materials = materials or shapes.tangent_speed[s] != 0.0 or shapes.rolling[s] != 0.0
-    shape_data = (shapes.radius, shapes.friction, shapes.restitution, shapes.tangent_speed if materials else shapes.tangent_speed[:0],
+    shape_data = (shapes.radius, shapes.friction, shapes.restitution,
+                  shapes.tangent_speed if materials else shapes.tangent_speed[:0],
                   shapes.rolling if materials else shapes.rolling[:0])
     # the material table, where some contact may have a tangent speed or rolling resistance (a shape's, or the
     # pre-solve hook's tangent speed); else none, which the sweeps take as zeros
@@ -176,7 +177,7 @@ def _prepare_bundles(w, parts, bstart, bfirst, bcount, perm, pair, table, shapes
             _prepare_bundle(j, bfirst[j], bcount[j], perm, pair, table, shape_radius, shape_friction,
                             shape_restitution, shape_tangent, shape_rolling, keys, c_material, pack, rows, bounce,
                             material, points, body, move, friction_rule, restitution_rule, NB, fall, lanes, at)
-            marks = sweep_marks(j, (bounce, material, points), marks)
+            marks = sweep_marks(bounce, material, j, marks)
     for q in range(LANES):
         if lane(marks[0], q) != 0.0:
             found[w, 0] = 1

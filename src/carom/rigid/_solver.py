@@ -83,9 +83,9 @@ over one bundle, and a worker's range of bundles), ``_integrate`` (velocities an
 from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, LOCK_X, LOCK_Y
 from ._contact_rows import (  # noqa: F401
     ADJ, BE, BOUNCE_WIDTH, BRELV, CHUNKS_PER_THREAD, IA, IB, MA, MATERIAL_WIDTH, MB, MIX_MAX, MIX_MEAN, MIX_MIN,
-    MIX_MULTIPLY, MIX_SQRT, MRIMP, MRR, MTS, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, PARALLEL_MIN_ITEMS, POINT_WIDTH, QAX,
-    QAY, QBX, QBY, RNA, RNB, ROW_WIDTH, RTA, RTB, SOFT, SOLVE_WIDTH, STEPN, STEPT, T0, TANGENT_WIDTH, TIMP, TMASS,
-    chunk_count, mix, soft_params)
+    MIX_MULTIPLY, MIX_SQRT, MRIMP, MRR, MTS, MU, NIMP, NMASS, NX, NY, OVERFLOW, P0, PARALLEL_MIN_ITEMS, POINT_WIDTH,
+    QAX, QAY, QBX, QBY, RNA, RNB, ROW_WIDTH, RTA, RTB, SOFT, SOLVE_WIDTH, STEPN, STEPT, T0, TANGENT_WIDTH, TIMP,
+    TMASS, chunk_count, mix, soft_params)
 from ._colouring import (  # noqa: F401
     COLOURING, COLOUR_BLOCK, _same, body_flags, colour_contacts, same_colouring, same_pairs, with_colouring)
 from ._prepare import (  # noqa: F401

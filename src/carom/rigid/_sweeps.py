@@ -23,7 +23,8 @@ def _bundle_frame(rows, j):
 def _bundle_points(extra, j):
     """How many points bundle j solves: its first lane's count, the largest (``colour_contacts``). ``extra``: the
     bundles' (bounce table, material table, point counts) (``_contact_rows``)."""
-    return extra[2][j]
+    _, _, points = extra
+    return points[j]
 
 
 @inline_njit
@@ -112,7 +113,7 @@ def _solve_contact(rows, j, state, body, move, use_bias, rolling, inv_h, soft, s
 @inline_njit
 def _tangent_speed(extra, j):
     """Bundle j's lanes' relative tangent speed of the surfaces (0 in a step without a material table)."""
-    material = extra[1]
+    _, material, _ = extra
     if material.shape[0] > 0:
         return load(material, j, MTS)
     return splat(0.0)
@@ -130,7 +131,7 @@ def _solve_rolling(rows, j, f, v, points, extra):
     that stops the bodies' relative spin, clamped to ± the coefficient × the larger radius × the normal
     impulse of the contact (a torque bounded by the normal force, as friction's force is). Only in steps
     with some rolling resistance (``ROLLING_RELAX``), and there bundles in which no lane has any are skipped."""
-    material = extra[1]
+    _, material, _ = extra
     rr = load(material, j, MRR)
     any_rr = False
     for q in range(LANES):
@@ -314,7 +315,7 @@ def _restitute(rows, j, state, body, move, extra):
     gas's collisions slower than 1 m/s were inelastic and it kept 98.5 %.)
     """
     points = _bundle_points(extra, j)
-    bounce = extra[0]
+    bounce, _, _ = extra
     e = load(bounce, j, BE)
     zero = splat(0.0)
     one = splat(1.0)
@@ -373,15 +374,15 @@ BOUNCE = 6
 
 
 @inline_njit
-def sweep_marks(j, extra, marks):
+def sweep_marks(table, material, j, marks):
     """``marks`` = (bounce, rolling), one lane vector each, with bundle j's lanes added (1 where the lane has a point
     that may bounce, restitution above 0 and approaching faster than RESTITUTION_THRESHOLD; 1 where it has rolling
     resistance): what ``step_sweeps`` decides from, gathered by the prepare stage right after it writes the bundle's
-    rows (``_prepare._prepare_bundles``), on the same single-precision values; ``extra`` as ``_bundle_points`` takes it."""
+    rows (``_prepare._prepare_bundles``), on the same single-precision values. ``table``, ``material``: the bounce
+    and material tables (``_contact_rows``)."""
     bounce, rolling = marks
     one = splat(1.0)
     fast = splat(-RESTITUTION_THRESHOLD)
-    table, material = extra[0], extra[1]
     may = (load(table, j, BE) != 0.0) & ((load(table, j, BRELV) <= fast) | (load(table, j, BRELV + 1) <= fast))
     if material.shape[0] > 0:
         rolling = select(load(material, j, MRR) != 0.0, one, rolling)
@@ -443,16 +444,17 @@ def _sweep_range(task, reverse, lo, hi, bundles, inv_h, soft, stiff, paired):
         if task != WRITE_BACK:
             _one(task, reverse, rows, j, state, body, move, inv_h, soft, stiff, extra)
         if task == RESTITUTE or task == WRITE_BACK:
-            _write_back(rows, j, out, extra[0])
+            _write_back(rows, j, out, extra)
         j += 1
 
 
 @inline_njit
-def _write_back(rows, j, out, bounce):
+def _write_back(rows, j, out, extra):
     """Bundle j's impulses back to the contact table, and each point's approach speed −v_n before the solve
     (``approach``: ``World.contact_data``, and the hit events, which ``_step.event_rows`` finds from it and the
     step's impulses only when someone asks for them; a missing second point's row holds −0)."""
     perm, first, count, c_nimp, c_timp, c_step, approach = out
+    bounce, _, _ = extra
     o1 = P0 + POINT_WIDTH
     t1 = T0 + TANGENT_WIDTH
     for q in range(count[j]):
