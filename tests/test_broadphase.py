@@ -13,7 +13,7 @@ import shapely
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from carom.errors import CaromError, GeometryError
-from carom.geometry import _broadphase_kernels as K
+from carom.geometry import _broadphase_kernels as K, _tree_pairs
 from carom.geometry.broadphase import BruteForce, SweepAndPrune, DynamicTree, UniformGrid
 
 STRUCTURES = (SweepAndPrune, DynamicTree, UniformGrid)
@@ -1182,3 +1182,55 @@ def test_a_bulk_move_leaves_the_tree_stale_until_something_reads_it(seed, static
             assert tree.insert(lo, hi) == ref.insert(lo, hi)
         assert not stale(tree)
     check_tree_against_brute(tree, ref, rng, "clustered")
+
+
+def _copied(table):
+    """A deep copy of a DynamicTree's step table (its trees' arrays too)."""
+    return tuple(type(a)(*(x.copy() for x in a)) if isinstance(a, tuple) else
+                 (a.copy() if isinstance(a, np.ndarray) else a) for a in table)
+
+
+def _flat(table):
+    return [x for a in table for x in (a if isinstance(a, tuple) else (a,)) if isinstance(x, np.ndarray)]
+
+
+def test_the_broad_passes_in_two_threads_equal_one_thread():
+    """The world step's broad passes split between two threads (``tree_update_threads`` and ``_unmoved_pairs``,
+    run in parts by ``broad_apart`` once it is loaded) give bitwise what one thread gives: every array of the
+    trees, the boxes, the move buffer, and the same sorted pairs. The parts really run (``run_parts`` answers
+    True for the step's argument types), on more proxies than ``PARALLEL_ITEMS``, some of which leave their fat
+    boxes (reinserted, in the order of the ids) and some of which stay."""
+    rng = np.random.default_rng(7)
+    n = K.PARALLEL_ITEMS + 700
+    tree = DynamicTree()
+    side = int(math.ceil(math.sqrt(n)))
+    for k in range(n):
+        lo = np.array([k % side, k // side], float) * 0.9 + rng.uniform(0, 0.05, 2)
+        tree.insert(lo, lo + 1.0, static=k < 40)
+    tree.pairs()                                   # (the pair cache, and an empty move buffer)
+    table = tree.step_table()
+    assert _tree_pairs.load_grid(table, 2)
+    moving, static, lower, upper, flags, leaf, moved, moved_flag, meta, cand, margin, mult = _copied(table)
+    unmoved = [K._unmoved_pairs(moving, static, lower, upper, flags, leaf, cand, t) for t in (1, 2)]
+    np.testing.assert_array_equal(unmoved[0][0], unmoved[1][0])
+    assert unmoved[0][0].size > 0 and unmoved[1][1] is cand
+    counts = np.empty((2, 2), np.int64)
+    pairs = np.empty(cand.size, np.int64)
+    assert K.run_parts(np.int64(K.UNMOVED_PAIRS), moving, static, lower, upper, flags, leaf, cand, lower, upper, 0.0,
+                       0.0, cand, pairs, counts, 2)
+    assert K.joined_parts(pairs, counts, cand.size, 2)[0] == unmoved[0][0].size
+    ids = np.arange(n, dtype=np.int64)
+    shift = np.where(rng.random((n, 1)) < 0.1, rng.normal(0, 0.5, (n, 2)), rng.normal(0, 0.002, (n, 2)))
+    lowers = np.ascontiguousarray(table[2][:n] + shift)
+    uppers = np.ascontiguousarray(table[3][:n] + shift)
+    one, two, three = _copied(table), _copied(table), _copied(table)
+    K.tree_update(*one[:6], ids, lowers, uppers, one[10], one[11], *one[6:9])
+    K.tree_update_threads(*two[:6], ids, lowers, uppers, two[10], two[11], *two[6:9], 2)
+    assert 0 < one[8][0] < n                       # some moved, not all
+    for a, b in zip(_flat(one), _flat(two)):
+        np.testing.assert_array_equal(a, b)
+    pending = np.empty(n, np.int64)
+    assert K.run_parts(np.int64(K.FAT_BOXES), *three[:6], ids, lowers, uppers, three[10], three[11], ids, pending,
+                       counts, 2)
+    count, _ = K.joined_parts(pending, counts, n, 2)
+    np.testing.assert_array_equal(pending[:count], one[6][:one[8][0]])

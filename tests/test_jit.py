@@ -937,8 +937,8 @@ def run(w, steps):
     return marks, digests
 
 def grid_loaded(w):
-    types = tuple(J.numba.typeof(a) for a in tuple(w.tables.bp.step_table()[:6]) + (True, 1))
-    return bool((J._apart_table[0::2] == J.apart_key(_tree_pairs.pairs_by_grid, types)).any())
+    types = _tree_pairs.apart_types(w.tables.bp.step_table(), 1)
+    return bool((J._apart_table[0::2] == J.apart_key(_tree_pairs.broad_apart, types)).any())
 
 w = R.pile(count=120)
 if mode == "with":
@@ -961,7 +961,7 @@ print(json.dumps([grid_loaded(w), marks, digests, after]))
 
 
 def test_steps_without_the_grid_search_loaded_equal_steps_with_it(tmp_path):
-    """The broad phase's grid search (``_tree_pairs.pairs_by_grid``) is compiled apart, and a process's first
+    """The broad phase's grid search (``_tree_pairs.broad_apart``) is compiled apart, and a process's first
     steps run before it is loaded (``World.step`` has it compiled in a helper process): a busy step then queries
     the trees. A falling pile stepped 90 steps in a process that never loads it is bitwise the pile stepped with
     it loaded from the start (poses, velocities, contact keys and touch flags, step by step), although only the

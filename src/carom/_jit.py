@@ -763,7 +763,7 @@ class ApartDispatcher(numba.core.registry.CPUDispatcher):
         is not cached: with one core or within a helper) and returns True. Callers ask again until True.
 
         Why: a function that only speeds up work the step can do without it (the broad phase's grid search:
-        ``carom.geometry._tree_pairs.pairs_by_grid``) need not be compiled before the first step returns."""
+        ``carom.geometry._tree_pairs.broad_apart``) need not be compiled before the first step returns."""
         arg_types = tuple(arg_types)
         key = apart_key(self, arg_types)
         if (_apart_table[0::2] == key).any():

@@ -26,7 +26,7 @@ from ._tree import (  # noqa: F401
     REFIT_QUALITY_FACTOR, SWEEP_FRACTION, Tree, _QUALITY_UNIT, _fat_box, _fat_box_keeps, _fit, _perimeter,
     _radix_order, _refit_inner, _replace_child, _tree_alloc, _tree_balance, _tree_free, _tree_insert_leaf,
     _tree_remove_leaf, mark_moved, tree_create_leaf, tree_destroy_leaf, tree_destroy_leaves, tree_fit, tree_grow, tree_insert_pending,
-    tree_move_leaf, tree_new, tree_rebuild, tree_refit_or_rebuild, tree_update)
+    tree_move_leaf, tree_new, tree_rebuild, tree_refit_or_rebuild, tree_update, fat_boxes_run, reinsert_moved)
 from ._tree_query import (  # noqa: F401
     _boxes_walk, _tree_collect, _tree_ray, _tree_walk, _walk_room, tree_pairs, tree_query, tree_query_boxes,
     tree_raycast)
@@ -35,7 +35,8 @@ from ._tree_pairs import (  # noqa: F401
     _CELL_LIMIT, _KEY_MASK, _KEY_SHIFT, _counting_sort, _cross_pairs, _cross_scan, _grid_entry_pairs,
     _grid_entry_pairs_split, _grid_entry_part, _grid_entry_parts, _grid_entry_run, _grown, _insertion_sort,
     _keys_in_order, _pairs_by_grid, _partition, _proxies_of, _query_box, _sample_median, _sort_range, _sorted_keys,
-    _unmoved_pairs, tree_pairs_cached)
+    _unmoved_pairs, tree_pairs_cached, tree_update_threads, tree_parts, unmoved_run, joined_parts, broad_apart,
+    apart_types, run_parts, PARALLEL_ITEMS, FAT_BOXES, UNMOVED_PAIRS, GRID)
 from ._grid import (  # noqa: F401
     _CELL_CLAMP, _GRID_HASH_LOAD, _cell_range, _hash, _is_oversize, _owner_cell, _slot, cell_of, grid_build,
     grid_choose_cell, grid_pairs)

@@ -343,14 +343,27 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
     ``STALE_SCAN_LIMIT``) nothing reads the moving tree until the crowd calms down, so a refit
     each step (50 µs for 5,000 leaves, and a rebuild of 0.4 ms whenever the refitted tree grew too loose)
     is paid once at the end instead.
+
+    A world step runs the first pass in parallel parts (``carom.geometry._tree_pairs.tree_update_threads``).
     """
-    n = flags.shape[0]
-    pending = np.empty(ids.shape[0], np.int64)
-    seen = np.zeros(n, np.int8)
+    m = ids.shape[0]
+    pending = np.empty(m, np.int64)
+    count, count_static = fat_boxes_run(np.int64(0), m, moving, static, lower, upper, flags, leaf_of, ids, lowers,
+                                        uppers, margin, multiplier, pending, np.zeros(flags.shape[0], np.int8))
+    reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
+
+
+@njit
+def fat_boxes_run(lo, hi, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier,
+                  pending, seen):
+    """The first pass of :func:`tree_update` over ``ids[lo:hi]``: each proxy's real box written, and its leaf's
+    fat box where the leaf must move; those proxies written to ``pending`` from index lo, each once (``seen``:
+    a flag per proxy; empty where the ids are known to be distinct, as in parts of the pass run in parallel,
+    ``carom.geometry._tree_pairs.tree_update_threads``). Returns (how many, how many of them static)."""
     mlo, mhi, slo, shi = moving.lo, moving.hi, static.lo, static.hi
     count = 0
     count_static = 0
-    for k in range(ids.shape[0]):
+    for k in range(lo, hi):
         p = ids[k]
         dx = 0.5 * ((lowers[k, 0] + uppers[k, 0]) - (lower[p, 0] + upper[p, 0]))
         dy = 0.5 * ((lowers[k, 1] + uppers[k, 1]) - (lower[p, 1] + upper[p, 1]))
@@ -377,12 +390,21 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
             slo[leaf, 0], slo[leaf, 1], shi[leaf, 0], shi[leaf, 1] = flx, fly, fux, fuy
         else:
             mlo[leaf, 0], mlo[leaf, 1], mhi[leaf, 0], mhi[leaf, 1] = flx, fly, fux, fuy
-        if seen[p] == 0:
-            seen[p] = 1
-            pending[count] = p
+        if seen.shape[0] == 0 or seen[p] == 0:
+            if seen.shape[0] > 0:
+                seen[p] = 1
+            pending[lo + count] = p
             count += 1
             if flags[p] == STATIC:
                 count_static += 1
+    return count, count_static
+
+
+@njit
+def reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static):
+    """The second pass of :func:`tree_update`: the ``count`` proxies ``pending[:count]`` (``count_static`` of
+    them static) whose leaves got new fat boxes reinserted one by one, or their trees marked stale, and put on
+    the move buffer in that order."""
     if count == 0:
         return
     live = moving.meta[2] + static.meta[2]

@@ -13,7 +13,7 @@ import numba
 
 from .._jit import njit, pnjit, inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
 from ._pairs import FREE, MOVING, STATIC, _KEY_MASK, _KEY_SHIFT, KEY_STRIDE, _grown, overlap, unpack_keys
-from ._tree import SWEEP_FRACTION, tree_fit
+from ._tree import SWEEP_FRACTION, fat_boxes_run, reinsert_moved, tree_fit
 from ._tree_query import _tree_collect
 from ._grid import _hash, cell_of
 
@@ -686,30 +686,27 @@ def _grid_entry_run(e0, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1,
 
 
 @njit
-def _unmoved_pairs(lower, upper, flags, cand):
+def _unmoved_pairs(moving, static, lower, upper, flags, leaf_of, cand, threads):
     """The path of :func:`tree_pairs_cached` for an empty move buffer: no fat box changed, so the cache
     stays as it is except for the pairs of proxies removed since (now ``FREE``), and no fat-box test is needed.
 
     No static–static pair can be in the cache: every key entered it with a ``MOVING`` proxy (queries of
     static proxies search the moving tree only, the grid pairs a moving proxy with anything live), and a
     proxy's flags change only by removal (to ``FREE``) and by a new insertion under its id, which puts it on
-    the move buffer. So ``FREE`` is the only flag to test. Both tests are written without branches (about
-    half the cached pairs of a pile fail the real-box test, so a branch would mispredict), and when no pair
-    is dead the cache is returned as it came, without a copy.
+    the move buffer. So ``FREE`` is the only flag to test (:func:`unmoved_run`), and when no pair is dead the
+    cache is returned as it came, without a copy. With ``threads`` > 1 and the code compiled apart loaded, the
+    test runs in parallel parts (:func:`tree_parts`), with the same result.
     """
     nc = cand.shape[0]
     pairs = np.empty(nc, np.int64)
-    r = 0
-    alive = 0
-    for c in range(nc):
-        i = cand[c] >> _KEY_SHIFT
-        j = cand[c] & _KEY_MASK
-        live = (flags[i] != FREE) & (flags[j] != FREE)
-        ok = (live & (lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
-              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
-        pairs[r] = cand[c]         # r <= c: always in bounds; kept when ok
-        r += np.int64(ok)
-        alive += np.int64(live)
+    counts = np.empty((max(threads, 1), 2), np.int64)
+    # (the arguments the pass does not read are others of the same types: ``broad_apart``)
+    if threads > 1 and nc >= PARALLEL_ITEMS and run_parts(np.int64(UNMOVED_PAIRS), moving, static, lower, upper,
+                                                          flags, leaf_of, cand, lower, upper, 0.0, 0.0, cand, pairs,
+                                                          counts, threads):
+        r, alive = joined_parts(pairs, counts, nc, threads)
+    else:
+        r, alive = unmoved_run(np.int64(0), nc, lower, upper, flags, cand, pairs)
     if alive == nc:
         return pairs[:r], cand
     out = np.empty(alive, np.int64)
@@ -720,6 +717,114 @@ def _unmoved_pairs(lower, upper, flags, cand):
             out[m] = key
             m += 1
     return pairs[:r], out
+
+
+@njit
+def unmoved_run(lo, hi, lower, upper, flags, cand, pairs):
+    """Cached pairs lo … hi − 1 (:func:`_unmoved_pairs`): those of two live proxies whose real boxes overlap
+    written to ``pairs`` from index lo, in order. Returns (how many were written, how many have two live
+    proxies). Both tests are written without branches (about half the cached pairs of a pile fail the
+    real-box test, so a branch would mispredict)."""
+    r = 0
+    alive = 0
+    for c in range(lo, hi):
+        i = cand[c] >> _KEY_SHIFT
+        j = cand[c] & _KEY_MASK
+        live = (flags[i] != FREE) & (flags[j] != FREE)
+        ok = (live & (lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+        pairs[lo + r] = cand[c]         # lo + r <= c: always in bounds; kept when ok
+        r += np.int64(ok)
+        alive += np.int64(live)
+    return r, alive
+
+
+@njit
+def tree_update_threads(moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, moved,
+                        moved_flag, moved_meta, threads):
+    """:func:`carom.geometry._tree.tree_update` for a world step, whose ``ids`` are distinct (one per live
+    shape): with ``threads`` > 1 and the code compiled apart loaded, its first pass runs in parallel parts
+    (:func:`tree_parts`), and the parts' movers are put together in order, so the move buffer is the same as
+    in one thread. (The pyramids' broad stage spent half its time in this pass and a third in
+    :func:`_unmoved_pairs`; with both in one thread it was the one stage of their step that two threads did
+    not speed up.)"""
+    m = ids.shape[0]
+    pending = np.empty(m, np.int64)
+    counts = np.empty((max(threads, 1), 2), np.int64)
+    if threads > 1 and m >= PARALLEL_ITEMS and run_parts(np.int64(FAT_BOXES), moving, static, lower, upper, flags,
+                                                         leaf_of, ids, lowers, uppers, margin, multiplier, ids, pending,
+                                                         counts, threads):
+        count, count_static = joined_parts(pending, counts, m, threads)
+    else:
+        count, count_static = fat_boxes_run(np.int64(0), m, moving, static, lower, upper, flags, leaf_of, ids,
+                                            lowers, uppers, margin, multiplier, pending,
+                                            np.zeros(flags.shape[0], np.int8))
+    reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
+
+
+#: the fewest items (proxies, cached pairs) :func:`tree_update_threads` and :func:`_unmoved_pairs` split
+#: between threads (below, waking the other thread costs about what it saves)
+PARALLEL_ITEMS = 8192
+
+#: the tasks of :func:`broad_apart`: the grid search, the first pass of :func:`tree_update_threads`, the
+#: cached pairs of :func:`_unmoved_pairs`
+GRID, FAT_BOXES, UNMOVED_PAIRS = 0, 1, 2
+
+
+@njit
+def run_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
+              counts, threads):
+    """:func:`tree_parts` through :func:`broad_apart`, if that is loaded for these argument types; returns whether
+    it ran (False: nothing was done, and the caller runs the pass in one thread)."""
+    args = (task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
+            counts, np.bool_(False), threads)
+    if not _apart_loaded(args):
+        return False
+    _apart(args)
+    return True
+
+
+@pnjit
+def tree_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
+               out, counts, threads):
+    """Part w of ``threads`` of a pass by thread w: ``task`` FAT_BOXES (``fat_boxes_run`` over part w of
+    ``ids``) or UNMOVED_PAIRS (:func:`unmoved_run` over part w of ``cand``), each writing its items to ``out``
+    from the part's start and its two counts to ``counts[w]`` (:func:`joined_parts` puts them together). One
+    parallel loop for both passes, alone in its function."""
+    for w in prange(threads):
+        _tree_part(np.int64(w), task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin,
+                   multiplier, cand, out, counts, threads)
+
+
+@njit
+def _tree_part(w, task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
+               out, counts, threads):
+    """One part of :func:`tree_parts` (a call, so every name in it is private to its thread)."""
+    if task == FAT_BOXES:
+        m = ids.shape[0]
+        # (no proxy is seen twice: the step's ids are distinct)
+        a, b = fat_boxes_run(w * m // threads, (w + 1) * m // threads, moving, static, lower, upper, flags,
+                             leaf_of, ids, lowers, uppers, margin, multiplier, out, np.zeros(0, np.int8))
+    else:
+        nc = cand.shape[0]
+        a, b = unmoved_run(w * nc // threads, (w + 1) * nc // threads, lower, upper, flags, cand, out)
+    counts[w, 0] = a
+    counts[w, 1] = b
+
+
+@njit
+def joined_parts(out, counts, size, threads):
+    """Put together the parts :func:`tree_parts` wrote: part w's ``counts[w, 0]`` items, written from
+    w·size // threads, moved in order to follow the parts before it. Returns the totals of both counts."""
+    a = counts[0, 0]
+    b = counts[0, 1]
+    for w in range(1, threads):
+        lo = w * size // threads
+        for c in range(counts[w, 0]):
+            out[a + c] = out[lo + c]
+        a += counts[w, 0]
+        b += counts[w, 1]
+    return a, b
 
 
 @njit
@@ -776,28 +881,49 @@ def _insertion_sort(A, low, high):
 
 
 @apart_njit(lambda arg_types: numba.types.Array(numba.types.int64, 1, "C"))
-def pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
-    """:func:`_pairs_by_grid` compiled apart (``carom._jit.apart_njit``), as :func:`tree_pairs_cached` calls it.
+def broad_apart(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
+                out, counts, real, threads):
+    """The broad phase's code compiled apart (``carom._jit.apart_njit``): ``task`` GRID, :func:`_pairs_by_grid`
+    (of ``real`` boxes or fat ones; returns its pairs), or FAT_BOXES and UNMOVED_PAIRS, a pass in parallel parts
+    (:func:`tree_parts`; returns an empty array). Each caller passes every argument, those its task does not read
+    as arrays of the same types, so that one function, loaded once for one set of types, serves all three
+    (:func:`apart_types`).
 
     Why: the grid search is a fifth of the step's cold compile (about 5 s), and the trees' queries find the
-    same pairs (:func:`tree_pairs_cached`): the step needs it only to be fast. So a world's first step does not
-    wait for it: ``World.step`` has it compiled in a helper process meanwhile and loads it when that is done
-    (``ApartDispatcher.load_soon``); the structures that call it from Python load it first (``load_grid``)."""
-    return _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads)
+    same pairs (:func:`tree_pairs_cached`): the step needs it only to be fast; likewise the parallel passes
+    (about 2 s of cold compile as parallel loops in the step), which have the same passes in one thread. So a
+    world's first step does not wait for them: ``World.step`` has this compiled in a helper process meanwhile
+    and loads it when that is done (``ApartDispatcher.load_soon``); the structures that call it from Python
+    load it first (``load_grid``)."""
+    if task == GRID:
+        return _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads)
+    tree_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
+               counts, threads)
+    return cand[:0]
 
 
-_grid = apart_caller(pairs_by_grid)
-_grid_loaded = apart_loaded(pairs_by_grid)
+_apart = apart_caller(broad_apart)
+_apart_loaded = apart_loaded(broad_apart)
 
 
-#: :func:`pairs_by_grid` is loaded in this process (:func:`load_grid`)
+def apart_types(tree, threads):
+    """The argument types of :func:`broad_apart` as the step calls it, for the broad-phase arrays ``tree`` (a tree
+    table's order: moving tree, static tree, lower, upper, flags, leaf_of, ...) and ``threads``."""
+    ints = numba.types.Array(numba.types.int64, 1, "C")
+    lower = numba.typeof(tree[2])
+    return ((numba.types.int64,) + tuple(numba.typeof(a) for a in tuple(tree[:6]))
+            + (ints, lower, lower, numba.types.float64, numba.types.float64, ints, ints,
+               numba.types.Array(numba.types.int64, 2, "C"), numba.types.boolean, numba.typeof(threads)))
+
+
+#: :func:`broad_apart` is loaded in this process (:func:`load_grid`)
 grid_ready = False
-#: the argument types a helper process is compiling :func:`pairs_by_grid` for (``load_grid(..., wait=False)``)
+#: the argument types a helper process is compiling :func:`broad_apart` for (``load_grid(..., wait=False)``)
 _grid_pending = None
 
 
 def load_grid(tree, threads, wait=True):
-    """Load :func:`pairs_by_grid` for :func:`tree_pairs_cached`'s calls with the broad-phase arrays ``tree`` (a
+    """Load :func:`broad_apart` for :func:`tree_pairs_cached`'s calls with the broad-phase arrays ``tree`` (a
     tree table's order: moving tree, static tree, lower, upper, flags, leaf_of, ...) and ``threads``: compiled
     here unless cached; with ``wait=False`` as ``ApartDispatcher.load_soon`` (compiled in a helper process, and
     False until it is loaded). Returns whether it is loaded; True without the JIT. Once loaded, a call returns at
@@ -806,12 +932,12 @@ def load_grid(tree, threads, wait=True):
     global grid_ready, _grid_pending
     if grid_ready or numba.config.DISABLE_JIT:
         return True
-    types = _grid_pending or tuple(numba.typeof(a) for a in tuple(tree[:6]) + (True, threads))
+    types = _grid_pending or apart_types(tree, threads)
     if wait:
-        pairs_by_grid.load(types)
+        broad_apart.load(types)
         grid_ready = True
     else:
-        grid_ready = pairs_by_grid.load_soon(types)
+        grid_ready = broad_apart.load_soon(types)
     _grid_pending = None if grid_ready else types
     return grid_ready
 
@@ -838,7 +964,7 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
 
     ``threads``: the parts the grid's pair tests run in (:func:`_pairs_by_grid`); no result depends on it.
 
-    The grid is compiled apart (:func:`pairs_by_grid`) and may not be loaded yet in this process (a world's first
+    The grid is compiled apart (:func:`broad_apart`) and may not be loaded yet in this process (a world's first
     steps, while a helper compiles it): then a busy step queries the trees like any other, and a marked cache
     (from a snapshot) is rebuilt by queries of every live proxy. The pairs are the same sorted keys either way;
     only the cache differs, holding the fat pairs, unmarked.
@@ -850,10 +976,11 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     """
     live = moving.meta[2] + static.meta[2]
     busy = moved_meta[0] > SWEEP_FRACTION * live
-    grid = (moving, static, lower, upper, flags, leaf_of, busy, threads)
-    if (busy or moved_meta[1] != 0) and _grid_loaded(grid):
+    grid = (np.int64(GRID), moving, static, lower, upper, flags, leaf_of, cand, lower, upper, 0.0, 0.0, cand, cand,
+            np.empty((1, 2), np.int64), busy, threads)
+    if (busy or moved_meta[1] != 0) and _apart_loaded(grid):
         # a grid: the pairs afresh (busy, real boxes), or the cache rebuilt and the pairs taken from it
-        out = _grid(grid)
+        out = _apart(grid)
         if busy:
             # the real grid's pairs are the answer (and the cache): no box to read again, nothing to copy
             pairs = out
@@ -887,7 +1014,7 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
                 moved[moved_meta[0]] = p
                 moved_meta[0] += 1
     if moved_meta[0] == 0:
-        return _unmoved_pairs(lower, upper, flags, cand)
+        return _unmoved_pairs(moving, static, lower, upper, flags, leaf_of, cand, threads)
     # a proxy's fat box is read from its tree's arrays, picked in two branches (a tree picked by a
     # conditional expression, or a helper taking both trees, makes these loops markedly slower)
     mlo, mhi, slo, shi = moving.lo, moving.hi, static.lo, static.hi

@@ -5,8 +5,8 @@ joints keep apart, and the pair cache for the next step.
 import numpy as np
 
 from .._jit import njit, deref
-from ..geometry._tree import tree_update, tree_insert_pending
-from ..geometry._tree_pairs import tree_pairs_cached, _sorted_keys
+from ..geometry._tree import tree_insert_pending
+from ..geometry._tree_pairs import tree_pairs_cached, tree_update_threads, _sorted_keys
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
 
 
@@ -77,8 +77,8 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
                         bp_moved, bp_moved_flag, bp_moved_meta)
     ids, lowers, uppers, plain = live_proxy_boxes(shape_alive, shape_proxy, lower, upper, shape_sensor,
                                                   shape_category, shape_mask, shape_group)
-    tree_update(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
-                bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta)
+    tree_update_threads(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf, ids, lowers, uppers, bp_margin,
+                        bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta, threads)
     proxy_keys, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
                                              bp_moved, bp_moved_flag, bp_moved_meta, bp_cand, threads)
     keys = np.empty(proxy_keys.shape[0], np.int64)

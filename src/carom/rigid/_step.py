@@ -217,7 +217,7 @@ def compile_late_stages(step_types):
     lighter half); then prepare, and last the solve, compiled apart, which the step's compile does not wait for
     (``load_solve`` loads it afterwards). The small stages the step's compile reaches after the narrow phase
     (pre-solve, the returned table, continuous, sensors, sleep: 2 s) it compiles itself: with the broad phase's
-    grid search compiled after the first step (``geometry._tree_pairs.pairs_by_grid``), it gets there before the
+    grid search compiled after the first step (``geometry._tree_pairs.broad_apart``), it gets there before the
     helper could, and both processes end within a second of each other.
 
     Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
