@@ -148,13 +148,15 @@ def body_flags(kind, asleep):
 
 @njit
 def _same(a, b):
-    """Whether the 1-d arrays a and b hold the same values, in the same order."""
+    """Whether the 1-d arrays a and b hold the same values, in the same order. (Every entry is compared, without
+    a branch, so that the loop runs in vector registers: the usual answer is yes, which the loop that stopped at
+    the first difference found a value at a time, 0.1 ms of many_pyramids' step for its three arrays.)"""
     if a.shape[0] != b.shape[0]:
         return False
+    differ = False
     for k in range(a.shape[0]):
-        if a[k] != b[k]:
-            return False
-    return True
+        differ |= a[k] != b[k]
+    return not differ
 
 
 @njit

@@ -19,6 +19,11 @@ KEY_SHIFT = 32
 KEY_MASK = 0xFFFFFFFF
 
 VX, VY, W, DPX, DPY, DC, DS, MOVED = 0, 1, 2, 3, 4, 5, 6, 7
+
+#: the columns of the body table the prepare stage gathers (one row of ``ROW`` doubles per body, written by the
+#: bounds stage: ``_bounds._body_bounds``): centre of mass, velocity, inverse mass and inertia, and the gravity
+#: scale of a dynamic body (0 for others)
+TCX, TCY, TVX, TVY, TW, TM, TI, TG = range(8)
 STATE_WIDTH = ROW   # 8: a body's state is one cache line, gathered whole (``carom._simd.gather_rows``)
 
 #: a body whose velocity is integrated (alive, dynamic, awake), whose position is (alive, not static, awake),

@@ -7,7 +7,7 @@ from numba import prange
 from .._jit import njit, pnjit, inline_njit, llvm_inline_njit, borrowed, deref
 from .._simd import (LANES, LANES64, PARTS, ROW, splat, splat64, store_part, lane, load, gather_rows64, select,
                      vmin, prefetch_row)
-from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK, SolverTable
+from ._layout import KEY_SHIFT, KEY_MASK, SolverTable, TCX, TCY, TVX, TVY, TW, TM, TI, TG
 from ._contact_rows import (ADJ, BE, BOUNCE_WIDTH, BRELV, IA, IB, MA, MATERIAL_WIDTH, MB, MRIMP, MRR, MTS, MU,
                             NIMP, NMASS, NX, NY, OVERFLOW, P0, POINT_WIDTH, QAX, QAY, QBX, QBY, RNA, RNB, ROW_WIDTH,
                             RTA, RTB, SOFT, STEPN, STEPT, T0, TANGENT_WIDTH, TIMP, TMASS, chunk_count, mix, PACK_NX,
@@ -19,7 +19,7 @@ from ._sweeps import step_sweeps, sweep_marks
 
 @njit
 def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, restitution_rule, threads, fall,
-                  material, pack):
+                  material, pack, table):
     """The contacts to solve, coloured, in bundles of ``LANES`` (the solver's layout, module docstring).
 
     Solved are the non-sensor contacts with points and at least one awake dynamic body. Each lane holds the
@@ -37,7 +37,8 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     mass, so they change nothing. ``material``: each contact's (friction, restitution, tangent speed) as the
     pre-solve hook left them (``_step.pre_solve_stage``), used instead of the shapes' mixed values; empty
     without a hook. ``pack``: the narrow phase's packed rows of the contacts (``_contact_rows.PACK_WIDTH``),
-    from which the rows are filled.
+    from which the rows are filled. ``table``: the bodies' data the rows need, one cache line per body (gathered
+    whole by ``gather_rows64``; row NB, the dummy body, all zeros), as the bounds stage wrote it (``_layout.TCX``).
     """
     keys, c_count = contacts.keys, contacts.count
     bodies = deref(bodies)
@@ -66,23 +67,6 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
             else:
                 bfirst[j] = start[c] + r * LANES
                 bcount[j] = min(LANES, start[c + 1] - bfirst[j])
-    # the bodies' data the rows need, one cache line per body (gathered whole by ``gather_rows``), and the
-    # dummy body of empty lanes (row NB: all zeros)
-    com, vel, angvel, inv_mass, inv_inertia = bodies.com, bodies.vel, bodies.angvel, bodies.inv_mass, bodies.inv_inertia
-    kind, gravity_scale = bodies.kind, bodies.gravity_scale
-    # (not zeroed: every column of every row is written here, which spares a memset of the whole table)
-    table = np.empty((NB + 1, ROW))
-    for b in range(NB):
-        table[b, TCX] = com[b, 0]
-        table[b, TCY] = com[b, 1]
-        table[b, TVX] = vel[b, 0]
-        table[b, TVY] = vel[b, 1]
-        table[b, TW] = angvel[b]
-        table[b, TM] = inv_mass[b]
-        table[b, TI] = inv_inertia[b]
-        table[b, TG] = gravity_scale[b] if kind[b] == DYNAMIC else 0.0
-    for f in range(ROW):
-        table[NB, f] = 0.0
     # every lane of every bundle, empty ones included, is written by _prepare_bundle (in parallel, which also
     # spreads the first touch of fresh memory over the threads)
     rows = np.empty((nbundles, ROW_WIDTH, LANES), np.float32)
@@ -93,9 +77,10 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     # only the arrays the rows need: every array a parallel loop receives costs compile time
     # (no shape with a tangent speed or rolling resistance, the usual case: empty tables, which the rows take
     # as zeros without looking up each contact's two shapes)
+    # (without a branch, so that the loop runs in vector registers)
     materials = False
     for s in range(shapes.tangent_speed.shape[0]):
-        materials = materials or shapes.tangent_speed[s] != 0.0 or shapes.rolling[s] != 0.0
+        materials |= (shapes.tangent_speed[s] != 0.0) | (shapes.rolling[s] != 0.0)
     shape_data = (shapes.radius, shapes.friction, shapes.restitution,
                   shapes.tangent_speed if materials else shapes.tangent_speed[:0],
                   shapes.rolling if materials else shapes.rolling[:0])
@@ -115,10 +100,6 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
                       friction_rule, restitution_rule, threads, fall, found)
     return SolverTable(perm, start, bstart, bfirst, pair, rows, body, move, bcount, solved, flags, step_sweeps(found),
                        bounce, material_rows, points)
-
-
-# columns of prepare_stage's body table
-TCX, TCY, TVX, TVY, TW, TM, TI, TG = range(8)
 
 
 @pnjit

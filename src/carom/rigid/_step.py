@@ -109,7 +109,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
         return old, tree.cand, no_hits(), bad, None
     if joints.kind.shape[0] > 0:
         wake_jointed(bodies_ref, joints)
-    reach, awake, motion, xf, lower, upper = bounds_stage(dt, gx, gy, bodies_ref, shapes_ref, threads)
+    reach, awake, motion, xf, lower, upper, body_rows = bounds_stage(dt, gx, gy, bodies_ref, shapes_ref, threads)
     clock[1] = cycle_counter()
     if not awake.any():
         for i in range(2, clock.shape[0]):   # (a loop: a slice assignment costs compile time)
@@ -125,7 +125,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     # the user's pre-solve hook: contacts disabled, materials changed for this step (with none, an empty table)
     material = pre_solve_stage(pre_solve, friction_rule, restitution_rule, shapes_ref, awake, contacts)
     solver = prepare_stage(bodies_ref, shapes_ref, contacts, old, same, friction_rule, restitution_rule, threads,
-                           (gx, gy, dt), material, pack)
+                           (gx, gy, dt), material, pack, body_rows)
     clock[4] = cycle_counter()
     # (the solve is compiled apart from the step: ``_solve.solve_apart``)
     com0, angle0, approach = call_solve((dt, substeps, gx, gy, bodies, contacts, solver, threads, joints))
@@ -183,7 +183,7 @@ def _solve_types(step_types):
     # (the bodies and shapes tables by pointer, as the step hands them: ``by_ref``)
     prepare_types = (numba.types.CPointer(bodies), numba.types.CPointer(shapes), contacts, old, numba.types.boolean,
                      friction_rule, restitution_rule, threads, numba.types.UniTuple(dt, 3),
-                     numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))))
+                     numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 8))))
     prepare_stage.compile(prepare_types)
     solver = prepare_stage.overloads[prepare_types].signature.return_type
     return contacts, solver, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
