@@ -9,7 +9,7 @@ from numba import prange
 from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, borrowed, by_ref, atomic_add, atomic_load,
                     wait_for_change, wake_waiters, apart_njit, apart_caller)
 from .._simd import LANES
-from ._layout import DPX, DPY, STATE_WIDTH, MOVE_POSITION, MOVE_LOCK_X, MOVE_LOCK_Y
+from ._layout import STATE_WIDTH
 from ..constants import (CONTACT_HERTZ, CONTACT_DAMPING_RATIO, STATIC_CONTACT_SCALE, JOINT_HERTZ, JOINT_DAMPING_RATIO,
                          JOINT_ITERATIONS)
 from .joints._apart import call_begin, call_chunk, call_end, no_joints, with_held
@@ -17,8 +17,8 @@ from .joints._solve import (WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT
                             RELAX as JOINT_RELAX, pass_mode)
 from ._contact_rows import OVERFLOW, PARALLEL_MIN_ITEMS, soft_params
 from ._sweeps import BIASED, BOUNCE, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range
-from ._integrate import (FIRST_PASS, KICK_WIDTH, POSITION_PASS, VELOCITY_PASS, _integrate_range, _load_body,
-                         _velocity, capped_velocity, max_angular_speed)
+from ._integrate import (FIRST_PASS, FINISH_PASS, KICK_WIDTH, POSITION_PASS, VELOCITY_PASS, _integrate_range,
+                         _load_body, max_angular_speed)
 
 
 #: kernels run as plain Python (``NUMBA_DISABLE_JIT``): a parallel loop is then a plain loop, whose items run
@@ -46,7 +46,7 @@ EARLY_BOUNCE = 4
 @njit
 def phase_count(substeps, bstart, bounces, jstart):
     """The number of phases of a solve (``_solve_share``): per substep the two integration passes and the biased
-    and relax sweeps, the warm start sweep once and the restitution sweep ``bounces`` times
+    and relax sweeps, the warm start sweep once, the restitution sweep ``bounces`` times, the last pass once
     (``step_sweeps``); a sweep has one phase per colour that has bundles (the overflow colour's
     included), and one per joint colour (``jstart``) before the contacts of the warm start, and
     ``JOINT_ITERATIONS`` per joint colour before the contacts of the biased and relax sweeps
@@ -58,7 +58,7 @@ def phase_count(substeps, bstart, bounces, jstart):
             colours += 1
         if jstart[c + 1] > jstart[c]:
             joint_colours += 1
-    return (substeps * (2 + 2 * colours) + (1 + bounces) * colours
+    return (substeps * (2 + 2 * colours) + 1 + (1 + bounces) * colours
             + (2 * JOINT_ITERATIONS * substeps + 1) * joint_colours)
 
 
@@ -191,6 +191,8 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
         # (only the last sweep writes the impulses back to the contact table: ``BOUNCE``)
         p = _sweep_phases(tasks[RESTITUTE] if b == bounces - 1 else tasks[EARLY_BOUNCE], forward, p, w, threads,
                           bstart, bundles, inv_h, soft, stiff, sync)
+    # the step's velocities and position changes to the bodies (``_integrate._finish``)
+    _integrate_phase(passes[FINISH_PASS], p, w, threads, body_chunks, nbodies, passes_tables, gx, gy, h, max_w, sync)
 
 
 #: (the three phase functions below are inlined into ``_solve_share`` by LLVM: as calls, each copied its dozens
@@ -339,11 +341,11 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
     tasks = np.arange(5)
     tasks[EARLY_BOUNCE] = BOUNCE
-    passes = np.arange(3)
+    passes = np.arange(4)
     # the integrators get only the arrays they use: every array a parallel loop receives costs compile time
     motion = (bodies.inv_mass, bodies.inv_inertia, bodies.kind, bodies.alive, force, torque, bodies.lin_damping,
               bodies.ang_damping,
-              bodies.gravity_scale, bodies.asleep, vel, angvel, bodies.locks)
+              bodies.gravity_scale, bodies.asleep, vel, angvel, bodies.locks, com, angle)
     # impulses back to the table, and each solved point's approach speed (``_write_back``, in the restitution
     # pass)
     # (zeros: a contact not solved did not approach; its step impulses are 0, so it makes no hit)
@@ -387,27 +389,6 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
                      bounces, jdata, extra)
     if joints.kind.shape[0] > 0:
         call_end((jlist, joints, jdata, inv_h))
-    # the step's velocities, and its position and angle changes applied once (``_integrate_position``)
-    for b in range(NB):
-        vx, vy, w = _velocity(b, state, fstate, flags)
-        if flags[b] & MOVE_POSITION:
-            com[b, 0] = com[b, 0] + state[b, DPX]
-            com[b, 1] = com[b, 1] + state[b, DPY]
-            angle[b] = angle[b] + dangle[b]
-        # the speed caps hold for the velocity a body leaves the step with, whatever its contacts and its
-        # restitution did after the last substep's integration (a box bouncing with restitution 1 off the
-        # ground at 1,000 m/s left at 882 m/s)
-        vx, vy, w = capped_velocity(vx, vy, w, max_w)
-        if flags[b] & MOVE_LOCK_X:
-            vx = 0.0
-        if flags[b] & MOVE_LOCK_Y:
-            vy = 0.0
-        vel[b, 0] = vx
-        vel[b, 1] = vy
-        angvel[b] = w
-        force[b, 0] = 0.0
-        force[b, 1] = 0.0
-        torque[b] = 0.0
     return com0, angle0, approach
 
 
