@@ -61,7 +61,7 @@ def measure(name, world, warm=30, steps=20):
     T = np.zeros(4)
     for _ in range(steps):
         bodies, shapes, tree, proxy, _proxy_shape = world.step_tables()
-        _r, _a, _m, _xf, lower, upper = _step.bounds_stage(1 / 60, gx, gy, bodies, shapes, 1)
+        _r, _a, _m, _xf, lower, upper, _rows = _step.bounds_stage(1 / 60, gx, gy, bodies, shapes, 1)
         world.tables.bp.set_candidates(timed_broad(shapes, tree, proxy, lower, upper, T))
         world.step(1 / 60)
     T /= steps

@@ -16,7 +16,7 @@ from tables import contact_state
 def poses(w):
     """Each body's (origin x, origin y, cos, sin) and speculative motion, as the next step computes them."""
     bodies, shapes = w.step_tables()[:2]
-    reach, awake, motion, xf, lower, upper = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes, 1)
+    reach, awake, motion, xf, lower, upper, _rows = _step.bounds_stage(1 / 60, *w.gravity, bodies, shapes, 1)
     return xf, motion
 
 

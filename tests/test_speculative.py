@@ -45,7 +45,7 @@ def test_boxes_are_swept_along_the_motion():
     k = _pair_row(w, a, c)
     assert k is not None and w.tables.contacts.count[k] > 0
     bodies, shapes = w.step_tables()[:2]
-    lower, upper = _step.bounds_stage(1 / 60, 0.0, 0.0, bodies, shapes, 1)[4:]
+    lower, upper = _step.bounds_stage(1 / 60, 0.0, 0.0, bodies, shapes, 1)[4:6]
     half = 0.5 * SPECULATIVE_DISTANCE
     # a's box: its core at x in [-0.5, 0.5] at the pose the step starts from, swept 0.2 m ahead
     x0 = a.body.position[0] - 0.5

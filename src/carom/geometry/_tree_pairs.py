@@ -962,7 +962,8 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     mark). Returns ``(pairs, new_cand)``, both sorted keys, and empties the move buffer; ``new_cand`` may be
     ``cand`` itself, and in a busy step ``pairs`` is ``new_cand`` (none is ever written in place).
 
-    ``threads``: the parts the grid's pair tests run in (:func:`_pairs_by_grid`); no result depends on it.
+    ``threads``: the parts the grid's pair tests (:func:`_pairs_by_grid`) and the cache's test
+    (:func:`_unmoved_pairs`) run in; no result depends on it.
 
     The grid is compiled apart (:func:`broad_apart`) and may not be loaded yet in this process (a world's first
     steps, while a helper compiles it): then a busy step queries the trees like any other, and a marked cache

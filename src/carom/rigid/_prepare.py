@@ -43,7 +43,6 @@ def prepare_stage(bodies, shapes, contacts, old, pairs_same, friction_rule, rest
     keys, c_count = contacts.keys, contacts.count
     bodies = deref(bodies)
     shapes = deref(shapes)
-    NB = bodies.kind.shape[0]
     flags = body_flags(bodies.kind, bodies.asleep)
     if same_colouring(pairs_same, c_count, contacts.sensor, flags, old):
         perm, pair, start, solved = old.perm, old.pair, old.colour_start, old.solved

@@ -124,7 +124,7 @@ def await_phase(sync, base, chunks):
 @pnjit
 def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
                     rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata, extra):
-    """The substeps and the restitution pass in one parallel loop of ``threads`` items, one per thread.
+    """The substeps, the restitution pass and the last pass in one parallel loop of ``threads`` items, one per thread.
 
     Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
     step for the pyramids (13 sweeps of 6 colours and the integration passes), each costing microseconds to

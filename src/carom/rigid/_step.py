@@ -183,7 +183,7 @@ def _solve_types(step_types):
     # (the bodies and shapes tables by pointer, as the step hands them: ``by_ref``)
     prepare_types = (numba.types.CPointer(bodies), numba.types.CPointer(shapes), contacts, old, numba.types.boolean,
                      friction_rule, restitution_rule, threads, numba.types.UniTuple(dt, 3),
-                     numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 8))))
+                     numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))), numba.typeof(np.zeros((1, 3))))
     prepare_stage.compile(prepare_types)
     solver = prepare_stage.overloads[prepare_types].signature.return_type
     return contacts, solver, (dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
