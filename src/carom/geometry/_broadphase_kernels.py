@@ -36,7 +36,7 @@ from ._tree_pairs import (  # noqa: F401
     _grid_entry_pairs_split, _grid_entry_part, _grid_entry_parts, _grid_entry_run, _grown, _insertion_sort,
     _keys_in_order, _pairs_by_grid, _partition, _proxies_of, _query_box, _sample_median, _sort_range, _sorted_keys,
     _unmoved_pairs, tree_pairs_cached, tree_update_threads, tree_parts, unmoved_run, joined_parts, broad_apart,
-    apart_types, run_parts, PARALLEL_ITEMS, FAT_BOXES, UNMOVED_PAIRS, GRID)
+    apart_args, apart_types, run_parts, PARALLEL_ITEMS, FAT_BOXES, UNMOVED_PAIRS, GRID)
 from ._grid import (  # noqa: F401
     _CELL_CLAMP, _GRID_HASH_LOAD, _cell_range, _hash, _is_oversize, _owner_cell, _slot, cell_of, grid_build,
     grid_choose_cell, grid_pairs)

@@ -756,9 +756,9 @@ def tree_update_threads(moving, static, lower, upper, flags, leaf_of, ids, lower
                                                          counts, threads):
         count, count_static = joined_parts(pending, counts, m, threads)
     else:
+        # (no flag per proxy against repeats: the step's ids are distinct)
         count, count_static = fat_boxes_run(np.int64(0), m, moving, static, lower, upper, flags, leaf_of, ids,
-                                            lowers, uppers, margin, multiplier, pending,
-                                            np.zeros(flags.shape[0], np.int8))
+                                            lowers, uppers, margin, multiplier, pending, np.zeros(0, np.int8))
     reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
 
 
@@ -776,12 +776,23 @@ def run_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, u
               counts, threads):
     """:func:`tree_parts` through :func:`broad_apart`, if that is loaded for these argument types; returns whether
     it ran (False: nothing was done, and the caller runs the pass in one thread)."""
-    args = (task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
-            counts, np.bool_(False), threads)
+    args = apart_args(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
+                      out, counts, False, threads)
     if not _apart_loaded(args):
         return False
     _apart(args)
     return True
+
+
+@njit
+def apart_args(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
+               counts, real, threads):
+    """:func:`broad_apart`'s arguments as the one tuple its callers pass, each number of the type
+    :func:`apart_types` gives. The function is found by its argument types, so a caller whose tuple differed
+    (a literal ``False`` is typed as its value) would find nothing loaded and run its pass in one thread:
+    every caller builds the tuple here."""
+    return (np.int64(task), moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, np.float64(margin),
+            np.float64(multiplier), cand, out, counts, np.bool_(real), np.int64(threads))
 
 
 @pnjit
@@ -977,8 +988,9 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     """
     live = moving.meta[2] + static.meta[2]
     busy = moved_meta[0] > SWEEP_FRACTION * live
-    grid = (np.int64(GRID), moving, static, lower, upper, flags, leaf_of, cand, lower, upper, 0.0, 0.0, cand, cand,
-            np.empty((1, 2), np.int64), busy, threads)
+    # (the arguments the grid does not read are others of the same types)
+    grid = apart_args(np.int64(GRID), moving, static, lower, upper, flags, leaf_of, cand, lower, upper, 0.0, 0.0, cand,
+                      cand, np.empty((1, 2), np.int64), busy, threads)
     if (busy or moved_meta[1] != 0) and _apart_loaded(grid):
         # a grid: the pairs afresh (busy, real boxes), or the cache rebuilt and the pairs taken from it
         out = _apart(grid)
