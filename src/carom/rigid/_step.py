@@ -12,7 +12,7 @@ import numpy as np
 from .._jit import njit, linking_entry_njit, cycle_counter, borrowed, by_ref, deref
 from ._colouring import with_colouring, same_pairs
 from ._prepare import prepare_stage
-from ._solve import solve_apart, solve_stage, call_solve  # noqa: F401 (solve_stage: its name)
+from ._solve import SOLVE_RETURNS, solve_apart, solve_stage, call_solve  # noqa: F401 (solve_stage: its name)
 from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, ShapeTable
 from ..geometry.manifold import collide_quadrilaterals, collide_sat
 from ._bounds import (  # noqa: F401
@@ -169,7 +169,8 @@ def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (bounds_stage, collide_quadrilaterals, collide_sat, prepare_stage, solve_apart)
+LATE_STAGES = (collide_quadrilaterals, collide_sat, prepare_stage, pre_solve_stage, continuous_stage, sensor_stage,
+               sleep_stage, solve_apart)
 
 
 def _solve_types(step_types):
@@ -209,22 +210,24 @@ def load_solve(step_args):
 def compile_late_stages(step_types):
     """Compile, into the on-disk cache, part of what ``step_kernel`` calls, for its argument types ``step_types``:
     the first part of the job of the helper process of a cold compile (``carom._jit.compile_helper``,
-    ``carom._warmup.late_stages_then_public_api``), while the step's own compile goes on. First of all, the
-    bounds stage (which the step's compile reaches a second after the helper starts: it waits for the helper's
-    compile rather than doing it), then the narrow phase's two polygon tests (``_narrow._collide_pair``:
-    ``collide_quadrilaterals``, ``collide_sat``, 4 s of the narrow phase's 10), which the step's compile
-    reaches in the middle of its work (with the continuous and sensor passes compiled apart, the helper had the
-    lighter half); then prepare, and last the solve, compiled apart, which the step's compile does not wait for
-    (``load_solve`` loads it afterwards). The small stages the step's compile reaches after the narrow phase
-    (pre-solve, the returned table, continuous, sensors, sleep: 2 s) it compiles itself: with the broad phase's
-    grid search compiled after the first step (``geometry._tree_pairs.broad_apart``), it gets there before the
-    helper could, and both processes end within a second of each other.
+    ``carom._warmup.late_stages_then_public_api``), while the step's own compile goes on. First the narrow
+    phase's two polygon tests (``_narrow._collide_pair``: ``collide_quadrilaterals``, ``collide_sat``, 3 s of
+    the narrow phase's 10), which the step's compile reaches in the middle of its work; then everything the
+    step's compile reaches after the narrow phase (prepare, pre-solve, continuous, sensors, sleep), and last
+    the solve, compiled apart, which the step's compile does not wait for (``load_solve`` loads it afterwards).
+    The step's compile takes the bounds, broad and narrow stages and the step's own code.
 
-    Why: Numba compiles the step's call tree depth first in one thread. The stages' types follow from the
-    step's: the contact table the narrow phase returns has the type of last step's table (``old``), the
-    bounds stage's arrays are fresh NumPy arrays, and the rest are the return types of stages compiled
-    here. Each call below is the one ``step_kernel`` makes, so the step finds them in the cache when its
-    compile reaches them, while the bounds, broad and narrow phases are compiled on the other core
+    Why this split: Numba compiles the step's call tree depth first in one thread, and a process that reaches
+    a kernel the other is compiling waits for it (``carom._jit._Claims``). The bounds stage, first in the step,
+    was the helper's first job, but the helper (a new interpreter) starts it barely before the step's compile
+    reaches it: the step's compile waited for it, 2.4 s with a core idle. The small late stages (2 s), once
+    the step's, are now the helper's, so both processes end within a second of each other (a 15-box pyramid's
+    first step: 22.5 s, from 24).
+
+    The stages' types follow from the step's: the contact table the narrow phase returns has the type of last
+    step's table (``old``), the bounds stage's arrays are fresh NumPy arrays, the solve's returns are
+    declared (``_solve.SOLVE_RETURNS``), and the rest are the return types of stages compiled here. Each call
+    below is the one ``step_kernel`` makes, so the step finds them in the cache when its compile reaches them
     (``tests/test_jit.py`` checks that the types are the step's own)."""
     (dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_enabled, bodies, shapes, tree, shape_proxy,
      proxy_shape, old, joints, joined, threads, pre_solve, clock) = step_types
@@ -232,10 +235,19 @@ def compile_late_stages(step_types):
     # the speculative distance and the scratch rows
     rows, f64 = shapes.types[ShapeTable._fields.index("verts")], numba.types.float64
     polygons = (rows, rows, f64, rows, rows, f64, f64, f64, f64, f64, f64, rows, rows)
-    bounds_stage.compile((dt, gx, gy, numba.types.CPointer(bodies), numba.types.CPointer(shapes), threads))
     collide_quadrilaterals.compile(polygons)
     collide_sat.compile(polygons)
+    contacts, solver, solve_types = _solve_types(step_types)
+    # the bounds stage's reach and awake flags (``_bounds.bounds_stage``), the solve's start-of-step poses
+    bodies_ref, shapes_ref = numba.types.CPointer(bodies), numba.types.CPointer(shapes)
+    reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
+    com0, angle0 = SOLVE_RETURNS.types[:2]
+    pre_solve_stage.compile((pre_solve, friction_rule, restitution_rule, shapes_ref, awake, contacts))
+    continuous_stage.compile((bodies_ref, shapes_ref, awake, reach, com0, angle0, tree, proxy_shape))
+    sensor_stage.compile((bodies_ref, shapes_ref, awake, contacts))
+    sleep_stage.compile((dt, sleep_enabled, bodies_ref, reach, awake, solver.types[solver.fields.index("pair")],
+                         joints))
 
     # the solve, which the step's compile does not wait for (compiled apart: ``load_solve`` loads it once the step
     # is compiled)
-    solve_apart.compile(_solve_types(step_types)[2])
+    solve_apart.compile(solve_types)
