@@ -552,8 +552,11 @@ def test_late_stages_job_compiles_the_signatures_the_step_uses():
     fresh = World()._step_args(1 / 60, numba.get_num_threads(), np.zeros(len(_step.STAGES) + 1, np.int64))
     assert tuple(_step.step_kernel.typeof_pyval(a) for a in fresh) == types
     late = _step.LATE_STAGES
-    # (the narrow phase's polygon tests are also compiled for other callers, the queries, and CPU levels)
-    shared = {_step.collide_quadrilaterals, _step.collide_sat}
+    # (the narrow phase's polygon tests are also compiled for other callers, the queries, and CPU levels; the
+    # continuous, sensor and sleep stages for ``step_tail``, which hands them the tables by value; a tree's leaf
+    # insertion for the broad-phase structures)
+    shared = {_step.collide_quadrilaterals, _step.collide_sat, _step.continuous_stage, _step.sensor_stage,
+              _step.sleep_stage, _step._tree_insert_leaf}
 
     def entries(kernel):
         """The kernel's cache entries for this processor level, compiled to be called from compiled code (not

@@ -15,6 +15,7 @@ from ._prepare import prepare_stage
 from ._solve import SOLVE_RETURNS, solve_apart, solve_stage, call_solve  # noqa: F401 (solve_stage: its name)
 from ._layout import STATIC, KINEMATIC, DYNAMIC, KEY_SHIFT, KEY_MASK, NarrowTable, ShapeTable
 from ..geometry.manifold import collide_quadrilaterals, collide_sat
+from ..geometry._tree import _tree_insert_leaf
 from ._bounds import (  # noqa: F401
     MOTION_WIDTH, M_BOUND, M_DX, M_DY, M_FALL, M_SWEPT, M_TURN, _body_bounds, _bounds_chunks, _origin, _shape_bounds,
     body_origin, bounds_stage, pair_motion)
@@ -169,8 +170,8 @@ def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle
 
 #: the stages ``compile_late_stages`` compiles, which the step's compile and its helper share (the first to reach
 #: one compiles it: ``carom._jit.compile_helper``)
-LATE_STAGES = (collide_quadrilaterals, collide_sat, prepare_stage, pre_solve_stage, continuous_stage, sensor_stage,
-               sleep_stage, solve_apart)
+LATE_STAGES = (_tree_insert_leaf, collide_quadrilaterals, collide_sat, prepare_stage, pre_solve_stage, continuous_stage,
+               sensor_stage, sleep_stage, solve_apart)
 
 
 def _solve_types(step_types):
@@ -210,8 +211,9 @@ def load_solve(step_args):
 def compile_late_stages(step_types):
     """Compile, into the on-disk cache, part of what ``step_kernel`` calls, for its argument types ``step_types``:
     the first part of the job of the helper process of a cold compile (``carom._jit.compile_helper``,
-    ``carom._warmup.late_stages_then_public_api``), while the step's own compile goes on. First the narrow
-    phase's two polygon tests (``_narrow._collide_pair``: ``collide_quadrilaterals``, ``collide_sat``, 3 s of
+    ``carom._warmup.late_stages_then_public_api``), while the step's own compile goes on. First a leaf's
+    insertion into a dynamic tree (``geometry._tree._tree_insert_leaf``: 0.8 s of the broad stage's 7), then the
+    narrow phase's two polygon tests (``_narrow._collide_pair``: ``collide_quadrilaterals``, ``collide_sat``, 3 s of
     the narrow phase's 10), which the step's compile reaches in the middle of its work; then everything the
     step's compile reaches after the narrow phase (prepare, pre-solve, continuous, sensors, sleep), and last
     the solve, compiled apart, which the step's compile does not wait for (``load_solve`` loads it afterwards).
@@ -235,6 +237,9 @@ def compile_late_stages(step_types):
     # the speculative distance and the scratch rows
     rows, f64 = shapes.types[ShapeTable._fields.index("verts")], numba.types.float64
     polygons = (rows, rows, f64, rows, rows, f64, f64, f64, f64, f64, f64, rows, rows)
+    # a leaf's insertion into a dynamic tree (each tree of the broad phase's table has the same type), which the
+    # broad stage's deferred insertion and its reinsertion of moved leaves call
+    _tree_insert_leaf.compile((tree.types[0], numba.types.int64))
     collide_quadrilaterals.compile(polygons)
     collide_sat.compile(polygons)
     contacts, solver, solve_types = _solve_types(step_types)
