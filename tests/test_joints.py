@@ -1029,6 +1029,103 @@ def test_adding_many_joints_is_adding_them_one_at_a_time_bit_for_bit():
         w1.add_joints(joints.Filter(parts1[1][0], parts1[1][2]))
 
 
+#: a revolute setting: any float (most refused somewhere), or one its check takes
+_WILD_SETTING = st.one_of(st.floats(allow_nan=True), st.sampled_from([0.0, -0.0, math.inf, -math.inf, 1e39, 5.0]))
+_GOOD_SETTING = {"reference_angle": st.floats(-1.0, 1.0), "target_angle": st.floats(-1.0, 1.0),
+                 "lower": st.sampled_from([-math.inf, -0.5, -0.1, -0.0]), "upper": st.sampled_from([0.0, 0.1, math.inf]),
+                 "motor_speed": st.floats(-10.0, 10.0), "max_motor_torque": st.floats(0.0, 10.0),
+                 "hertz": st.floats(0.0, 10.0), "damping_ratio": st.floats(0.0, 10.0)}
+
+
+def _ragdoll_world():
+    """A ground, a static body and a row of twelve capsules, some turned (the anchors' frames differ)."""
+    w = _world()
+    ground = w.add_body(kind="static", position=(0.0, -1.0))
+    ground.add_shape(box(20.0, 0.5))
+    parts = []
+    for k in range(12):
+        body = w.add_body(position=(0.7 * k - 4.0, 2.0 + 0.1 * k), angle=0.3 * k - 1.0)
+        body.add_shape(Capsule((-0.3, 0.0), (0.3, 0.0), 0.1), density=1.0)
+        parts.append(body)
+    return w, ground, parts
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_many_plain_revolute_joints_are_added_as_one_at_a_time_bit_for_bit(data):
+    """``add_joints`` takes a batch of plain revolute definitions (``bookkeeping._plain_revolute_rows``) a column at
+    a time: with random settings (limits, motors, springs, given or today's reference angle, thresholds, options,
+    bad values among them), the same rows, handles and data as ``add_joint`` in turn on a twin world, or the same
+    error (prefixed with the definition's position) and nothing added."""
+    from carom.rigid.joints import bookkeeping
+    names = sorted(SETTINGS[joints.REVOLUTE])
+
+    wild = data.draw(st.booleans(), label="wild")
+
+    def definitions(ground, parts):
+        out = []
+        for k, (a, b) in enumerate(zip([ground, None] + parts[:-1], parts)):
+            chosen = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=4), label=f"names{k}")
+            settings_k = {name: data.draw(_WILD_SETTING if wild else _GOOD_SETTING[name], label=f"{name}{k}")
+                          for name in chosen}
+            extra = data.draw(st.sampled_from([{}, {"collide_connected": True}, {"on_threshold": "report",
+                                                                                 "force_threshold": 3.5},
+                                               {"enabled": False, "data": ("bone", k)}]), label=f"extra{k}")
+            x, y = b.position
+            out.append(joints.Revolute(a, b, anchor=(float(x) - 0.25, float(y)), **settings_k, **extra))
+        return out
+
+    w1, g1, p1 = _ragdoll_world()
+    w2, g2, p2 = _ragdoll_world()
+    defs1 = definitions(g1, p1)
+    # the twin world's definitions: the same values on its own bodies
+    defs2 = [joints.Revolute(None if d.body_a is None else w2.body_handle(d.body_a.index),
+                             w2.body_handle(d.body_b.index), anchor=d.anchor, collide_connected=d.collide_connected,
+                             enabled=d.enabled, force_threshold=d.force_threshold, on_threshold=d.on_threshold,
+                             data=d.data, **d.settings) for d in defs1]
+    fast = bookkeeping._plain_revolute_rows(w1, defs1) is not None
+    error = None
+    handles2 = []
+    for k, d in enumerate(defs2):
+        try:
+            handles2.append(w2.add_joint(d))
+        except CaromError as exc:
+            error = f"definitions[{k}]: {exc}"
+            break
+    before = _joint_rows(w1)
+    if not wild:          # (values every check takes: the column path, and no error)
+        assert fast and error is None
+    if error is not None:
+        assert not fast
+        with pytest.raises(CaromError) as info:
+            w1.add_joints(defs1)
+        assert str(info.value) == error and _joint_rows(w1) == before
+        return
+    handles1 = w1.add_joints(defs1)
+    assert [(h.index, h.generation) for h in handles1] == [(h.index, h.generation) for h in handles2]
+    assert _joint_rows(w1) == _joint_rows(w2)
+    assert w1.snapshot().data == w2.snapshot().data
+
+
+def test_a_batch_of_plain_revolute_joints_takes_the_column_path():
+    """Twelve revolute joints of plain floats take ``_plain_revolute_rows``; one definition that is not plain (an
+    integer setting, a Weld) sends the batch through the general checks, with the same rows."""
+    from carom.rigid.joints import bookkeeping
+    w, ground, parts = _ragdoll_world()
+
+    def plain():
+        return [joints.Revolute(a, b, anchor=(float(b.position[0]) - 0.25, float(b.position[1])), lower=-0.5,
+                                upper=0.5, max_motor_torque=0.05, hertz=5.0, damping_ratio=0.5)
+                for a, b in zip([ground] + parts[:-1], parts)]
+
+    assert bookkeeping._plain_revolute_rows(w, plain()) is not None
+    mixed = plain()
+    mixed[3] = joints.Revolute(mixed[3].body_a, mixed[3].body_b, anchor=mixed[3].anchor, hertz=5)
+    assert bookkeeping._plain_revolute_rows(w, mixed) is None
+    assert bookkeeping._plain_revolute_rows(w, plain()[:7]) is None
+    assert bookkeeping._plain_revolute_rows(w, plain()[:-1] + [joints.Weld(parts[0], parts[1])]) is None
+
+
 def test_bodies_of_another_world_are_refused():
     w1, w2 = _world(), _world()
     a, _ = _two_bodies(w1)
