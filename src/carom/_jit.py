@@ -1658,7 +1658,7 @@ def prefer_concurrent_threading_layer():
 
 #: how many times an idle OpenMP worker of libgomp looks for work before it sleeps (``GOMP_SPINCOUNT``), unless
 #: the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY (``default_omp_spin``)
-OMP_SPIN_COUNT = "30000"
+OMP_SPIN_COUNT = "10000"
 #: carom set GOMP_SPINCOUNT (``default_omp_spin``): it is taken out again once Numba's threads are started
 _omp_spin_set = False
 
@@ -1674,15 +1674,7 @@ def default_omp_spin():
     a millisecond or more. With another process busy on the second core, that spinning thread takes turns
     with the calling thread, which is doing the step's serial work, and with the solve's threads
     (large_pyramid: two threads took twice the one-thread time, 1.5 times with GOMP_SPINCOUNT=0). On an idle
-    machine a short spin keeps the worker awake across the gaps inside a step, which are short.
-
-    Why 30,000 (about 0.3 ms at the 10 ns a pause takes on the Xeons we measure on; it was 10,000): a spin
-    shorter than the gap between two steps (the call from Python, the step's serial start: 0.15-0.2 ms) let
-    the worker sleep there, and the step's first parallel loops waited for it to wake: large_pyramid's bounds
-    stage took as long with two threads as with one (0.15 ms), and its two-thread step took 3-4 % longer
-    (1.88 against 1.82 ms, 4 interleaved rounds). Beside a busy core the governed step stays within issue
-    33's bound (1.04 × the one-thread time, against 0.99 ×); two threads held there lose more (2.0 × against
-    1.4 ×), as with libgomp's default."""
+    machine a short spin keeps the worker awake across the gaps inside a step, which are short."""
     global _omp_spin_set
     if "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ or sys.modules.get(
             "numba.np.ufunc.omppool") is not None:
