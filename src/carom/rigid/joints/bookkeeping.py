@@ -122,7 +122,7 @@ def _plain_revolute_rows(world, definitions):
             dxa, dya, dxb, dyb = px - xa, py - ya, px - xb, py - yb
             collide, enabled, on = d.collide_connected, d.enabled, d.on_threshold
             if (collide is not True and collide is not False) or (enabled is not True and enabled is not False) \
-                    or (on != "break" and on != "report"):
+                    or type(on) is not str or (on != "break" and on != "report"):
                 return None
             force, torque = d.force_threshold, d.torque_threshold
             if type(force) is not float or not (force == inf or 0.0 <= force <= FLOAT32_LIMIT) \
