@@ -4,18 +4,17 @@ the step sees (:class:`JointTable`), the body pairs joints keep apart, and the t
 The joint kinds' compiled rows are in the modules beside this one; the public definitions and the ``Joint``
 handle in the package's ``__init__``.
 """
-import math
-
 import numpy as np
 
 from ..._validate import flag as _flag, number as _number
-from ...constants import FLOAT32_LIMIT, WORLD_LIMIT
+from ...constants import FLOAT32_LIMIT
 from ...errors import CaromError, SimulationError
 from .. import _step
 from ..body import Body
 from ..mass import KIND_NAMES
 from ..tables import grow
-from . import Joint, JointEvent, _Definition, MOUSE, REVOLUTE, Revolute, SETTINGS, _FLOAT_BOUNDS, _LIMIT, revolute
+from . import (Joint, JointEvent, _Definition, MOUSE, REVOLUTE, Revolute, SETTINGS, _FLOAT_BOUNDS, _LIMIT, _point,
+               revolute)
 from ._common import JointTable, LOCAL_WIDTH, PARAM_WIDTH
 
 
@@ -74,9 +73,9 @@ PLAIN_REVOLUTE_BATCH = 8
 
 def _plain_revolute_rows(world, definitions):
     """``add_many``'s rows, as columns, when every definition is a plain revolute joint (``Revolute`` with one
-    world ``anchor``, bodies of this world or None, each option and setting a Python bool or float that its check
-    takes as it is, lower ≤ upper), for ``PLAIN_REVOLUTE_BATCH`` or more; else None, and each definition is
-    checked alone (:func:`_checked`, which also words any error). The values are bitwise those :func:`_checked`
+    world ``anchor``, bodies of this world or None, the options as :func:`_checked` checks them, each setting a
+    Python float that its check takes as it is, lower ≤ upper), for ``PLAIN_REVOLUTE_BATCH`` or more; else None,
+    and each definition is checked alone (:func:`_checked`, which also words any error). The values are bitwise those :func:`_checked`
     gives: the same Python float arithmetic for the anchors in each body's frame (``joints._to_local``), the
     same NumPy subtraction for the default reference angle, the settings stored as given.
 
@@ -91,7 +90,6 @@ def _plain_revolute_rows(world, definitions):
     # (Python lists, made arrays at the end: a NumPy item written or read costs about what a definition's checks do)
     pairs, frames, flags, thresholds, data = [], [], [], [], []
     origins = {}
-    inf = math.inf
     try:
         for d in definitions:
             if (type(d) is not Revolute or d.anchor_a is not None or d.anchor_b is not None
@@ -100,16 +98,9 @@ def _plain_revolute_rows(world, definitions):
             a, b = _plain_row(d.body_a, world, static), _plain_row(d.body_b, world, static)
             if a < 0 or b < 0:
                 return None
-            p = d.anchor
-            if type(p) not in (tuple, list) or len(p) != 2 or type(p[0]) not in (float, int) \
-                    or type(p[1]) not in (float, int):
-                return None
-            try:
-                px, py = float(p[0]), float(p[1])
-            except OverflowError:         # (an integer beyond the floats)
-                return None
-            if not (math.isfinite(px) and math.isfinite(py) and abs(px) <= WORLD_LIMIT and abs(py) <= WORLD_LIMIT):
-                return None
+            # (the checks ``_checked`` makes, each refusing with a CaromError: the general path then words it)
+            p = _point(d.anchor, "anchor")
+            px, py = float(p[0]), float(p[1])
             # (joints._to_local, in the same Python float arithmetic)
             oa = origins.get(a)
             if oa is None:
@@ -120,13 +111,11 @@ def _plain_revolute_rows(world, definitions):
             xa, ya, ca, sa = oa
             xb, yb, cb, sb = ob
             dxa, dya, dxb, dyb = px - xa, py - ya, px - xb, py - yb
-            collide, enabled, on = d.collide_connected, d.enabled, d.on_threshold
-            if (collide is not True and collide is not False) or (enabled is not True and enabled is not False) \
-                    or type(on) is not str or (on != "break" and on != "report"):
-                return None
-            force, torque = d.force_threshold, d.torque_threshold
-            if type(force) is not float or not (force == inf or 0.0 <= force <= FLOAT32_LIMIT) \
-                    or type(torque) is not float or not (torque == inf or 0.0 <= torque <= FLOAT32_LIMIT):
+            collide, enabled = _flag(d.collide_connected, "collide_connected"), _flag(d.enabled, "enabled")
+            force, torque = threshold(d.force_threshold, "force_threshold"), threshold(d.torque_threshold,
+                                                                                       "torque_threshold")
+            on = d.on_threshold
+            if type(on) is not str or (on != "break" and on != "report"):
                 return None
             pairs.append((a, b))
             frames.append((ca * dxa + sa * dya, -sa * dxa + ca * dya, cb * dxb + sb * dyb, -sb * dxb + cb * dyb))
@@ -134,7 +123,7 @@ def _plain_revolute_rows(world, definitions):
             thresholds.append((force, torque))
             data.append(d.data)
     except CaromError:
-        return None          # (a removed body: the general path words the error)
+        return None          # (a bad value or a removed body: the general path words the error)
     body = np.array(pairs, np.int64)
     kind = t.kind
     if (body[:, 0] == body[:, 1]).any() or ((kind[body[:, 0]] != _step.DYNAMIC)
