@@ -988,3 +988,49 @@ def test_steps_without_the_grid_search_loaded_equal_steps_with_it(tmp_path):
     assert digests_with == digests_without
     assert after_with[1] == after_without[1]
     assert not any(after_without[0])
+
+
+def test_a_kernel_files_cache_is_stamped_with_every_file_it_imports(tmp_path, monkeypatch):
+    """A kernel's cache entry holds the code of what it calls from other files: the step's file (``rigid/_step.py``)
+    must drop its entries when the prepare stage's file changes, though its own text did not (``_linked_stamp``).
+    Its stamp covers the files it imports, transitively, read from a copy of the package: an edit to
+    ``rigid/_prepare.py`` changes it, an edit to ``rigid/world.py`` (no kernel module imports it) does not."""
+    import os
+    import shutil
+    from carom import _linked_stamp
+    copy = tmp_path / "carom"
+    shutil.copytree(_linked_stamp.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(_linked_stamp, "PACKAGE_DIR", str(copy))
+    monkeypatch.setattr(_linked_stamp, "_scanned", {})
+    monkeypatch.setattr(_linked_stamp, "_digests", {})
+    step = str(copy / "rigid" / "_step.py")
+    reached = {os.path.relpath(f, copy).replace(os.sep, "/") for f in _linked_stamp.reached_files(step)}
+    assert {"rigid/_step.py", "rigid/_prepare.py", "rigid/_sweeps.py", "_simd.py", "geometry/_tree.py",
+            "rigid/joints/revolute.py"} <= reached
+    assert "rigid/world.py" not in reached and "envs/lunar_lander.py" not in reached
+    before = _linked_stamp.reach_digest(step)
+
+    def edit(rel):
+        with open(copy / rel, "a") as f:
+            f.write("\n# an edit\n")
+        _linked_stamp._scanned.clear()
+        _linked_stamp._digests.clear()
+        return _linked_stamp.reach_digest(step)
+
+    assert edit("rigid/world.py") == before
+    assert edit("rigid/_prepare.py") != before
+
+
+def test_carom_kernels_are_cached_under_the_linked_stamp():
+    """carom's kernels find their cache through a locator that stamps with ``_linked_stamp.LinkedStamp``, which
+    pickles into the index as a plain pair and compares equal to it (as Numba compares a loaded index's stamp)."""
+    import pickle
+    from carom._linked_stamp import LinkedSourcesLocator, LinkedStamp
+    from carom.rigid import _prepare
+    locator = _prepare.shared_material._cache._impl.locator
+    assert isinstance(locator, LinkedSourcesLocator)
+    stamp = locator.get_source_stamp()
+    assert isinstance(stamp, LinkedStamp)
+    saved = pickle.loads(pickle.dumps(stamp))
+    assert type(saved) is tuple and len(saved) == 2
+    assert saved == stamp and not saved != stamp and stamp == saved

@@ -19,7 +19,7 @@ ROOT = pathlib.Path(carom.__file__).parent
 #: Names are module paths below ``carom`` ("" is ``carom/__init__.py``); a name covers its package's modules
 #: unless a longer name says otherwise.
 PACKAGE_LAYERS = (
-    ("base", ("constants", "errors", "_types", "_args", "_cpu_level", "_jit", "_simd", "_validate")),
+    ("base", ("constants", "errors", "_types", "_args", "_linked_stamp", "_cpu_level", "_jit", "_simd", "_validate")),
     ("geometry", ("geometry",)),
     ("worlds", ("rigid", "verlet")),
     ("many worlds", ("batch",)),

@@ -46,6 +46,7 @@ import sys
 import numba
 import numba.core.caching as _caching
 
+from ._linked_stamp import LinkedSourcesLocator
 from .errors import CaromError
 
 #: the shipped levels, best first: (level, LLVM CPU name, host features the level requires)
@@ -184,7 +185,7 @@ def _try_write(folder):
         return False
 
 
-class ShippedCacheLocator(_caching._SourceFileBackedLocatorMixin, _caching._CacheLocator):
+class ShippedCacheLocator(LinkedSourcesLocator, _caching._SourceFileBackedLocatorMixin, _caching._CacheLocator):
     """Numba cache locator for carom's own source files in a package folder this process may not write to.
 
     Numba's in-tree locator, tried next, serves a writable ``__pycache__`` (a source checkout, a wheel
@@ -240,9 +241,20 @@ class ShippedCacheLocator(_caching._SourceFileBackedLocatorMixin, _caching._Cach
         return super().from_function(py_func, py_file)
 
 
+class LinkedUserProvidedLocator(LinkedSourcesLocator, _caching.UserProvidedCacheLocator):
+    """Numba's locator for ``NUMBA_CACHE_DIR``, for carom's own files, stamped with what they link in
+    (:mod:`carom._linked_stamp`)."""
+
+
+class LinkedInTreeLocator(LinkedSourcesLocator, _caching.InTreeCacheLocator):
+    """Numba's in-tree locator (a writable ``__pycache__``), for carom's own files, stamped with what they link in
+    (:mod:`carom._linked_stamp`)."""
+
+
 def install_locator():
-    """Put :class:`ShippedCacheLocator` before Numba's in-tree locator (once)."""
+    """Put carom's locators before Numba's own (once): for carom's files, each stamped with what it links in
+    (:mod:`carom._linked_stamp`), ``NUMBA_CACHE_DIR`` first, then :class:`ShippedCacheLocator`, then the
+    in-tree ``__pycache__``."""
     classes = _caching.CacheImpl._locator_classes
     if ShippedCacheLocator not in classes:
-        at = classes.index(_caching.InTreeCacheLocator) if _caching.InTreeCacheLocator in classes else 0
-        classes.insert(at, ShippedCacheLocator)
+        classes[0:0] = [LinkedUserProvidedLocator, ShippedCacheLocator, LinkedInTreeLocator]
