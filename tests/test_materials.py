@@ -118,3 +118,76 @@ def test_materials_survive_snapshots_and_continue_bitwise():
             ref.step(DT)
         np.testing.assert_array_equal(clone.positions, ref.positions)
         np.testing.assert_array_equal(clone.velocities, ref.velocities)
+
+
+def _one_material_world(kind, rules, odd_shape):
+    """A pile on a floor, every shape of one material (friction 0.4, restitution 0.3) and one radius (boxes: 0;
+    balls: 0.25, the floor a capsule of that radius); with ``odd_shape``, one more static shape far away, touching
+    nothing, of another friction."""
+    from carom.geometry import Capsule
+    w = carom.World(gravity=(0.0, -G), friction_mixing=rules[0], restitution_mixing=rules[1])
+    w.sleep_enabled = False
+    floor = w.add_body(kind="static")
+    radius = 0.0 if kind == "boxes" else 0.25
+    if kind == "boxes":
+        floor.add_shape(box(8.0, 0.5), friction=0.4, restitution=0.3)
+    else:
+        floor.add_shape(Capsule((-8.0, -0.25), (8.0, -0.25), radius), friction=0.4, restitution=0.3)
+    for i in range(24):
+        b = w.add_body(position=(-2.0 + 0.55 * (i % 8) + 0.1 * (i // 8), 1.0 + 0.6 * (i // 8)), angle=0.1 * i)
+        b.add_shape(box(0.25, 0.25) if kind == "boxes" else Circle(radius), density=1.0, friction=0.4,
+                    restitution=0.3)
+    if odd_shape:
+        w.add_body(kind="static", position=(500.0, 500.0)).add_shape(box(1.0, 1.0), friction=0.9)
+    return w
+
+
+@pytest.mark.parametrize("rules", [("sqrt", "max"), ("min", "mean"), ("multiply", "min"), ("max", "multiply")])
+@pytest.mark.parametrize("kind", ["boxes", "balls"])
+def test_a_world_of_one_material_steps_bitwise_as_the_per_contact_path(kind, rules):
+    """Where every shape has bitwise the same friction, restitution and radius, the prepare stage takes them once
+    for every contact (``_prepare.shared_material``) instead of reading each contact's two shapes. One far shape
+    of another friction, touching nothing, sends the same scene down the per-contact path: every body moves
+    bitwise the same, bounces included, for each mixing rule."""
+    from carom.rigid._prepare import shared_material
+    from carom.rigid._contact_rows import MIX_SQRT
+
+    def shared(w):
+        t = w.tables
+        n = t.n_shapes
+        return shared_material(t.s_friction[:n], t.s_restitution[:n], t.s_radius[:n], MIX_SQRT, MIX_SQRT)
+
+    one, two = _one_material_world(kind, rules, False), _one_material_world(kind, rules, True)
+    # (each world takes the path the test means: else it would compare a path with itself)
+    assert shared(one).shape == (3,) and shared(two).shape == (0,)
+    touched = 0
+    for _ in range(90):
+        one.step(DT)
+        two.step(DT)
+        touched = max(touched, len(one.contact_data().body_a))
+    assert touched > 20
+    n = one.tables.n_bodies
+    for name in ("com", "angle", "vel", "angvel"):
+        a, b = getattr(one.tables, name)[:n], getattr(two.tables, name)[:n]
+        assert a.tobytes() == b.tobytes(), name
+
+
+def test_shared_material_compares_bits():
+    """0.0 and −0.0 are not one material (mixing them gives −0.0 or 0.0 by which comes first), and any other
+    difference in any of the three values ends the shared path; an equal set gives the mixed values."""
+    from carom.rigid._prepare import shared_material
+    from carom.rigid._contact_rows import MIX_SQRT, MIX_MAX, MIX_MEAN
+    f = np.full(5, 0.6)
+    e = np.full(5, 0.2)
+    r = np.zeros(5)
+    got = shared_material(f, e, r, MIX_SQRT, MIX_MAX)
+    assert got.tolist() == [math.sqrt(0.6 * 0.6), 0.2, 0.0]
+    assert shared_material(f, e, r, MIX_MEAN, MIX_MEAN).tolist() == [0.5 * (0.6 + 0.6), 0.5 * (0.2 + 0.2), 0.0]
+    for arrays in range(3):
+        for value in (-0.0, 0.6000000000000001, 0.0):
+            changed = [f.copy(), e.copy(), r.copy()]
+            if changed[arrays][3] == value:
+                continue
+            changed[arrays][3] = value
+            assert shared_material(*changed, MIX_SQRT, MIX_MAX).shape == (0,)
+    assert shared_material(f[:0], e[:0], r[:0], MIX_SQRT, MIX_MAX).shape == (0,)

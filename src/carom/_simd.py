@@ -574,16 +574,18 @@ else:
 
     @intrinsic
     def prefetch_row(typingctx, a, i):
-        """Ask the processor to bring row ``a[i]`` of a C-contiguous 2-D array (its first cache line) into the
-        cache, for a read soon (``llvm.prefetch``: a hint, which changes no value)."""
-        if not (isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C" and isinstance(i, types.Integer)):
+        """Ask the processor to bring row ``a[i]`` of a C-contiguous 2-D array (its first cache line), or item
+        ``a[i]`` of a 1-D one, into the cache, for a read soon (``llvm.prefetch``: a hint, which changes no
+        value)."""
+        if not (isinstance(a, types.Array) and a.ndim in (1, 2) and a.layout == "C" and isinstance(i, types.Integer)):
             return None
 
         def codegen(context, builder, sig, args):
             arr = context.make_array(sig.args[0])(context, builder, args[0])
             ii = context.cast(builder, args[1], sig.args[1], types.intp)
-            width = cgutils.unpack_tuple(builder, arr.shape)[1]
-            _prefetch(builder, builder.gep(arr.data, [builder.mul(ii, width)]))
+            if sig.args[0].ndim == 2:
+                ii = builder.mul(ii, cgutils.unpack_tuple(builder, arr.shape)[1])
+            _prefetch(builder, builder.gep(arr.data, [ii]))
             return context.get_dummy_value()
         return types.none(a, i), codegen
 
