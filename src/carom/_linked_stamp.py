@@ -27,9 +27,9 @@ _FROM = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#]+)", re.MULTILINE)
 
 #: file path -> (hash of its contents, the package files it imports)
-_scanned = {}
+_scanned: "dict[str, tuple[str, list[str]]]" = {}
 #: file path -> the hash of the contents of every file it reaches (``reach_digest``)
-_digests = {}
+_digests: "dict[str, str]" = {}
 
 
 def _module_file(name):
