@@ -1248,3 +1248,36 @@ def test_jointed_bodies_sleep_and_wake_together():
     assert not a.sleeping and not b.sleeping
     w.step(DT)
     assert abs(a.angular_velocity) > 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.booleans()), min_size=0, max_size=30),
+       st.lists(st.integers(0, 29), max_size=10))
+def test_joined_keys_are_the_distinct_pairs_of_live_joints_that_keep_their_bodies_apart(pairs, removed):
+    """``bookkeeping.joined_keys`` against a set built pair by pair: each live joint without collide_connected and
+    not to the world's static body gives one key min << 32 | max, listed once, in increasing order (the same pair
+    twice, or reversed, is one key)."""
+    from carom.rigid.joints import bookkeeping
+    from carom.rigid import _step
+    w = _world()
+    bodies = [w.add_body(position=(float(i), 0.0)) for i in range(6)]
+    for b in bodies:
+        b.add_shape(Circle(0.2), density=1.0)
+    made = []
+    for a, b, connected in pairs:
+        if a == b:
+            continue
+        made.append((a, b, connected, w.add_joint(joints.Distance(bodies[a], bodies[b], collide_connected=connected))))
+    made.append((None, 0, False, w.add_joint(joints.Revolute(None, bodies[0], anchor=(0.0, 0.0)))))
+    gone = {k for k in removed if k < len(made)}
+    for k in gone:
+        w.remove(made[k][3])
+    want = set()
+    for k, (a, b, connected, _) in enumerate(made):
+        if k in gone or connected or a is None:
+            continue
+        i, j = sorted((bodies[a].index, bodies[b].index))
+        want.add((i << _step.KEY_SHIFT) | j)
+    keys = bookkeeping.joined_keys(w)
+    assert keys.dtype == np.int64
+    assert keys.tolist() == sorted(want)

@@ -1658,7 +1658,7 @@ def prefer_concurrent_threading_layer():
 
 #: how many times an idle OpenMP worker of libgomp looks for work before it sleeps (``GOMP_SPINCOUNT``), unless
 #: the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY (``default_omp_spin``)
-OMP_SPIN_COUNT = "10000"
+OMP_SPIN_COUNT = "100000"
 #: carom set GOMP_SPINCOUNT (``default_omp_spin``): it is taken out again once Numba's threads are started
 _omp_spin_set = False
 
@@ -1674,7 +1674,14 @@ def default_omp_spin():
     a millisecond or more. With another process busy on the second core, that spinning thread takes turns
     with the calling thread, which is doing the step's serial work, and with the solve's threads
     (large_pyramid: two threads took twice the one-thread time, 1.5 times with GOMP_SPINCOUNT=0). On an idle
-    machine a short spin keeps the worker awake across the gaps inside a step, which are short."""
+    machine a short spin keeps the worker awake across the gaps inside a step and between two steps.
+
+    How long: a pause takes about 10 ns on our Xeon, so 10,000 spins were 0.1 ms, shorter than a step's serial
+    stretches and the call from Python between steps; the worker slept and the next parallel loop waited for
+    it to wake. 100,000 (about 1 ms) took the in-step time with two threads down 4 % (large_pyramid, smash,
+    rain), 7 % (tumbler) and 1-2 % (many_pyramids, joint_grid); spinner did not change (interleaved runs).
+    Beside a busy core the governor (``ThreadGovernor``) moves a world to one thread, which starts no
+    parallel loop, so no worker spins (``benchmarks/busy_core.py``)."""
     global _omp_spin_set
     if "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ or sys.modules.get(
             "numba.np.ufunc.omppool") is not None:

@@ -295,8 +295,12 @@ def joined_keys(world):
         sb = world.static_body.index
         pick = t.j_alive[:n] & ~t.j_collide[:n] & (t.j_body[:n, 0] != sb) & (t.j_body[:n, 1] != sb)
         ab = t.j_body[:n][pick]
-        keys = (np.minimum(ab[:, 0], ab[:, 1]) << _step.KEY_SHIFT) | np.maximum(ab[:, 0], ab[:, 1])
-        t.joined = np.unique(keys).astype(np.int64)
+        keys = np.sort((np.minimum(ab[:, 0], ab[:, 1]) << _step.KEY_SHIFT) | np.maximum(ab[:, 0], ab[:, 1]))
+        # (sorted, then each key that differs from the one before: np.unique hashes integer arrays, 0.9 ms for
+        # rain's 10,000 joints against 0.05 ms for the sort, after every wave of ragdolls)
+        fresh = np.ones(keys.shape[0], np.bool_)
+        np.not_equal(keys[1:], keys[:-1], out=fresh[1:])
+        t.joined = keys[fresh].astype(np.int64)
     return t.joined
 
 
