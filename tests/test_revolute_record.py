@@ -135,18 +135,12 @@ def test_the_record_holds_its_limits_and_runs_its_motor():
     assert wheel.angular_velocity == pytest.approx(2.0, rel=1e-3)
 
 
-@pytest.mark.parametrize("build", [_ragdolls, _pendulums, _mixed])
-def test_the_lane_marks_are_the_brute_force_test_and_cover_a_ragdolls_joints(build):
-    # ``mark_lanes`` marks, once per step, where the sweeps may solve LANES64 records side by side: exactly where
-    # joints i … i + LANES64 − 1 of the solve order are records and no body with mass in the frame (one the
-    # sweeps write) is in two of them; checked here with sets, and the ragdolls' joints mostly marked
-    from carom.rigid.joints._common import MA, IA, MB, IB, TYPE
+def _joint_data(w, steps):
+    """After ``steps`` steps of ``w``: its joints' step data as the step's preparation makes it (colour starts,
+    plain joints per colour, bodies, frames, row starts, rows: ``_solve.prepare_joints``)."""
     from carom.rigid.joints._solve import joints_to_solve, prepare_joints
     from carom.rigid.joints import bookkeeping
-    from carom._simd import LANES64
-    w = World(gravity=(0, -10))
-    build(w)
-    for _ in range(20):
+    for _ in range(steps):
         w.step(DT)
     t = w.tables
     nb = t.n_bodies
@@ -154,6 +148,19 @@ def test_the_lane_marks_are_the_brute_force_test_and_cover_a_ragdolls_joints(bui
     jbody, frame, rstart, rows = prepare_joints(jl, js, pc, bookkeeping.table(t), t.com[:nb], t.angle[:nb],
                                                 t.inv_mass[:nb], t.inv_inertia[:nb], t.local_center[:nb],
                                                 t.kind[:nb], DT / 4)[:4]
+    return js, pc, jbody, frame, rstart, rows
+
+
+@pytest.mark.parametrize("build", [_ragdolls, _pendulums, _mixed])
+def test_the_lane_marks_are_the_brute_force_test_and_cover_a_ragdolls_joints(build):
+    # ``mark_lanes`` marks, once per step, where the sweeps may solve LANES64 records side by side: exactly where
+    # joints i … i + LANES64 − 1 of the solve order are records and no body with mass in the frame (one the
+    # sweeps write) is in two of them; checked here with sets, and the ragdolls' joints mostly marked
+    from carom.rigid.joints._common import MA, IA, MB, IB, TYPE
+    from carom._simd import LANES64
+    w = World(gravity=(0, -10))
+    build(w)
+    js, pc, jbody, frame, rstart, rows = _joint_data(w, 20)
     n = jbody.shape[0]
     record = [rstart[i + 1] == rstart[i] + 1 and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE for i in range(n)]
     marked = 0
@@ -173,3 +180,76 @@ def test_the_lane_marks_are_the_brute_force_test_and_cover_a_ragdolls_joints(bui
         marked += expect
     if build is _ragdolls:
         assert marked >= 0.5 * sum(record)
+
+
+def _standing_crowd(w, count=60):
+    """``count`` ragdolls (ten joints each) side by side on a floor: enough joints that two threads share each
+    colour's joints in chunks (``_solve.CHUNK_JOINTS``), and chunks that would cut the lane blocks."""
+    from carom.scenes.box2d_scenes import add_humans
+    w.static_body.add_shape(box(80.0, 0.5, center=(0.0, -0.5)))
+    add_humans(w, [(-70.0 + 2.3 * k, 0.1 + 0.01 * (k % 7)) for k in range(count)], [1 + k % 5 for k in range(count)])
+
+
+def test_the_lane_blocks_are_the_sweeps_walk_of_the_marked_records():
+    # ``bundle_records`` makes, once per step, the blocks the sweeps solve side by side: walking each colour's
+    # joints solved one by one from its first, a marked record (``mark_lanes``) starts a block of LANES64, which
+    # the walk then steps over. Checked against that walk written out here; every block lies in one colour, its
+    # columns are the records' and frames', and ``block_edge`` moves a chunk's edge off a block's inside only
+    from carom.rigid.joints._common import FRAME_WIDTH
+    from carom.rigid.joints._solve import bundle_records, lane_blocks, block_edge, OVERFLOW
+    from carom._simd import LANES64
+    w = World(gravity=(0, -10))
+    _standing_crowd(w, 20)
+    js, pc, jbody, frame, rstart, rows = _joint_data(w, 5)
+    n = jbody.shape[0]
+    aos_frame, aos_rows = frame[:n].copy(), rows[:rstart[n]].copy()
+    blocks = bundle_records(js, pc, jbody, frame, rstart, rows)
+    lf, lr = lane_blocks(jbody, frame, rstart, rows)
+    expect = {}
+    for c in range(OVERFLOW + 1):
+        i, end = js[c] + pc[c], js[c + 1]
+        while i < end:
+            r0 = rstart[i]
+            if (rstart[i + 1] == r0 + 1 and rows[r0, 0] == revolute.ROW_REVOLUTE and i + LANES64 <= end
+                    and rows[r0, revolute.R_APART] != 0.0):
+                expect[i] = len(expect)
+                i += LANES64
+            else:
+                i += 1
+    assert blocks == len(expect) and blocks >= 0.6 * n / LANES64
+    heads = {i: int(rows[rstart[i], revolute.R_BUNDLE]) - 1 for i in range(n)
+             if rstart[i + 1] == rstart[i] + 1 and rows[rstart[i], revolute.R_BUNDLE] > 0}
+    assert heads == expect
+    for i, u in expect.items():
+        for q in range(LANES64):
+            assert lf[u, :, q].tobytes() == aos_frame[i + q, :FRAME_WIDTH].tobytes()
+            assert lr[u, :revolute.R_BUNDLE, q].tobytes() == aos_rows[rstart[i] + q, :revolute.R_BUNDLE].tobytes()
+            if q:
+                assert rows[rstart[i + q], revolute.R_BUNDLE] == -1.0
+        inside = set(range(i + 1, i + LANES64))
+        for x in range(i, i + LANES64 + 1):
+            assert block_edge(x, jbody, rstart, rows) == (i + LANES64 if x in inside else x)
+
+
+def test_lane_blocks_give_the_same_bits_on_one_and_two_threads():
+    # two threads share a colour's joints in chunks whose edges ``block_edge`` moves off the lane blocks: the world
+    # must be the one-thread world bit for bit (and the lanes must be in use: the records' arithmetic is the
+    # generic rows', checked above)
+    assert load_lanes()
+    before = carom.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2):
+            carom.set_num_threads(threads, adaptive=False)
+            w = World(gravity=(0, -10))
+            _standing_crowd(w)
+            for _ in range(60):
+                w.step(DT)
+            t = w.tables
+            results.append((t.com[:t.n_bodies].copy(), t.angle[:t.n_bodies].copy(), t.vel[:t.n_bodies].copy(),
+                            t.angvel[:t.n_bodies].copy(), t.j_impulse[:t.n_joints].copy()))
+        for a, b in zip(*results):
+            assert a.tobytes() == b.tobytes()
+        assert np.abs(results[0][3]).max() > 0.1          # (the ragdolls move)
+    finally:
+        carom.set_num_threads(before)

@@ -21,7 +21,7 @@ from .._layout import BodyTable
 from ._common import FRAME_WIDTH, ROW_WIDTH
 from ._bundles import PB_WIDTH, solve_point_bundles, store_bundle_reactions
 from ._solve import (OVERFLOW, joint_solved, joints_to_solve, pass_mode, prepare_joints, record_lanes, solve_joints,
-                     store_reactions)
+                     store_reactions, lane_blocks_if_loaded, block_edge, unbundle_records)
 
 _I1, _I2, _I3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
 _F1, _F2 = types.float64[::1], types.float64[:, ::1]
@@ -39,10 +39,12 @@ BEGIN_TYPES = types.Tuple((_I1, types.boolean[::1]) + tuple(t for k, t in enumer
 @apart_njit(lambda arg_types: BEGIN_TYPES)
 def begin(joints, kind, asleep, com, angle, inv_mass, inv_inertia, local_center, h):
     """The joints solved this step, coloured (``_solve.joints_to_solve``), their rows and bundles
-    (``_solve.prepare_joints``), and the dynamic bodies they hold (which the solver then holds: ``held``)."""
+    (``_solve.prepare_joints``) and their records' lane blocks (``_solve.lane_blocks_if_loaded``), and the dynamic
+    bodies they hold (which the solver then holds: ``held``)."""
     jlist, jstart, pcount = joints_to_solve(joints, kind, asleep)
     jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
                                                                            inv_mass, inv_inertia, local_center, kind, h)
+    lane_blocks_if_loaded(jstart, pcount, jbody, jframe, rstart, jrows)
     held = joint_solved(np.zeros(kind.shape[0], np.bool_), jlist, joints, kind)
     return jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove
 
@@ -83,7 +85,9 @@ def chunk(mode, bundle_lo, bundle_hi, lo, hi, jdata, state, fstate, flags, dangl
         return
     if bundle_lo < bundle_hi:
         solve_point_bundles(mode, bundle_lo, bundle_hi, pb, pbody, pmove, fstate, jsoft)
-    solve_joints(mode, lo, hi, jbody, jframe, rstart, jrows, state, fstate, flags, dangle, jsoft, inv_h)
+    # (the threads' chunks of a colour start and end between the joints' lane blocks: ``_solve.block_edge``)
+    solve_joints(mode, block_edge(lo, jbody, rstart, jrows), block_edge(hi, jbody, rstart, jrows), jbody, jframe,
+                 rstart, jrows, state, fstate, flags, dangle, jsoft, inv_h)
 
 
 @apart_njit(lambda arg_types: types.none)
@@ -91,6 +95,7 @@ def end(jlist, joints, jdata, inv_h):
     """The joints' impulses and reactions back to the joint table (``_solve.store_reactions``,
     ``_bundles.store_bundle_reactions``)."""
     jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove = jdata
+    unbundle_records(jbody, rstart, jrows)
     store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
     store_bundle_reactions(jlist, jstart, pcount, pstart, pb, joints.impulse, joints.reaction, inv_h)
 

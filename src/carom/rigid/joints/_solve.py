@@ -35,8 +35,7 @@ import numpy as np
 import numba
 
 from ..._jit import njit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
-from ..._simd import (LANES64, splat64, insert, lane, columns64, put_columns64, vfloor, with_item, joint_rows64,
-                      put_joint_velocities64)
+from ..._simd import (LANES64, splat64, insert, lane, load, store, vfloor, joint_rows64, put_joint_velocities64)
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED, aligned_rows
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
                       G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1,
@@ -154,14 +153,15 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     n = jlist.shape[0]
     NB = com.shape[0]
     jbody = np.empty((n, 2), np.int64)
-    frame = aligned_rows(n, FRAME_WIDTH)
+    # (and below the joints' frames and rows, room for the vector lanes' blocks: ``lane_blocks``)
+    frame = aligned_rows(n + lane_rows(n), FRAME_WIDTH)
     rstart = np.empty(n + 1, np.int64)
     pstart, pb, pbody, pmove = empty_bundles(pcount, NB)
     most = 0
     for c in range(OVERFLOW + 1):
         for i in range(jstart[c] + pcount[c], jstart[c + 1]):
             most += MAX_ROWS[kind[jlist[i]]]
-    rows = aligned_rows(most, ROW_WIDTH)
+    rows = aligned_rows(most + lane_rows(n), ROW_WIDTH)
     g = np.empty(G_WIDTH)
     # each body's rotation (cos, sin), computed once for all its joints (``turned``: whether it is)
     rot = np.empty((NB, 2))
@@ -285,20 +285,17 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
     rotations so far, d), its rows solved one after the other (``_rows.solve_row``) and the velocities written
     back; the change is kept in WARM_DV (module docstring: SOLVE first takes the last substep's back and warm
     starts afresh). Runs of revolute records that touch no body another of them writes go ``LANES64`` at a
-    time (``_solve_record_lanes``; where ``mark_lanes`` marked them), with the same results."""
+    time (``_solve_record_lanes``; the lane blocks ``bundle_records`` made for the step), with the same results."""
     # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
     jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
     flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
-    # (the lanes are compiled apart and loaded once a helper has compiled them: ``record_lanes``; until then
-    # every joint goes alone, with the same results)
-    lanes = hi - lo >= LANES64 and _lanes_loaded((mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
-                                                   dangle, jsoft, inv_h))
+    # (a chunk starts and ends between lane blocks: ``block_edge``)
     i = lo
     while i < hi:
-        if lanes and i + LANES64 <= hi and _lanes_at(i, rstart, rows):
-            # the run of bundles that starts here, in one call
+        if i + LANES64 <= hi and _block_at(i, rstart, rows):
+            # the run of lane blocks that starts here, in one call
             k = i + LANES64
-            while k + LANES64 <= hi and _lanes_at(k, rstart, rows):
+            while k + LANES64 <= hi and _block_at(k, rstart, rows):
                 k += LANES64
             _lanes((mode, i, k, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h))
             i = k
@@ -433,6 +430,101 @@ def _lanes_at(i, rstart, rows):
 
 
 @llvm_inline_njit
+def _block_at(i, rstart, rows):
+    """Whether joint i of the solve order is the first of a lane block (``bundle_records``)."""
+    return _is_record(i, rstart, rows) and rows[rstart[i], revolute.R_BUNDLE] > 0.0
+
+
+@llvm_inline_njit
+def lane_rows(n):
+    """The rows below n joints' frames (and below their rows) that hold the lane blocks (``lane_blocks``): room
+    for n // LANES64 blocks of LANES64 rows, as many as n joints can fill."""
+    return (n // LANES64) * LANES64
+
+
+@inline_njit
+def lane_blocks(jbody, frame, rstart, rows):
+    """The lane blocks of a step's joints (``bundle_records``) as two (blocks, columns, LANES64) views: block u's
+    column c, lane q is column c of the frame (of the record) of joint q of the block. They are the rows of
+    ``frame`` below the n joints' frames and of ``rows`` below the joints' rows (``prepare_joints`` makes the
+    room: ``lane_rows``), so they travel with the step's joint data and need no arrays of their own."""
+    n = jbody.shape[0]
+    m = n // LANES64
+    return frame[n:n + m * LANES64].reshape((m, FRAME_WIDTH, LANES64)), _record_blocks(jbody, rstart, rows)
+
+
+@njit
+def bundle_records(jstart, pcount, jbody, frame, rstart, rows):
+    """Once per step, when the vector lanes are loaded (``begin``): the lane blocks. Each colour's joints solved
+    one by one are walked from the colour's first, as a sweep walks them: where ``mark_lanes`` marked joint i
+    (LANES64 records that touch no body another of them writes), joints i … i + LANES64 − 1 become block u
+    (their frames and records copied, transposed, to ``lane_blocks``; R_BUNDLE u + 1 on the first, −1 on the
+    others) and the walk goes on after them; elsewhere it moves one joint on. Returns the number of blocks.
+
+    Why: the lanes read each of a block's columns as one vector, where they gathered the LANES64 rows and
+    transposed them in registers at every sweep (seventeen a step): the transposes and the registers they
+    spilled were two fifths of a ragdoll scene's joint solve. The records' changing columns go back to the
+    rows after the last sweep (``unbundle_records``). A sweep's chunk starts and ends between blocks
+    (``block_edge``), so every joint of a block is always solved in its block, from the block."""
+    n = jbody.shape[0]
+    lf, lr = lane_blocks(jbody, frame, rstart, rows)
+    u = 0
+    for c in range(OVERFLOW + 1):
+        i = jstart[c] + pcount[c]
+        end = jstart[c + 1]
+        while i < end:
+            if _is_record(i, rstart, rows):
+                r0 = rstart[i]
+                if i + LANES64 <= end and rows[r0, revolute.R_APART] != 0.0:
+                    for q in range(LANES64):
+                        for f in range(FRAME_WIDTH):
+                            lf[u, f, q] = frame[i + q, f]
+                        for f in range(ROW_WIDTH):
+                            lr[u, f, q] = rows[r0 + q, f]
+                        rows[r0 + q, revolute.R_BUNDLE] = -1.0
+                    rows[r0, revolute.R_BUNDLE] = u + 1.0
+                    u += 1
+                    i += LANES64
+                    continue
+                rows[r0, revolute.R_BUNDLE] = 0.0
+            i += 1
+    return u
+
+
+@njit
+def unbundle_records(jbody, rstart, rows):
+    """After the step's last sweep: the changing columns of each lane block's records (R_SL …, the impulses)
+    back to the records' rows, where ``store_reactions`` reads them."""
+    n = jbody.shape[0]
+    lr = _record_blocks(jbody, rstart, rows)
+    for i in range(n):
+        if _block_at(i, rstart, rows):
+            u = np.int64(rows[rstart[i], revolute.R_BUNDLE]) - 1
+            for q in range(LANES64):
+                for f in range(revolute.R_SL, ROW_WIDTH):
+                    rows[rstart[i] + q, f] = lr[u, f, q]
+
+
+@inline_njit
+def _record_blocks(jbody, rstart, rows):
+    """The records' half of ``lane_blocks``."""
+    n = jbody.shape[0]
+    m = n // LANES64
+    r = rstart[n]
+    return rows[r:r + m * LANES64].reshape((m, ROW_WIDTH, LANES64))
+
+
+@njit
+def block_edge(x, jbody, rstart, rows):
+    """The first joint at or after x of the solve order that is not inside a lane block (a chunk of a sweep
+    that would start or end at x starts or ends there instead: both chunks move the same way)."""
+    n = jbody.shape[0]
+    while x < n and _is_record(x, rstart, rows) and rows[rstart[x], revolute.R_BUNDLE] < 0.0:
+        x += 1
+    return x
+
+
+@llvm_inline_njit
 def _records_from(i, n, rstart, rows):
     """Whether joints i … i + LANES64 − 1 (of n) are all revolute records."""
     if i + LANES64 > n:
@@ -511,31 +603,17 @@ def _has_row(feat, bit):
     return feat - 2.0 * bit * vfloor(feat * (0.5 / bit)) >= bit
 
 
-#: the frames' columns and the records' (``_solve_record_lanes``), read in blocks of LANES64 columns, and written
-#: back from the first column a sweep changes on (a frame's DCX …: its cache line of WARM_DV; a record's R_SL …),
-#: so that the lines that hold only the step's constants stay clean
-_frame_columns = columns64(FRAME_WIDTH)
-_record_columns = columns64(ROW_WIDTH)
-_put_frame_columns = put_columns64(FRAME_WIDTH, DCX)
-_put_record_columns = put_columns64(ROW_WIDTH, revolute.R_SL)
-assert FRAME_WIDTH % 8 == 0 and ROW_WIDTH % 8 == 0 and DCX % 8 == 0 and revolute.R_SL % 8 == 0
-assert WARM_DV >= DCX and min(revolute.R_ML, revolute.R_LL, revolute.R_UL, revolute.R_PX, revolute.R_PY,
-                              revolute.R_SCS0) >= revolute.R_SL
-
-
 @llvm_inline_njit
-def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
-    """Joints i … i + LANES64 − 1 of ``solve_joints``' sweep, revolute records that touch no body another of them
-    writes (``mark_lanes``), side by side in double-precision vectors (``revolute.solve_record_lanes``): each
-    lane does what ``solve_joints`` does for its joint alone, operation for operation. Their frames and their
-    records are consecutive rows of the frame and row tables, read and written as blocks (``columns64``,
-    ``put_columns64``)."""
+def _solve_record_lanes(mode, i, u, jbody, lf, lr, state, fstate, flags, dangle, jsoft, inv_h):
+    """Joints i … i + LANES64 − 1 of ``solve_joints``' sweep, the lane block u (``bundle_records``: revolute records
+    that touch no body another of them writes), side by side in double-precision vectors
+    (``revolute.solve_record_lanes``): each lane does what ``solve_joints`` does for its joint alone, operation for
+    operation. A column of the block's frames (``lf``) or records (``lr``) is one vector, read where it is used;
+    the changing ones (the impulses, WARM_DV) are written back."""
     carried = mode == SOLVE
     use_bias = mode == SOLVE or mode == SOLVE_FIRST
     first = 0 if mode == WARM_START or carried else 1
     last = 1 if mode == WARM_START else 2
-    f = _frame_columns(frame, i)
-    rc = _record_columns(rows, rstart[i])
     side_a, side_b = np.int64(0), np.int64(1)
     # the bodies' solver rows, each read whole (``joint_rows64``); the velocities of a body the solver does not
     # hold from the world's state (``_velocity_lanes``: as ``solve_joints`` reads them)
@@ -545,66 +623,67 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
     vax, vay, vaw = _velocity_lanes(i, side_a, jbody, state, held_a, sa)
     vbx, vby, vbw = _velocity_lanes(i, side_b, jbody, state, held_b, sb)
     if carried:
-        vax = vax - f[WARM_DV]
-        vay = vay - f[WARM_DV + 1]
-        vaw = vaw - f[WARM_DV + 2]
-        vbx = vbx - f[WARM_DV + 3]
-        vby = vby - f[WARM_DV + 4]
-        vbw = vbw - f[WARM_DV + 5]
+        vax = vax - load(lf, u, WARM_DV)
+        vay = vay - load(lf, u, WARM_DV + 1)
+        vaw = vaw - load(lf, u, WARM_DV + 2)
+        vbx = vbx - load(lf, u, WARM_DV + 3)
+        vby = vby - load(lf, u, WARM_DV + 4)
+        vbw = vbw - load(lf, u, WARM_DV + 5)
     vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
-    ma, ia, mb, ib = f[MA], f[IA], f[MB], f[IB]
+    ma, ia, mb, ib = load(lf, u, MA), load(lf, u, IA), load(lf, u, MB), load(lf, u, IB)
     qac, qas = sa[DC], sa[DS]
     qbc, qbs = sb[DC], sb[DS]
-    rax = qac * f[RAX] - qas * f[RAY]
-    ray = qas * f[RAX] + qac * f[RAY]
-    rbx = qbc * f[RBX] - qbs * f[RBY]
-    rby = qbs * f[RBX] + qbc * f[RBY]
-    dx = f[DCX] + (sb[DPX] - sa[DPX]) + rbx - rax
-    dy = f[DCY] + (sb[DPY] - sa[DPY]) + rby - ray
+    fax, fay, fbx, fby = load(lf, u, RAX), load(lf, u, RAY), load(lf, u, RBX), load(lf, u, RBY)
+    rax = qac * fax - qas * fay
+    ray = qas * fax + qac * fay
+    rbx = qbc * fbx - qbs * fby
+    rby = qbs * fbx + qbc * fby
+    dx = load(lf, u, DCX) + (sb[DPX] - sa[DPX]) + rbx - rax
+    dy = load(lf, u, DCY) + (sb[DPY] - sa[DPY]) + rby - ray
     da = db = splat64(0.0)
     for q in range(LANES64):
         da = insert(da, q, dangle[jbody[i + q, 0]])
         db = insert(db, q, dangle[jbody[i + q, 1]])
-    feat = rc[revolute.R_FEATURES]
+    feat = load(lr, u, revolute.R_FEATURES)
     spring = _has_row(feat, revolute.SPRING_ON)
     motor = _has_row(feat, revolute.MOTOR_ON)
     lower = _has_row(feat, revolute.LOWER_ON)
     upper = _has_row(feat, revolute.UPPER_ON)
-    sl, ml, ll, ul = rc[revolute.R_SL], rc[revolute.R_ML], rc[revolute.R_LL], rc[revolute.R_UL]
-    lx, ly, scs0 = rc[revolute.R_PX], rc[revolute.R_PY], rc[revolute.R_SCS0]
-    sc0, sbeta, sms, sisc, salpha = (rc[revolute.R_SC0], rc[revolute.R_SBETA], rc[revolute.R_SMS], rc[revolute.R_SISC],
-                                     rc[revolute.R_SALPHA])
-    mlo, mhi, mc0, lc0, uc0 = (rc[revolute.R_MLO], rc[revolute.R_MHI], rc[revolute.R_MC0], rc[revolute.R_LC0],
-                               rc[revolute.R_UC0])
+    sl, ml, ll, ul = (load(lr, u, revolute.R_SL), load(lr, u, revolute.R_ML), load(lr, u, revolute.R_LL),
+                      load(lr, u, revolute.R_UL))
+    lx, ly, scs0 = load(lr, u, revolute.R_PX), load(lr, u, revolute.R_PY), load(lr, u, revolute.R_SCS0)
+    sc0, sbeta, sms, sisc, salpha = (load(lr, u, revolute.R_SC0), load(lr, u, revolute.R_SBETA),
+                                     load(lr, u, revolute.R_SMS), load(lr, u, revolute.R_SISC),
+                                     load(lr, u, revolute.R_SALPHA))
+    mlo, mhi, mc0, lc0, uc0 = (load(lr, u, revolute.R_MLO), load(lr, u, revolute.R_MHI), load(lr, u, revolute.R_MC0),
+                               load(lr, u, revolute.R_LC0), load(lr, u, revolute.R_UC0))
     for p in range(first, last):
         sl, ml, ll, ul, lx, ly, scs0, vax, vay, vaw, vbx, vby, vbw = revolute.solve_record_lanes(
             p == 0, use_bias, jsoft, inv_h, spring, motor, lower, upper, sl, sc0, sbeta, sms, sisc, salpha, scs0, ml,
             mlo, mhi, mc0, ll, lc0, ul, uc0, lx, ly, vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
             dx, dy, da, db)
-    # the records' impulses and the frames' velocity changes back, as blocks (``put_columns64``)
-    rc = with_item(rc, revolute.R_SL, sl)
-    rc = with_item(rc, revolute.R_ML, ml)
-    rc = with_item(rc, revolute.R_LL, ll)
-    rc = with_item(rc, revolute.R_UL, ul)
-    rc = with_item(rc, revolute.R_PX, lx)
-    rc = with_item(rc, revolute.R_PY, ly)
-    rc = with_item(rc, revolute.R_SCS0, scs0)
-    _put_record_columns(rows, rstart[i], rc)
+    # the records' impulses and the frames' velocity changes back
+    store(lr, u, revolute.R_SL, sl)
+    store(lr, u, revolute.R_ML, ml)
+    store(lr, u, revolute.R_LL, ll)
+    store(lr, u, revolute.R_UL, ul)
+    store(lr, u, revolute.R_PX, lx)
+    store(lr, u, revolute.R_PY, ly)
+    store(lr, u, revolute.R_SCS0, scs0)
     if mode == RELAX or mode == SOLVE_FIRST:
-        f = with_item(f, WARM_DV, f[WARM_DV] + (vax - vax0))
-        f = with_item(f, WARM_DV + 1, f[WARM_DV + 1] + (vay - vay0))
-        f = with_item(f, WARM_DV + 2, f[WARM_DV + 2] + (vaw - vaw0))
-        f = with_item(f, WARM_DV + 3, f[WARM_DV + 3] + (vbx - vbx0))
-        f = with_item(f, WARM_DV + 4, f[WARM_DV + 4] + (vby - vby0))
-        f = with_item(f, WARM_DV + 5, f[WARM_DV + 5] + (vbw - vbw0))
+        store(lf, u, WARM_DV, load(lf, u, WARM_DV) + (vax - vax0))
+        store(lf, u, WARM_DV + 1, load(lf, u, WARM_DV + 1) + (vay - vay0))
+        store(lf, u, WARM_DV + 2, load(lf, u, WARM_DV + 2) + (vaw - vaw0))
+        store(lf, u, WARM_DV + 3, load(lf, u, WARM_DV + 3) + (vbx - vbx0))
+        store(lf, u, WARM_DV + 4, load(lf, u, WARM_DV + 4) + (vby - vby0))
+        store(lf, u, WARM_DV + 5, load(lf, u, WARM_DV + 5) + (vbw - vbw0))
     else:
-        f = with_item(f, WARM_DV, vax - vax0)
-        f = with_item(f, WARM_DV + 1, vay - vay0)
-        f = with_item(f, WARM_DV + 2, vaw - vaw0)
-        f = with_item(f, WARM_DV + 3, vbx - vbx0)
-        f = with_item(f, WARM_DV + 4, vby - vby0)
-        f = with_item(f, WARM_DV + 5, vbw - vbw0)
-    _put_frame_columns(frame, i, f)
+        store(lf, u, WARM_DV, vax - vax0)
+        store(lf, u, WARM_DV + 1, vay - vay0)
+        store(lf, u, WARM_DV + 2, vaw - vaw0)
+        store(lf, u, WARM_DV + 3, vbx - vbx0)
+        store(lf, u, WARM_DV + 4, vby - vby0)
+        store(lf, u, WARM_DV + 5, vbw - vbw0)
     # only the bodies the solver holds are written: a static or kinematic body is only read
     put_joint_velocities64(fstate, jbody, i, side_a, vax, vay, vaw, held_a & _lanes_with_mass(ma, ia))
     put_joint_velocities64(fstate, jbody, i, side_b, vbx, vby, vbw, held_b & _lanes_with_mass(mb, ib))
@@ -612,23 +691,38 @@ def _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flag
 
 @apart_njit(lambda arg_types: numba.types.none)
 def record_lanes(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
-    """``_solve_record_lanes`` for the bundles of joints lo … hi − 1 (``mark_lanes`` marked each bundle's first
-    joint), compiled apart (``carom._jit.apart_njit``), as ``solve_joints`` calls it: one call per run of
-    bundles, not per bundle (a call hands over some 80 words).
+    """``_solve_record_lanes`` for the lane blocks of joints lo … hi − 1 (``bundle_records``), compiled apart
+    (``carom._jit.apart_njit``), as ``solve_joints`` calls it: one call per run of blocks, not per block (a call
+    hands over some 80 words).
 
     Why: the vector code is a quarter of the joints' cold compile (about 4 s), and the joints solved one by one
     give the same results, only slower. So the first step of a world with joints does not wait for it: it is
-    compiled in a helper process meanwhile (``_apart.load_lanes``) and used once it is loaded."""
+    compiled in a helper process meanwhile (``_apart.load_lanes``), and the steps make lane blocks once it is
+    loaded (``_apart.begin``)."""
     # (borrowed views: the call below would otherwise take and drop a reference on each array, ten atomic
     # operations per four joints)
     jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
     flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
+    lf, lr = borrowed(lane_blocks(jbody, frame, rstart, rows))
     for i in range(lo, hi, LANES64):
-        _solve_record_lanes(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h)
+        u = np.int64(rows[rstart[i], revolute.R_BUNDLE]) - 1
+        _solve_record_lanes(mode, i, u, jbody, lf, lr, state, fstate, flags, dangle, jsoft, inv_h)
 
 
 _lanes = apart_caller(record_lanes)
 _lanes_loaded = apart_loaded(record_lanes)
+
+
+@njit
+def lane_blocks_if_loaded(jstart, pcount, jbody, frame, rstart, rows):
+    """``bundle_records`` when the vector lanes (``record_lanes``) are loaded in this process; else none (every
+    joint is then solved alone all step, with the same results). Asked once, here, at the step's start, so that
+    lanes loaded in the middle of a step are not used before the next one. (``_lanes_loaded`` looks only at the
+    types of the tuple it is given: those ``solve_joints`` passes.)"""
+    if _lanes_loaded((np.int64(0), np.int64(0), np.int64(0), jbody, frame, rstart, rows, np.empty((0, 8)),
+                      np.empty((0, 8), np.float32), np.empty(0, np.uint8), np.empty(0), np.empty(0), 0.0)):
+        return bundle_records(jstart, pcount, jbody, frame, rstart, rows)
+    return 0
 
 
 @njit

@@ -65,6 +65,9 @@ def emit(j, param, imp, rows, r, h, g):
 #: not the joint's own: 1.0 where the sweeps may solve this record and the next LANES64 − 1 of the solve order side
 #: by side (``_solve.mark_lanes``, set once per step)
 R_APART = 12
+#: not the joint's own either: where the sweeps' vector lanes keep the record (``_solve.bundle_records``, set once
+#: per step): u + 1 on the first record of lane block u, −1 on the others of that block, 0 on a record solved alone
+R_BUNDLE = 13
 R_SL, R_ML, R_LL, R_UL, R_PX, R_PY, R_SCS0 = range(16, 23)
 SPRING_ON, MOTOR_ON, LOWER_ON, UPPER_ON = 1, 2, 4, 8
 #: ``_common.ROW_*``'s code of the record (a float, as the row table stores it)
