@@ -21,7 +21,7 @@ from .._layout import BodyTable
 from ._common import FRAME_WIDTH, ROW_WIDTH
 from ._bundles import PB_WIDTH, solve_point_bundles, store_bundle_reactions
 from ._solve import (OVERFLOW, joint_solved, joints_to_solve, pass_mode, prepare_joints, record_lanes, solve_joints,
-                     store_reactions, lane_blocks_if_loaded, block_edge, unbundle_records)
+                     store_reactions, lane_blocks_if_loaded, block_edge)
 
 _I1, _I2, _I3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
 _F1, _F2 = types.float64[::1], types.float64[:, ::1]
@@ -95,7 +95,6 @@ def end(jlist, joints, jdata, inv_h):
     """The joints' impulses and reactions back to the joint table (``_solve.store_reactions``,
     ``_bundles.store_bundle_reactions``)."""
     jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove = jdata
-    unbundle_records(jbody, rstart, jrows)
     store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
     store_bundle_reactions(jlist, jstart, pcount, pstart, pb, joints.impulse, joints.reaction, inv_h)
 

@@ -463,8 +463,8 @@ def bundle_records(jstart, pcount, jbody, frame, rstart, rows):
 
     Why: the lanes read each of a block's columns as one vector, where they gathered the LANES64 rows and
     transposed them in registers at every sweep (seventeen a step): the transposes and the registers they
-    spilled were two fifths of a ragdoll scene's joint solve. The records' changing columns go back to the
-    rows after the last sweep (``unbundle_records``). A sweep's chunk starts and ends between blocks
+    spilled were two fifths of a ragdoll scene's joint solve. ``store_reactions`` reads the records' impulses
+    from the blocks after the last sweep. A sweep's chunk starts and ends between blocks
     (``block_edge``), so every joint of a block is always solved in its block, from the block."""
     n = jbody.shape[0]
     lf, lr = lane_blocks(jbody, frame, rstart, rows)
@@ -489,20 +489,6 @@ def bundle_records(jstart, pcount, jbody, frame, rstart, rows):
                 rows[r0, revolute.R_BUNDLE] = 0.0
             i += 1
     return u
-
-
-@njit
-def unbundle_records(jbody, rstart, rows):
-    """After the step's last sweep: the changing columns of each lane block's records (R_SL …, the impulses)
-    back to the records' rows, where ``store_reactions`` reads them."""
-    n = jbody.shape[0]
-    lr = _record_blocks(jbody, rstart, rows)
-    for i in range(n):
-        if _block_at(i, rstart, rows):
-            u = np.int64(rows[rstart[i], revolute.R_BUNDLE]) - 1
-            for q in range(LANES64):
-                for f in range(revolute.R_SL, ROW_WIDTH):
-                    rows[rstart[i] + q, f] = lr[u, f, q]
 
 
 @inline_njit
@@ -731,16 +717,30 @@ def store_reactions(jlist, joints, jbody, frame, rstart, rows, inv_h):
     reaction of the step: the force (on body B, at its anchor) and the torque its rows' impulses stand for,
     λ/h (the impulse of the last substep over its length): a row's impulse times its linear Jacobian of B for
     the force (a point's, a weld block's: the impulse itself), an angle row's times its factor of B for the
-    torque; zero for joints not solved (a sleeping pair, a disabled joint)."""
+    torque; zero for joints not solved (a sleeping pair, a disabled joint). The records of a lane block are read
+    from the block (``bundle_records``), where the sweeps left them."""
     imp, reaction = joints.impulse, joints.reaction
     for j in range(reaction.shape[0]):
         reaction[j, 0] = 0.0
         reaction[j, 1] = 0.0
         reaction[j, 2] = 0.0
+    # (borrowed views: each record's view below then takes no reference on the array)
+    lr = borrowed(_record_blocks(jbody, rstart, rows))
+    rows = borrowed(rows)
+    block = np.int64(-1)
+    first = np.int64(0)
     for i in range(jlist.shape[0]):
         j = jlist[i]
         if rstart[i + 1] > rstart[i] and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE:
-            revolute.store_record(rows, rstart[i], j, imp, reaction, inv_h)
+            mark = rows[rstart[i], revolute.R_BUNDLE]
+            if mark > 0.0:
+                block = np.int64(mark) - 1
+                first = i
+            if mark != 0.0:
+                # (a record of lane block ``block``, whose first joint is ``first``: its column of the block)
+                revolute.store_record(lr[block][:, i - first], j, imp, reaction, inv_h)
+            else:
+                revolute.store_record(rows[rstart[i]], j, imp, reaction, inv_h)
             continue
         fx = fy = t = 0.0
         for r in range(rstart[i], rstart[i + 1]):

@@ -292,27 +292,28 @@ def solve_record_lanes(warm, use_bias, jsoft, inv_h, spring, motor, lower, upper
 
 
 @njit
-def store_record(rows, r, j, imp, reaction, inv_h):
+def store_record(rec, j, imp, reaction, inv_h):
     """The record's impulses back to the joint table and the joint's reaction, as ``_solve.store_reactions`` sums
-    the generic rows' (the angle rows' impulses times their factor of B for the torque, then the point's)."""
-    features = np.int64(rows[r, R_FEATURES])
+    the generic rows' (the angle rows' impulses times their factor of B for the torque, then the point's). ``rec``:
+    the record's columns (its row, or its column of a lane block)."""
+    features = np.int64(rec[R_FEATURES])
     fx = fy = t = 0.0
     if features & SPRING_ON:
-        imp[j, SPRING] = rows[r, R_SL]
-        t += rows[r, R_SL] * 1.0
+        imp[j, SPRING] = rec[R_SL]
+        t += rec[R_SL] * 1.0
     if features & MOTOR_ON:
-        imp[j, MOTOR] = rows[r, R_ML]
-        t += rows[r, R_ML] * 1.0
+        imp[j, MOTOR] = rec[R_ML]
+        t += rec[R_ML] * 1.0
     if features & LOWER_ON:
-        imp[j, LOW] = rows[r, R_LL]
-        t += rows[r, R_LL] * 1.0
+        imp[j, LOW] = rec[R_LL]
+        t += rec[R_LL] * 1.0
     if features & UPPER_ON:
-        imp[j, HIGH] = rows[r, R_UL]
-        t += rows[r, R_UL] * -1.0
-    imp[j, PX] = rows[r, R_PX]
-    imp[j, PY] = rows[r, R_PY]
-    fx += rows[r, R_PX]
-    fy += rows[r, R_PY]
+        imp[j, HIGH] = rec[R_UL]
+        t += rec[R_UL] * -1.0
+    imp[j, PX] = rec[R_PX]
+    imp[j, PY] = rec[R_PY]
+    fx += rec[R_PX]
+    fy += rec[R_PY]
     reaction[j, 0] = fx * inv_h
     reaction[j, 1] = fy * inv_h
     reaction[j, 2] = t * inv_h
