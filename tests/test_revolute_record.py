@@ -195,7 +195,7 @@ def test_the_lane_blocks_are_the_sweeps_walk_of_the_marked_records():
     # joints solved one by one from its first, a marked record (``mark_lanes``) starts a block of LANES64, which
     # the walk then steps over. Checked against that walk written out here; every block lies in one colour, its
     # columns are the records' and frames', and ``block_edge`` moves a chunk's edge off a block's inside only
-    from carom.rigid.joints._common import FRAME_WIDTH
+    from carom.rigid.joints._common import WARM_DV
     from carom.rigid.joints._solve import bundle_records, lane_blocks, block_edge, OVERFLOW
     from carom._simd import LANES64
     w = World(gravity=(0, -10))
@@ -222,8 +222,11 @@ def test_the_lane_blocks_are_the_sweeps_walk_of_the_marked_records():
     assert heads == expect
     for i, u in expect.items():
         for q in range(LANES64):
-            assert lf[u, :, q].tobytes() == aos_frame[i + q, :FRAME_WIDTH].tobytes()
-            assert lr[u, :revolute.R_BUNDLE, q].tobytes() == aos_rows[rstart[i] + q, :revolute.R_BUNDLE].tobytes()
+            # (the columns the lanes read: the frame's before WARM_DV, which the first sweep writes; the record's
+            # features, constants and impulses)
+            assert lf[u, :WARM_DV, q].tobytes() == aos_frame[i + q, :WARM_DV].tobytes()
+            for lo, hi in ((revolute.R_FEATURES, revolute.R_APART), (revolute.R_SL, revolute.R_SCS0 + 1)):
+                assert lr[u, lo:hi, q].tobytes() == aos_rows[rstart[i] + q, lo:hi].tobytes()
             if q:
                 assert rows[rstart[i + q], revolute.R_BUNDLE] == -1.0
         inside = set(range(i + 1, i + LANES64))

@@ -476,10 +476,15 @@ def bundle_records(jstart, pcount, jbody, frame, rstart, rows):
             if _is_record(i, rstart, rows):
                 r0 = rstart[i]
                 if i + LANES64 <= end and rows[r0, revolute.R_APART] != 0.0:
+                    # (only the columns the lanes and ``store_reactions`` read: the frame's up to WARM_DV, which
+                    # each step's first sweep writes before any reads it, and the record's features, constants
+                    # and impulses)
                     for q in range(LANES64):
-                        for f in range(FRAME_WIDTH):
+                        for f in range(WARM_DV):
                             lf[u, f, q] = frame[i + q, f]
-                        for f in range(ROW_WIDTH):
+                        for f in range(revolute.R_FEATURES, revolute.R_APART):
+                            lr[u, f, q] = rows[r0 + q, f]
+                        for f in range(revolute.R_SL, revolute.R_SCS0 + 1):
                             lr[u, f, q] = rows[r0 + q, f]
                         rows[r0 + q, revolute.R_BUNDLE] = -1.0
                     rows[r0, revolute.R_BUNDLE] = u + 1.0
