@@ -210,6 +210,17 @@ def test_a_world_whose_steps_switch_thread_count_is_bitwise_the_one_of_a_single_
         assert np.array_equal(getattr(a.tables, name), getattr(b.tables, name))
 
 
+def test_the_governor_comes_back_to_threads_that_are_a_little_faster():
+    """One thread clearly faster for the first 300 steps (the governor moves to it), then the threads 6 % faster
+    (0.94 × one thread's time: within the margin that takes a world to one thread, beyond the one that brings it
+    back): the steps return to the threads. And one thread 6 % faster keeps them on the threads."""
+    G = 10 ** 6
+    used = _govern(lambda n, k: (1.5 * G if n == 2 else G) if k < 300 else (0.94 * G if n == 2 else G), 1200)
+    assert (used[200:300] == 1).mean() > 0.9
+    assert (used[700:] == 2).mean() > 0.97
+    assert (_govern(lambda n, k: G if n == 2 else 0.94 * G, 1000)[100:] == 2).mean() > 0.97
+
+
 def test_the_governor_is_not_moved_by_a_lone_cheap_step():
     """One thread is faster than the threads on one step in seven only (a scene whose step time wanders, or a
     moment when the other thread was descheduled); otherwise the threads are faster: a probe that lands on a
