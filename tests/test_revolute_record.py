@@ -152,34 +152,37 @@ def _joint_data(w, steps):
 
 
 @pytest.mark.parametrize("build", [_ragdolls, _pendulums, _mixed])
-def test_the_lane_marks_are_the_brute_force_test_and_cover_a_ragdolls_joints(build):
-    # ``mark_lanes`` marks, once per step, where the sweeps may solve LANES64 records side by side: exactly where
-    # joints i … i + LANES64 − 1 of the solve order are records and no body with mass in the frame (one the
-    # sweeps write) is in two of them; checked here with sets, and the ragdolls' joints mostly marked
+def test_the_lane_blocks_touch_no_body_another_lane_writes_and_hold_a_ragdolls_joints(build):
+    # the sweeps solve a lane block's LANES64 records side by side (``prepare_joints`` makes the blocks once per
+    # step): that is solving them one after the other only where no body one of them writes (one with mass in its
+    # frame) is a body of another of them; checked here with sets, and the ragdolls' joints mostly in blocks
     from carom.rigid.joints._common import MA, IA, MB, IB, TYPE
+    from carom.rigid.joints._solve import lane_blocks
     from carom._simd import LANES64
+    assert load_lanes()
     w = World(gravity=(0, -10))
     build(w)
     js, pc, jbody, frame, rstart, rows = _joint_data(w, 20)
     n = jbody.shape[0]
+    lf = lane_blocks(jbody, frame, rstart, rows)[0]
     record = [rstart[i + 1] == rstart[i] + 1 and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE for i in range(n)]
-    marked = 0
+    in_blocks = 0
     for i in range(n):
-        if not record[i]:
+        if not (record[i] and rows[rstart[i], revolute.R_BUNDLE] > 0):
             continue
-        expect = i + LANES64 <= n and all(record[i:i + LANES64])
-        if expect:
-            seen = []
-            for j in range(i, i + LANES64):
-                written = [jbody[j, 0]] if frame[j, MA] + frame[j, IA] > 0 else []
-                written += [jbody[j, 1]] if frame[j, MB] + frame[j, IB] > 0 else []
-                others = {b for k in range(i, i + LANES64) if k != j for b in jbody[k]}
-                seen.append(not others.intersection(written))
-            expect = all(seen)
-        assert (rows[rstart[i], revolute.R_APART] != 0.0) == expect, i
-        marked += expect
+        u = int(rows[rstart[i], revolute.R_BUNDLE]) - 1
+        assert all(record[i:i + LANES64])
+        for q in range(LANES64):
+            j = i + q
+            written = [jbody[j, 0]] if lf[u, MA, q] + lf[u, IA, q] > 0 else []
+            written += [jbody[j, 1]] if lf[u, MB, q] + lf[u, IB, q] > 0 else []
+            others = {b for k in range(i, i + LANES64) if k != j for b in jbody[k]}
+            assert not others.intersection(written), (i, q)
+            if q:
+                assert rows[rstart[j], revolute.R_BUNDLE] == -1.0
+        in_blocks += LANES64
     if build is _ragdolls:
-        assert marked >= 0.5 * sum(record)
+        assert in_blocks >= 0.5 * sum(record)
 
 
 def _standing_crowd(w, count=60):
@@ -190,48 +193,56 @@ def _standing_crowd(w, count=60):
     add_humans(w, [(-70.0 + 2.3 * k, 0.1 + 0.01 * (k % 7)) for k in range(count)], [1 + k % 5 for k in range(count)])
 
 
-def test_the_lane_blocks_are_the_sweeps_walk_of_the_marked_records():
-    # ``bundle_records`` makes, once per step, the blocks the sweeps solve side by side: walking each colour's
-    # joints solved one by one from its first, a marked record (``mark_lanes``) starts a block of LANES64, which
-    # the walk then steps over. Checked against that walk written out here; every block lies in one colour, its
-    # columns are the records' and frames', and ``block_edge`` moves a chunk's edge off a block's inside only
-    from carom.rigid.joints._common import WARM_DV
-    from carom.rigid.joints._solve import bundle_records, lane_blocks, block_edge, OVERFLOW
+def test_the_lane_blocks_are_the_sweeps_walk_of_the_records():
+    # ``prepare_joints`` makes, once per step (the lanes loaded), the blocks the sweeps solve side by side: walking
+    # each colour's joints solved one by one from its first (below the overflow colour), LANES64 records in a row
+    # start a block, which the walk then steps over. Checked against that walk written out here; a block's columns
+    # are its joints' (their features from their settings, their masses the bodies'), and ``block_edge`` moves a
+    # chunk's edge off a block's inside only
+    from carom.rigid.joints._common import MA, MB
+    from carom.rigid.joints._solve import lane_blocks, block_edge, OVERFLOW, joints_to_solve
+    from carom.rigid.joints import bookkeeping
     from carom._simd import LANES64
+    assert load_lanes()
     w = World(gravity=(0, -10))
     _standing_crowd(w, 20)
     js, pc, jbody, frame, rstart, rows = _joint_data(w, 5)
+    t = w.tables
+    jl = joints_to_solve(bookkeeping.table(t), t.kind[:t.n_bodies], t.asleep[:t.n_bodies])[0]
     n = jbody.shape[0]
-    aos_frame, aos_rows = frame[:n].copy(), rows[:rstart[n]].copy()
-    blocks = bundle_records(js, pc, jbody, frame, rstart, rows)
     lf, lr = lane_blocks(jbody, frame, rstart, rows)
+
+    def record(i):
+        return rstart[i + 1] == rstart[i] + 1 and rows[rstart[i], 0] == revolute.ROW_REVOLUTE
     expect = {}
-    for c in range(OVERFLOW + 1):
+    for c in range(OVERFLOW):
         i, end = js[c] + pc[c], js[c + 1]
         while i < end:
-            r0 = rstart[i]
-            if (rstart[i + 1] == r0 + 1 and rows[r0, 0] == revolute.ROW_REVOLUTE and i + LANES64 <= end
-                    and rows[r0, revolute.R_APART] != 0.0):
+            if i + LANES64 <= end and all(record(k) for k in range(i, i + LANES64)):
                 expect[i] = len(expect)
                 i += LANES64
             else:
                 i += 1
-    assert blocks == len(expect) and blocks >= 0.6 * n / LANES64
+    assert len(expect) >= 0.6 * n / LANES64
     heads = {i: int(rows[rstart[i], revolute.R_BUNDLE]) - 1 for i in range(n)
-             if rstart[i + 1] == rstart[i] + 1 and rows[rstart[i], revolute.R_BUNDLE] > 0}
+             if record(i) and rows[rstart[i], revolute.R_BUNDLE] > 0}
     assert heads == expect
+    p = t.j_param
     for i, u in expect.items():
         for q in range(LANES64):
-            # (the columns the lanes read: the frame's before WARM_DV, which the first sweep writes; the record's
-            # features, constants and impulses)
-            assert lf[u, :WARM_DV, q].tobytes() == aos_frame[i + q, :WARM_DV].tobytes()
-            for lo, hi in ((revolute.R_FEATURES, revolute.R_APART), (revolute.R_SL, revolute.R_SCS0 + 1)):
-                assert lr[u, lo:hi, q].tobytes() == aos_rows[rstart[i] + q, lo:hi].tobytes()
+            j = jl[i + q]
+            features = ((p[j, revolute.HERTZ] > 0) * revolute.SPRING_ON + (p[j, revolute.MAX_MOTOR_TORQUE] > 0)
+                        * revolute.MOTOR_ON + (p[j, revolute.LOWER] > -np.inf) * revolute.LOWER_ON
+                        + (p[j, revolute.UPPER] < np.inf) * revolute.UPPER_ON)
+            assert lr[u, revolute.R_FEATURES, q] == features
+            assert lf[u, MA, q] == t.inv_mass[jbody[i + q, 0]] and lf[u, MB, q] == t.inv_mass[jbody[i + q, 1]]
             if q:
                 assert rows[rstart[i + q], revolute.R_BUNDLE] == -1.0
         inside = set(range(i + 1, i + LANES64))
         for x in range(i, i + LANES64 + 1):
             assert block_edge(x, jbody, rstart, rows) == (i + LANES64 if x in inside else x)
+    members = {k for i in expect for k in range(i, i + LANES64)}
+    assert all(rows[rstart[i], revolute.R_BUNDLE] == 0.0 for i in range(n) if record(i) and i not in members)
 
 
 def test_lane_blocks_give_the_same_bits_on_one_and_two_threads():

@@ -21,7 +21,7 @@ from .._layout import BodyTable
 from ._common import FRAME_WIDTH, ROW_WIDTH
 from ._bundles import PB_WIDTH, solve_point_bundles, store_bundle_reactions
 from ._solve import (OVERFLOW, joint_solved, joints_to_solve, pass_mode, prepare_joints, record_lanes, solve_joints,
-                     store_reactions, lane_blocks_if_loaded, block_edge)
+                     store_reactions, block_edge)
 
 _I1, _I2, _I3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
 _F1, _F2 = types.float64[::1], types.float64[:, ::1]
@@ -39,12 +39,11 @@ BEGIN_TYPES = types.Tuple((_I1, types.boolean[::1]) + tuple(t for k, t in enumer
 @apart_njit(lambda arg_types: BEGIN_TYPES)
 def begin(joints, kind, asleep, com, angle, inv_mass, inv_inertia, local_center, h):
     """The joints solved this step, coloured (``_solve.joints_to_solve``), their rows and bundles
-    (``_solve.prepare_joints``) and their records' lane blocks (``_solve.lane_blocks_if_loaded``), and the dynamic
-    bodies they hold (which the solver then holds: ``held``)."""
+    (``_solve.prepare_joints``, with the records' lane blocks), and the dynamic bodies they hold (which the solver
+    then holds: ``held``)."""
     jlist, jstart, pcount = joints_to_solve(joints, kind, asleep)
     jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
                                                                            inv_mass, inv_inertia, local_center, kind, h)
-    lane_blocks_if_loaded(jstart, pcount, jbody, jframe, rstart, jrows)
     held = joint_solved(np.zeros(kind.shape[0], np.bool_), jlist, joints, kind)
     return jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove
 

@@ -9,9 +9,9 @@ colour is one chunk, in one thread, in a fixed order: the result is bitwise the 
 
 A colour's plain point joints (a revolute joint with no limit, motor or spring between two dynamic bodies, the
 common case) are solved ``LANES`` at a time in vectors (``_bundles``), its other joints here: one by one, but
-revolute records (a joint with a limit, motor or spring: a ragdoll's) ``LANES64`` at a time in double-precision
-vectors where consecutive ones touch no body another of them writes (``_solve_record_lanes``), with the bits of
-one by one.
+runs of ``LANES64`` revolute records (a joint with a limit, motor or spring: a ragdoll's) of one colour side by
+side in double-precision vectors (``_solve_record_lanes``), from lane blocks laid out column by column
+(``lane_blocks``), with the bits of one by one.
 
 The step's joint data is laid out in solve order (colour by colour), for sweeps that stream through it: per
 joint its bodies, a frame (masses, anchors, cB − cA: ``_common``) and the start of its rows; the rows of all
@@ -148,7 +148,10 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     c: ``_bundles.empty_bundles``, whose lanes are filled here; such a joint has no rows and no frame). The
     frame holds the anchors about the centres of mass rA = R(θA)·(anchor − local centre), the inverse masses (0
     for a body that is not dynamic), cB − cA; each kind emits its rows (``<kind>.emit``) with what it needs of
-    the joint (``_common``'s G_*)."""
+    the joint (``_common``'s G_*). When the vector lanes are loaded (``record_lanes``), each colour's runs of
+    LANES64 revolute records (below the overflow colour) also go to the lane blocks (``lane_blocks``), as they
+    are written: asked once, here, at the step's start, so lanes loaded in the middle of a step wait for the next.
+    (``_lanes_loaded`` looks only at the types of the tuple it is given: those ``solve_joints`` passes.)"""
     kind, body, local, param, imp = joints.kind, joints.body, joints.local, joints.param, joints.impulse
     n = jlist.shape[0]
     NB = com.shape[0]
@@ -172,6 +175,14 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     # (np.int64, not 0: the constant 0 is typed as its value first, and _emit and every kind's emitter were
     # compiled once more for it, 3 s of the cold compile)
     r = np.int64(0)
+    # the lane blocks (``lane_blocks``), when the lanes are loaded: each colour's joints solved alone are walked
+    # from the colour's first (as a sweep walks them), and LANES64 records in a row make the next block, which
+    # the walk then steps over; a block's frames and records are written there, not in the rows
+    lanes = _lanes_loaded((np.int64(0), np.int64(0), np.int64(0), jbody, frame, rstart, rows, np.empty((0, 8)),
+                           np.empty((0, 8), np.float32), np.empty(0, np.uint8), np.empty(0), np.empty(0), 0.0))
+    lf, lr = borrowed(lane_blocks(jbody, frame, rstart, rows))
+    blocks = np.int64(0)
+    head = np.int64(-1)
     for c in range(OVERFLOW + 1):
         for i in range(jstart[c], jstart[c + 1]):
             j = jlist[i]
@@ -179,6 +190,10 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             b = body[j, 1]
             jbody[i, 0] = a
             jbody[i, 1] = b
+            if (lanes and c < OVERFLOW and i - jstart[c] >= pcount[c] and (head < 0 or i >= head + LANES64)
+                    and _records_ahead(i, jstart[c + 1], jlist, kind, param)):
+                head = i
+                blocks += 1
             for e in (a, b):
                 if not turned[e]:
                     rot[e, 0] = np.cos(angle[e])
@@ -216,16 +231,26 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
                 pmove[u, 0, q] = True
                 pmove[u, 1, q] = True
                 continue
-            frame[i, MA] = inv_mass[a] if bkind[a] == DYNAMIC else 0.0
-            frame[i, IA] = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
-            frame[i, MB] = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
-            frame[i, IB] = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
-            frame[i, RAX] = rax
-            frame[i, RAY] = ray
-            frame[i, RBX] = rbx
-            frame[i, RBY] = rby
-            frame[i, DCX] = dcx
-            frame[i, DCY] = dcy
+            ma = inv_mass[a] if bkind[a] == DYNAMIC else 0.0
+            ia = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
+            mb = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
+            ib = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
+            in_block = head >= 0 and i < head + LANES64
+            if in_block:
+                # lane q of block u: its frame's column q (the columns before WARM_DV, which each step's first
+                # sweep writes before any reads it)
+                _frame_lane(lf, blocks - 1, i - head, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
+            else:
+                frame[i, MA] = ma
+                frame[i, IA] = ia
+                frame[i, MB] = mb
+                frame[i, IB] = ib
+                frame[i, RAX] = rax
+                frame[i, RAY] = ray
+                frame[i, RBX] = rbx
+                frame[i, RBY] = rby
+                frame[i, DCX] = dcx
+                frame[i, DCY] = dcy
             g[G_ANG0] = angle[b] - angle[a] - param[j, 0]
             g[G_TA] = angle[a]
             g[G_TB] = angle[b]
@@ -233,17 +258,24 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             g[G_CAY] = com[a, 1]
             g[G_CBX] = com[b, 0]
             g[G_CBY] = com[b, 1]
-            g[G_TURN] = frame[i, IA] + frame[i, IB]
+            g[G_TURN] = ia + ib
             g[G_AXX] = ca * local[j, 4] - sa * local[j, 5]
             g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
             if kind[j] == REVOLUTE and param[j, revolute.GENERIC_ROWS] == 0.0:
                 # (the common kind's record written here: through ``_emit``'s dispatch, a call per joint that
                 # hands over four arrays, it took a third of the preparation of a ragdoll scene)
-                r = revolute.emit_record(j, eparam, eimp, erows, r, h, eg)
+                if in_block:
+                    # the record in its block (column q); its row keeps only the type and the block mark
+                    # (R_BUNDLE: u + 1 on a block's first record, −1 on the others)
+                    revolute.emit_record(j, eparam, eimp, lr[blocks - 1].T, i - head, h, eg)
+                    rows[r, TYPE] = revolute.ROW_REVOLUTE
+                    rows[r, revolute.R_BUNDLE] = np.float64(blocks) if i == head else -1.0
+                    r += 1
+                else:
+                    r = revolute.emit_record(j, eparam, eimp, erows, r, h, eg)
             else:
                 r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
     rstart[n] = r
-    mark_lanes(jstart, jbody, frame, rstart, rows)
     return jbody, frame, rstart, rows, pstart, pb, pbody, pmove
 
 
@@ -285,7 +317,7 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
     rotations so far, d), its rows solved one after the other (``_rows.solve_row``) and the velocities written
     back; the change is kept in WARM_DV (module docstring: SOLVE first takes the last substep's back and warm
     starts afresh). Runs of revolute records that touch no body another of them writes go ``LANES64`` at a
-    time (``_solve_record_lanes``; the lane blocks ``bundle_records`` made for the step), with the same results."""
+    time (``_solve_record_lanes``; the lane blocks ``prepare_joints`` made for the step), with the same results."""
     # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
     jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
     flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
@@ -390,33 +422,6 @@ def _solve_joint(mode, i, jbody, frame, rstart, rows, state, fstate, flags, dang
 
 
 
-@njit
-def mark_lanes(jstart, jbody, frame, rstart, rows):
-    """Mark (``revolute.R_APART``) each joint i of the solve order where joints i … i + LANES64 − 1 are revolute
-    records and none of them touches a body another of them writes, so that solving them side by side
-    (``_solve_record_lanes``) is solving them one after the other. A colour's joints touch disjoint dynamic
-    bodies, so its records pass; a static ground shared by several is only read.
-
-    Once per step, here, not in each of the step's nine sweeps (the sweeps' test was a tenth of a ragdoll scene's
-    step): what the test reads is fixed for the step. A body counts as written when it has mass in the frame (a
-    dynamic body: ``prepare_joints``); the sweeps write such a body only when the solver holds it
-    (``MOVE_SOLVED``), which every dynamic body of a solved joint is (``joint_solved``), so a marked run is also
-    apart as the sweeps write.
-
-    So LANES64 records of one colour below OVERFLOW (``jstart``: the colours' starts) are apart without looking
-    at their bodies; only a run across the end of a colour, or in the overflow colour, is tested body by body."""
-    n = jbody.shape[0]
-    # (borrowed views: the inlined tests would otherwise take and drop references on the arrays per joint)
-    jbody, frame, rstart, rows = borrowed((jbody, frame, rstart, rows))
-    for c in range(OVERFLOW + 1):
-        for i in range(jstart[c], jstart[c + 1]):
-            if not _is_record(i, rstart, rows):
-                continue
-            one_colour = c < OVERFLOW and i + LANES64 <= jstart[c + 1]
-            apart = _records_from(i, n, rstart, rows) and (one_colour or _bodies_apart(i, jbody, frame))
-            rows[rstart[i], revolute.R_APART] = 1.0 if apart else 0.0
-
-
 @llvm_inline_njit
 def _is_record(i, rstart, rows):
     """Whether joint i of the solve order is a revolute record (one row: ``revolute.emit_record``)."""
@@ -424,14 +429,8 @@ def _is_record(i, rstart, rows):
 
 
 @llvm_inline_njit
-def _lanes_at(i, rstart, rows):
-    """Whether the sweeps may solve joints i … i + LANES64 − 1 side by side (``mark_lanes``)."""
-    return _is_record(i, rstart, rows) and rows[rstart[i], revolute.R_APART] != 0.0
-
-
-@llvm_inline_njit
 def _block_at(i, rstart, rows):
-    """Whether joint i of the solve order is the first of a lane block (``bundle_records``)."""
+    """Whether joint i of the solve order is the first of a lane block (``prepare_joints``)."""
     return _is_record(i, rstart, rows) and rows[rstart[i], revolute.R_BUNDLE] > 0.0
 
 
@@ -444,64 +443,55 @@ def lane_rows(n):
 
 @inline_njit
 def lane_blocks(jbody, frame, rstart, rows):
-    """The lane blocks of a step's joints (``bundle_records``) as two (blocks, columns, LANES64) views: block u's
-    column c, lane q is column c of the frame (of the record) of joint q of the block. They are the rows of
-    ``frame`` below the n joints' frames and of ``rows`` below the joints' rows (``prepare_joints`` makes the
-    room: ``lane_rows``), so they travel with the step's joint data and need no arrays of their own."""
+    """The lane blocks of a step's joints (``prepare_joints``) as two (blocks, columns, LANES64) views: block u's
+    column c, lane q is column c of the frame (of the record) of joint q of the block. They are the last
+    ``lane_rows(n)`` rows of ``frame`` (below the n joints' frames) and of ``rows`` (below room for the joints'
+    rows), which ``prepare_joints`` makes, so they travel with the step's joint data and need no arrays of their
+    own.
+
+    Why blocks: the lanes read each of a block's columns as one vector, where they gathered the LANES64 rows and
+    transposed them in registers at every sweep (seventeen a step): the transposes and the registers they
+    spilled were two fifths of a ragdoll scene's joint solve. A sweep's chunk starts and ends between blocks
+    (``block_edge``), so every joint of a block is always solved in its block, from the block, and
+    ``store_reactions`` reads the records' impulses from the blocks."""
     n = jbody.shape[0]
     m = n // LANES64
     return frame[n:n + m * LANES64].reshape((m, FRAME_WIDTH, LANES64)), _record_blocks(jbody, rstart, rows)
 
 
-@njit
-def bundle_records(jstart, pcount, jbody, frame, rstart, rows):
-    """Once per step, when the vector lanes are loaded (``begin``): the lane blocks. Each colour's joints solved
-    one by one are walked from the colour's first, as a sweep walks them: where ``mark_lanes`` marked joint i
-    (LANES64 records that touch no body another of them writes), joints i … i + LANES64 − 1 become block u
-    (their frames and records copied, transposed, to ``lane_blocks``; R_BUNDLE u + 1 on the first, −1 on the
-    others) and the walk goes on after them; elsewhere it moves one joint on. Returns the number of blocks.
+@llvm_inline_njit
+def _records_ahead(i, end, jlist, kind, param):
+    """Whether joints i … i + LANES64 − 1 of the solve order are all before ``end`` (their colour's end) and
+    all revolute records (``prepare_joints`` writes a record for a revolute joint without GENERIC_ROWS)."""
+    if i + LANES64 > end:
+        return False
+    for q in range(LANES64):
+        j = jlist[i + q]
+        if kind[j] != REVOLUTE or param[j, revolute.GENERIC_ROWS] != 0.0:
+            return False
+    return True
 
-    Why: the lanes read each of a block's columns as one vector, where they gathered the LANES64 rows and
-    transposed them in registers at every sweep (seventeen a step): the transposes and the registers they
-    spilled were two fifths of a ragdoll scene's joint solve. ``store_reactions`` reads the records' impulses
-    from the blocks after the last sweep. A sweep's chunk starts and ends between blocks
-    (``block_edge``), so every joint of a block is always solved in its block, from the block."""
-    n = jbody.shape[0]
-    lf, lr = lane_blocks(jbody, frame, rstart, rows)
-    u = 0
-    for c in range(OVERFLOW + 1):
-        i = jstart[c] + pcount[c]
-        end = jstart[c + 1]
-        while i < end:
-            if _is_record(i, rstart, rows):
-                r0 = rstart[i]
-                if i + LANES64 <= end and rows[r0, revolute.R_APART] != 0.0:
-                    # (only the columns the lanes and ``store_reactions`` read: the frame's up to WARM_DV, which
-                    # each step's first sweep writes before any reads it, and the record's features, constants
-                    # and impulses)
-                    for q in range(LANES64):
-                        for f in range(WARM_DV):
-                            lf[u, f, q] = frame[i + q, f]
-                        for f in range(revolute.R_FEATURES, revolute.R_APART):
-                            lr[u, f, q] = rows[r0 + q, f]
-                        for f in range(revolute.R_SL, revolute.R_SCS0 + 1):
-                            lr[u, f, q] = rows[r0 + q, f]
-                        rows[r0 + q, revolute.R_BUNDLE] = -1.0
-                    rows[r0, revolute.R_BUNDLE] = u + 1.0
-                    u += 1
-                    i += LANES64
-                    continue
-                rows[r0, revolute.R_BUNDLE] = 0.0
-            i += 1
-    return u
+
+@llvm_inline_njit
+def _frame_lane(dst, u, q, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy):
+    """A joint's frame (``prepare_joints``) written to lane q of lane block u (``dst``: the blocks' frames)."""
+    dst[u, MA, q] = ma
+    dst[u, IA, q] = ia
+    dst[u, MB, q] = mb
+    dst[u, IB, q] = ib
+    dst[u, RAX, q] = rax
+    dst[u, RAY, q] = ray
+    dst[u, RBX, q] = rbx
+    dst[u, RBY, q] = rby
+    dst[u, DCX, q] = dcx
+    dst[u, DCY, q] = dcy
 
 
 @inline_njit
 def _record_blocks(jbody, rstart, rows):
-    """The records' half of ``lane_blocks``."""
-    n = jbody.shape[0]
-    m = n // LANES64
-    r = rstart[n]
+    """The records' half of ``lane_blocks``: the last ``lane_rows(n)`` rows of ``rows``."""
+    m = jbody.shape[0] // LANES64
+    r = rows.shape[0] - m * LANES64
     return rows[r:r + m * LANES64].reshape((m, ROW_WIDTH, LANES64))
 
 
@@ -513,36 +503,6 @@ def block_edge(x, jbody, rstart, rows):
     while x < n and _is_record(x, rstart, rows) and rows[rstart[x], revolute.R_BUNDLE] < 0.0:
         x += 1
     return x
-
-
-@llvm_inline_njit
-def _records_from(i, n, rstart, rows):
-    """Whether joints i … i + LANES64 − 1 (of n) are all revolute records."""
-    if i + LANES64 > n:
-        return False
-    for q in range(LANES64):
-        if not _is_record(i + q, rstart, rows):
-            return False
-    return True
-
-
-@llvm_inline_njit
-def _bodies_apart(i, jbody, frame):
-    """``mark_lanes``' body test of joints i … i + LANES64 − 1: no body with mass in one joint's frame (one the
-    sweeps write) is a body of another of them."""
-    for q in range(LANES64):
-        j = i + q
-        wa = frame[j, MA] + frame[j, IA] > 0.0
-        wb = frame[j, MB] + frame[j, IB] > 0.0
-        for p in range(LANES64):
-            if p == q:
-                continue
-            k = i + p
-            if wa and (jbody[j, 0] == jbody[k, 0] or jbody[j, 0] == jbody[k, 1]):
-                return False
-            if wb and (jbody[j, 1] == jbody[k, 0] or jbody[j, 1] == jbody[k, 1]):
-                return False
-    return True
 
 
 @llvm_inline_njit
@@ -596,7 +556,7 @@ def _has_row(feat, bit):
 
 @llvm_inline_njit
 def _solve_record_lanes(mode, i, u, jbody, lf, lr, state, fstate, flags, dangle, jsoft, inv_h):
-    """Joints i … i + LANES64 − 1 of ``solve_joints``' sweep, the lane block u (``bundle_records``: revolute records
+    """Joints i … i + LANES64 − 1 of ``solve_joints``' sweep, the lane block u (``prepare_joints``: revolute records
     that touch no body another of them writes), side by side in double-precision vectors
     (``revolute.solve_record_lanes``): each lane does what ``solve_joints`` does for its joint alone, operation for
     operation. A column of the block's frames (``lf``) or records (``lr``) is one vector, read where it is used;
@@ -682,7 +642,7 @@ def _solve_record_lanes(mode, i, u, jbody, lf, lr, state, fstate, flags, dangle,
 
 @apart_njit(lambda arg_types: numba.types.none)
 def record_lanes(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags, dangle, jsoft, inv_h):
-    """``_solve_record_lanes`` for the lane blocks of joints lo … hi − 1 (``bundle_records``), compiled apart
+    """``_solve_record_lanes`` for the lane blocks of joints lo … hi − 1 (``lane_blocks``), compiled apart
     (``carom._jit.apart_njit``), as ``solve_joints`` calls it: one call per run of blocks, not per block (a call
     hands over some 80 words).
 
@@ -705,25 +665,13 @@ _lanes_loaded = apart_loaded(record_lanes)
 
 
 @njit
-def lane_blocks_if_loaded(jstart, pcount, jbody, frame, rstart, rows):
-    """``bundle_records`` when the vector lanes (``record_lanes``) are loaded in this process; else none (every
-    joint is then solved alone all step, with the same results). Asked once, here, at the step's start, so that
-    lanes loaded in the middle of a step are not used before the next one. (``_lanes_loaded`` looks only at the
-    types of the tuple it is given: those ``solve_joints`` passes.)"""
-    if _lanes_loaded((np.int64(0), np.int64(0), np.int64(0), jbody, frame, rstart, rows, np.empty((0, 8)),
-                      np.empty((0, 8), np.float32), np.empty(0, np.uint8), np.empty(0), np.empty(0), 0.0)):
-        return bundle_records(jstart, pcount, jbody, frame, rstart, rows)
-    return 0
-
-
-@njit
 def store_reactions(jlist, joints, jbody, frame, rstart, rows, inv_h):
     """Each solved joint's accumulated impulses back to the joint table (its warm start next step), and its
     reaction of the step: the force (on body B, at its anchor) and the torque its rows' impulses stand for,
     λ/h (the impulse of the last substep over its length): a row's impulse times its linear Jacobian of B for
     the force (a point's, a weld block's: the impulse itself), an angle row's times its factor of B for the
     torque; zero for joints not solved (a sleeping pair, a disabled joint). The records of a lane block are read
-    from the block (``bundle_records``), where the sweeps left them."""
+    from the block (``lane_blocks``), where the sweeps left them."""
     imp, reaction = joints.impulse, joints.reaction
     for j in range(reaction.shape[0]):
         reaction[j, 0] = 0.0

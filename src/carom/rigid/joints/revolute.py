@@ -62,12 +62,10 @@ def emit(j, param, imp, rows, r, h, g):
 #: ``_layout.aligned_rows``): the vector lanes write back only that line (``_solve._solve_record_lanes``), one
 #: line a joint and sweep for the memory to take, where writing the whole record was three.
 (R_TYPE, R_FEATURES, R_SC0, R_SBETA, R_SMS, R_SISC, R_SALPHA, R_MLO, R_MHI, R_MC0, R_LC0, R_UC0) = range(12)
-#: not the joint's own: 1.0 where the sweeps may solve this record and the next LANES64 − 1 of the solve order side
-#: by side (``_solve.mark_lanes``, set once per step)
-R_APART = 12
-#: not the joint's own either: where the sweeps' vector lanes keep the record (``_solve.bundle_records``, set once
-#: per step): u + 1 on the first record of lane block u, −1 on the others of that block, 0 on a record solved alone
-R_BUNDLE = 13
+#: not the joint's own: where the sweeps' vector lanes keep the record (``_solve.lane_blocks``, set once per step by
+#: ``_solve.prepare_joints``): u + 1 on the first record of lane block u, −1 on the others of that block (whose
+#: columns are then in the block, not in the row), 0 on a record solved alone
+R_BUNDLE = 12
 R_SL, R_ML, R_LL, R_UL, R_PX, R_PY, R_SCS0 = range(16, 23)
 SPRING_ON, MOTOR_ON, LOWER_ON, UPPER_ON = 1, 2, 4, 8
 #: ``_common.ROW_*``'s code of the record (a float, as the row table stores it)
