@@ -214,16 +214,8 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
                 # a plain point joint (both bodies dynamic): its lane of the colour's bundles
                 u = pstart[c] + k // LANES
                 q = k % LANES
-                pb[u, PB_MA, q] = inv_mass[a]
-                pb[u, PB_IA, q] = inv_inertia[a]
-                pb[u, PB_MB, q] = inv_mass[b]
-                pb[u, PB_IB, q] = inv_inertia[b]
-                pb[u, PB_RAX, q] = rax
-                pb[u, PB_RAY, q] = ray
-                pb[u, PB_RBX, q] = rbx
-                pb[u, PB_RBY, q] = rby
-                pb[u, PB_DCX, q] = dcx
-                pb[u, PB_DCY, q] = dcy
+                _frame_lane(pb, u, q, inv_mass[a], inv_inertia[a], inv_mass[b], inv_inertia[b], rax, ray, rbx, rby,
+                            dcx, dcy)
                 pb[u, PB_LX, q] = imp[j, revolute.PX]
                 pb[u, PB_LY, q] = imp[j, revolute.PY]
                 pbody[u, 0, q] = a
@@ -474,7 +466,8 @@ def _records_ahead(i, end, jlist, kind, param):
 
 @llvm_inline_njit
 def _frame_lane(dst, u, q, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy):
-    """A joint's frame (``prepare_joints``) written to lane q of lane block u (``dst``: the blocks' frames)."""
+    """A joint's frame (``prepare_joints``) written to lane q of lane block u (``dst``: the blocks' frames, or the
+    plain point joints' bundles, whose first fields are a frame's: ``_bundles.PB_MA`` …)."""
     dst[u, MA, q] = ma
     dst[u, IA, q] = ia
     dst[u, MB, q] = mb
@@ -485,6 +478,10 @@ def _frame_lane(dst, u, q, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy):
     dst[u, RBY, q] = rby
     dst[u, DCX, q] = dcx
     dst[u, DCY, q] = dcy
+
+
+assert (PB_MA, PB_IA, PB_MB, PB_IB, PB_RAX, PB_RAY, PB_RBX, PB_RBY, PB_DCX, PB_DCY) == (MA, IA, MB, IB, RAX, RAY, RBX,
+                                                                                          RBY, DCX, DCY)
 
 
 @inline_njit
