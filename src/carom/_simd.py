@@ -22,8 +22,7 @@ converted to the vector's element type), plus :func:`splat` / :func:`splat64`, :
 :func:`store_part` (doubles rounded into lanes h·LANES64 … of a float bundle), :func:`lane`/:func:`insert`
 (one lane), :func:`gather_rows` / :func:`gather_rows64` (the bodies' state rows of a bundle's lanes,
 transposed into column vectors), :func:`scatter_rows` (the way back), :func:`select`, :func:`vmax`,
-:func:`vmin`, :func:`vfloor`, :func:`columns64` / :func:`put_columns64` (consecutive rows of a table, side by
-side), :func:`with_item`. Each operation is the IEEE operation of every lane, in the same order as the scalar
+:func:`vmin`, :func:`vfloor`. Each operation is the IEEE operation of every lane, in the same order as the scalar
 code it replaces, with no fused multiply-add and no fastmath: a lane gives bitwise what scalar code in the same
 precision gives, so results stay deterministic and independent of the thread count and of how contacts are
 grouped into lanes.
@@ -41,7 +40,7 @@ import os
 import numpy as np
 import numba
 
-from ._jit import njit, llvm_inline_njit
+from ._jit import njit
 
 
 def _double_lanes_for_host():
@@ -156,25 +155,6 @@ if numba.config.DISABLE_JIT:
     def vfloor(a):
         """Per lane: the largest whole number not above the lane."""
         return np.floor(a)
-
-    def columns64(n):
-        """The function of (a, r0) giving columns 0 … n − 1 of rows ``r0`` … ``r0 + LANES64 − 1`` of ``a``, as
-        double vectors (lane q: row ``r0 + q``)."""
-        def columns(a, r0):
-            return tuple(a[r0:r0 + LANES64, c].astype(np.float64) for c in range(n))
-        return columns
-
-    def put_columns64(n, first=0):
-        """The function of (a, r0, cols) writing ``cols`` (as :func:`columns64` gives them) back to rows ``r0`` …
-        ``r0 + LANES64 − 1``, columns ``first`` … n − 1."""
-        def put(a, r0, cols):
-            for c in range(first, n):
-                a[r0:r0 + LANES64, c] = cols[c]
-        return put
-
-    def with_item(t, k, v):
-        """The tuple ``t`` with item ``k`` replaced by ``v``."""
-        return t[:k] + (v,) + t[k + 1:]
 
     def vmax(a, b):
         """Per lane: ``a if a > b else b``."""
@@ -626,79 +606,6 @@ else:
             fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty]), f"llvm.floor.{suffix}")
             return builder.call(fn, [args[0]])
         return a(a), codegen
-
-    def _row_pieces(context, builder, sig, args):
-        """For an intrinsic of (a, r0, …): the function (q, blk) giving the address, as a vector pointer, of the
-        LANES64 doubles ``a[r0 + q, blk·LANES64 :]`` (``columns64``, ``put_columns64``)."""
-        arr = context.make_array(sig.args[0])(context, builder, args[0])
-        rr = context.cast(builder, args[1], sig.args[1], types.intp)
-        width = cgutils.unpack_tuple(builder, arr.shape)[1]
-        vty = ir.PointerType(ir.VectorType(ir.DoubleType(), LANES64))
-
-        def piece(q, blk):
-            row = builder.add(rr, ir.Constant(rr.type, q))
-            at = builder.add(builder.mul(row, width), ir.Constant(rr.type, blk * LANES64))
-            return builder.bitcast(builder.gep(arr.data, [at]), vty)
-        return piece
-
-    def columns64(n):
-        """The function (an intrinsic) of (a, r0) giving columns 0 … n − 1 (n rounded up to a multiple of LANES64;
-        the array must be that wide) of rows ``r0`` … ``r0 + LANES64 − 1`` of the C-contiguous float64 array
-        ``a``, as double vectors (lane q: row ``r0 + q``): each row loaded in LANES64-wide pieces, the blocks
-        transposed in registers (as :func:`gather_rows64`), where a column gathered lane by lane took a load and
-        an insert per lane. (A function per n: an intrinsic sees its arguments' types, not their values.)"""
-        blocks = -(-n // LANES64)
-        out = types.UniTuple(f64v, blocks * LANES64)
-
-        @intrinsic
-        def columns(typingctx, a, r0):
-            if not (isinstance(a, types.Array) and a.ndim == 2 and a.dtype == types.float64 and a.layout == "C"
-                    and isinstance(r0, types.Integer) and LANES64 & (LANES64 - 1) == 0):
-                return None
-
-            def codegen(context, builder, sig, args):
-                piece = _row_pieces(context, builder, sig, args)
-                cols = []
-                for blk in range(blocks):
-                    pieces = [builder.load(piece(q, blk), align=8) for q in range(LANES64)]
-                    cols.extend(_transpose(builder, pieces))
-                return context.make_tuple(builder, out, cols)
-            return out(a, r0), codegen
-        return columns
-
-    def put_columns64(n, first=0):
-        """The function (an intrinsic) of (a, r0, cols) writing ``cols``, the vectors :func:`columns64` ``(n)``
-        gives, back to rows ``r0`` … ``r0 + LANES64 − 1`` of ``a``, from column ``first`` on (a multiple of
-        LANES64: the columns before it are not stored, so their cache lines stay clean): each block of LANES64
-        columns transposed in registers and stored as LANES64-wide pieces of the rows (where a lane written at
-        a time went through memory: a vector spilled and read back 8 bytes at a time, which stalls on store
-        forwarding)."""
-        blocks = -(-n // LANES64)
-        assert first % LANES64 == 0
-
-        @intrinsic
-        def put(typingctx, a, r0, cols):
-            if not (isinstance(a, types.Array) and a.ndim == 2 and a.dtype == types.float64 and a.layout == "C"
-                    and isinstance(r0, types.Integer) and cols == types.UniTuple(f64v, blocks * LANES64)):
-                return None
-
-            def codegen(context, builder, sig, args):
-                piece = _row_pieces(context, builder, sig, args)
-                vecs = cgutils.unpack_tuple(builder, args[2])
-                for blk in range(first // LANES64, blocks):
-                    rows = _transpose(builder, vecs[blk * LANES64:(blk + 1) * LANES64])
-                    for q in range(LANES64):
-                        builder.store(rows[q], piece(q, blk), align=8)
-                return context.get_dummy_value()
-            return types.none(a, r0, cols), codegen
-        return put
-
-    from numba.cpython.unsafe.tuple import tuple_setitem as _tuple_setitem
-
-    @llvm_inline_njit
-    def with_item(t, k, v):
-        """The tuple ``t`` with item ``k`` replaced by ``v`` (Numba's ``tuple_setitem``)."""
-        return _tuple_setitem(t, k, v)
 
     @intrinsic
     def select(typingctx, mask, a, b):
