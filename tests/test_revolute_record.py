@@ -267,3 +267,16 @@ def test_lane_blocks_give_the_same_bits_on_one_and_two_threads():
         assert np.abs(results[0][3]).max() > 0.1          # (the ragdolls move)
     finally:
         carom.set_num_threads(before)
+
+
+def test_the_lanes_are_asked_for_with_the_types_the_sweeps_hand_them():
+    # ``prepare_joints`` asks once per step whether the lanes are loaded, with a tuple of dummy arrays
+    # (``lanes_probe``): it must have the argument types the sweeps call ``record_lanes`` with, or lane blocks
+    # would be made for lanes that can never be found
+    import numba
+    from carom.rigid.joints._apart import LANES_TYPES
+    from carom.rigid.joints._solve import lanes_probe
+    w = World(gravity=(0, -10))
+    _ragdolls(w)
+    jbody, frame, rstart, rows = _joint_data(w, 1)[2:]
+    assert tuple(numba.typeof(v) for v in lanes_probe(jbody, frame, rstart, rows)) == LANES_TYPES

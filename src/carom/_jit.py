@@ -1849,8 +1849,9 @@ class ThreadGovernor:
     How: the governor runs in one mode (the threads, or one thread) and keeps the time of its last
     ``KEEP`` steps (the step's own cycle count, read inside the compiled call). Every ``interval`` steps it
     runs one step in the other mode (a probe). A probe that took less than ``SWITCH`` × the median of the kept
-    steps (``SWITCH_BACK`` × when the probe is of the threads) is a vote for the other mode; the mode changes only after ``CONFIRM`` such votes in a row, the probes
-    then coming every ``CONFIRM_GAP`` steps, and each vote is judged against the kept steps around it. One
+    steps (``SWITCH_BACK`` × when the probe is of the threads) is a vote for the other mode; the mode changes
+    only after ``CONFIRM`` such votes in a row, the probes then coming every ``CONFIRM_GAP`` steps, and each vote
+    is judged against the kept steps around it. One
     probe that happens to fall on a cheap step (a scene whose step time wanders: the tumbler's boxes settle
     and tumble in turns) or on a moment when the other thread was descheduled does not move the mode (with one
     probe deciding, the tumbler ran up to 720 of its 749 steps in one thread on a quiet machine). A probe

@@ -21,7 +21,7 @@ from .._layout import BodyTable
 from ._common import FRAME_WIDTH, ROW_WIDTH
 from ._bundles import PB_WIDTH, solve_point_bundles, store_bundle_reactions
 from ._solve import (OVERFLOW, joint_solved, joints_to_solve, pass_mode, prepare_joints, record_lanes, solve_joints,
-                     store_reactions, block_edge)
+                     store_reactions)
 
 _I1, _I2, _I3 = types.int64[::1], types.int64[:, ::1], types.int64[:, :, ::1]
 _F1, _F2 = types.float64[::1], types.float64[:, ::1]
@@ -52,7 +52,8 @@ def begin(joints, kind, asleep, com, angle, inv_mass, inv_inertia, local_center,
 def chunk(mode, bundle_lo, bundle_hi, lo, hi, jdata, state, fstate, flags, dangle, inv_h):
     """One chunk of a joint sweep (``mode``, ``_solve.solve_joints``): the bundles of plain point joints
     ``bundle_lo`` … ``bundle_hi`` − 1 (``_bundles.solve_point_bundles``), then the joints ``lo`` … ``hi`` − 1 of
-    the solve order one by one.
+    the solve order, one by one or, a lane block at a time, side by side (``solve_joints`` moves the two edges off
+    the inside of a block, as the next and the last chunk do: ``_solve.block_edge``).
 
     ``bundle_lo`` < 0: −``bundle_lo`` whole passes of the sweep (each in its ``_solve.pass_mode``), each colour
     after colour (its bundles, then its other joints), as the threads' chunks of every colour in turn would do
@@ -84,9 +85,7 @@ def chunk(mode, bundle_lo, bundle_hi, lo, hi, jdata, state, fstate, flags, dangl
         return
     if bundle_lo < bundle_hi:
         solve_point_bundles(mode, bundle_lo, bundle_hi, pb, pbody, pmove, fstate, jsoft)
-    # (the threads' chunks of a colour start and end between the joints' lane blocks: ``_solve.block_edge``)
-    solve_joints(mode, block_edge(lo, jbody, rstart, jrows), block_edge(hi, jbody, rstart, jrows), jbody, jframe,
-                 rstart, jrows, state, fstate, flags, dangle, jsoft, inv_h)
+    solve_joints(mode, lo, hi, jbody, jframe, rstart, jrows, state, fstate, flags, dangle, jsoft, inv_h)
 
 
 @apart_njit(lambda arg_types: types.none)

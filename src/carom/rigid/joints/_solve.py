@@ -15,7 +15,8 @@ side in double-precision vectors (``_solve_record_lanes``), from lane blocks lai
 
 The step's joint data is laid out in solve order (colour by colour), for sweeps that stream through it: per
 joint its bodies, a frame (masses, anchors, cB − cA: ``_common``) and the start of its rows; the rows of all
-joints one after the other.
+joints one after the other; after them, the lane blocks, which hold the frames and records of the joints solved
+side by side (``lane_blocks``).
 
 Warm starting: in the first substep a sweep of its own applies each row's accumulated impulse of the last step
 through the row's Jacobian now, before any joint or contact is solved. A later substep's warm start is the
@@ -151,7 +152,7 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     the joint (``_common``'s G_*). When the vector lanes are loaded (``record_lanes``), each colour's runs of
     LANES64 revolute records (below the overflow colour) also go to the lane blocks (``lane_blocks``), as they
     are written: asked once, here, at the step's start, so lanes loaded in the middle of a step wait for the next.
-    (``_lanes_loaded`` looks only at the types of the tuple it is given: those ``solve_joints`` passes.)"""
+    (``_lanes_loaded`` looks only at the types of the tuple it is given: ``lanes_probe``.)"""
     kind, body, local, param, imp = joints.kind, joints.body, joints.local, joints.param, joints.impulse
     n = jlist.shape[0]
     NB = com.shape[0]
@@ -178,8 +179,7 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     # the lane blocks (``lane_blocks``), when the lanes are loaded: each colour's joints solved alone are walked
     # from the colour's first (as a sweep walks them), and LANES64 records in a row make the next block, which
     # the walk then steps over; a block's frames and records are written there, not in the rows
-    lanes = _lanes_loaded((np.int64(0), np.int64(0), np.int64(0), jbody, frame, rstart, rows, np.empty((0, 8)),
-                           np.empty((0, 8), np.float32), np.empty(0, np.uint8), np.empty(0), np.empty(0), 0.0))
+    lanes = _lanes_loaded(lanes_probe(jbody, frame, rstart, rows))
     lf, lr = borrowed(lane_blocks(jbody, frame, rstart, rows))
     blocks = np.int64(0)
     head = np.int64(-1)
@@ -313,8 +313,10 @@ def solve_joints(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
     # borrowed views (``carom._jit.borrowed``): the calls per joint below then take no references on the arrays
     jbody, frame, rstart, rows, state, fstate = borrowed((jbody, frame, rstart, rows, state, fstate))
     flags, dangle, jsoft = borrowed((flags, dangle, jsoft))
-    # (a chunk starts and ends between lane blocks: ``block_edge``)
-    i = lo
+    # (a chunk starts and ends between lane blocks, ``block_edge``: the threads' chunks of a colour, cut anywhere,
+    # move their edges alike, so each block is solved whole, and in its block, in one of them)
+    hi = block_edge(hi, jbody, rstart, rows)
+    i = block_edge(lo, jbody, rstart, rows)
     while i < hi:
         if i + LANES64 <= hi and _block_at(i, rstart, rows):
             # the run of lane blocks that starts here, in one call
@@ -659,6 +661,14 @@ def record_lanes(mode, lo, hi, jbody, frame, rstart, rows, state, fstate, flags,
 
 _lanes = apart_caller(record_lanes)
 _lanes_loaded = apart_loaded(record_lanes)
+
+
+@njit
+def lanes_probe(jbody, frame, rstart, rows):
+    """A tuple of the types ``solve_joints`` hands ``record_lanes`` (``_apart.LANES_TYPES``: the step's joint data,
+    then the solver's tables), for ``_lanes_loaded``, which reads only the types of what it is given."""
+    return (np.int64(0), np.int64(0), np.int64(0), jbody, frame, rstart, rows, np.empty((0, 8)),
+            np.empty((0, 8), np.float32), np.empty(0, np.uint8), np.empty(0), np.empty(0), 0.0)
 
 
 @njit

@@ -59,8 +59,8 @@ def emit(j, param, imp, rows, r, h, g):
 #:
 #: What a sweep changes (the impulses, the spring's error at the biased solve) is the record's last cache line,
 #: columns R_SL …, and the rest is fixed for the step (the row table's rows start on cache lines:
-#: ``_layout.aligned_rows``): the vector lanes write back only that line (``_solve._solve_record_lanes``), one
-#: line a joint and sweep for the memory to take, where writing the whole record was three.
+#: ``_layout.aligned_rows``), so a record solved alone dirties one line a sweep. A record of a lane block lives
+#: in the block, column by column (``_solve.lane_blocks``), where the lanes write back only those columns.
 (R_TYPE, R_FEATURES, R_SC0, R_SBETA, R_SMS, R_SISC, R_SALPHA, R_MLO, R_MHI, R_MC0, R_LC0, R_UC0) = range(12)
 #: not the joint's own: where the sweeps' vector lanes keep the record (``_solve.lane_blocks``, set once per step by
 #: ``_solve.prepare_joints``): u + 1 on the first record of lane block u, −1 on the others of that block (whose
@@ -193,7 +193,8 @@ def solve_record(rows, r, warm, use_bias, jsoft, inv_h, vax, vay, vaw, vbx, vby,
 
 # ------------------------------------------------------------------------------------------ records in lanes
 #: A colour's records are also solved ``LANES64`` at a time, in double-precision vectors (``carom._simd``), by
-#: ``_solve.solve_joints`` wherever consecutive records touch no body another of them writes. One record's rows
+#: ``_solve.solve_joints``: its runs of LANES64 records below the overflow colour, kept for the step in lane
+#: blocks (``_solve.lane_blocks``; a colour's joints touch disjoint dynamic bodies). One record's rows
 #: are a chain of dependent operations (each row waits for the velocities the one before wrote), about 70 ns a
 #: pass, most of it waiting; side by side, the chains of LANES64 joints run in the same time. Each lane does the
 #: scalar record's operations in the same order (a row a joint lacks, or one the scalar code skips, is computed
