@@ -61,6 +61,34 @@ def _push(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby, px, 
             vbw + ib * (rbx * py - rby * px))
 
 
+@llvm_inline_njit
+def carried_back(a, j, f, vax, vay, vaw, vbx, vby, vbw):
+    """The lanes' velocities less the carried warm start, the velocity change kept in columns f … f + 5 of bundle
+    j of ``a`` (a later substep's biased solve: ``_solve``'s module docstring). For the plain point joints'
+    bundles and the revolute records' lane blocks alike."""
+    return (vax - load(a, j, f), vay - load(a, j, f + 1), vaw - load(a, j, f + 2), vbx - load(a, j, f + 3),
+            vby - load(a, j, f + 4), vbw - load(a, j, f + 5))
+
+
+@llvm_inline_njit
+def keep_change(a, j, f, add, dvax, dvay, dvaw, dvbx, dvby, dvbw):
+    """The lanes' velocity change of a sweep into columns f … f + 5 of bundle j of ``a``: added to what they hold
+    (``add``: a relax, or a biased pass that adds to the substep's), else in its place."""
+    if add:
+        dvax = dvax + load(a, j, f)
+        dvay = dvay + load(a, j, f + 1)
+        dvaw = dvaw + load(a, j, f + 2)
+        dvbx = dvbx + load(a, j, f + 3)
+        dvby = dvby + load(a, j, f + 4)
+        dvbw = dvbw + load(a, j, f + 5)
+    store(a, j, f, dvax)
+    store(a, j, f + 1, dvay)
+    store(a, j, f + 2, dvaw)
+    store(a, j, f + 3, dvbx)
+    store(a, j, f + 4, dvby)
+    store(a, j, f + 5, dvbw)
+
+
 @njit
 def solve_point_bundles(mode, lo, hi, pb, pbody, pmove, fstate, jsoft):
     """One sweep (``mode``, as ``_solve.solve_joints``) over bundles lo … hi − 1: each lane's point block
@@ -89,12 +117,7 @@ def solve_point_bundles(mode, lo, hi, pb, pbody, pmove, fstate, jsoft):
         lx, ly = load(pb, j, PB_LX), load(pb, j, PB_LY)
         if carried:
             # a later substep: the carried warm start taken back (``_solve``'s module docstring)
-            vax = vax - load(pb, j, PB_DV)
-            vay = vay - load(pb, j, PB_DV + 1)
-            vaw = vaw - load(pb, j, PB_DV + 2)
-            vbx = vbx - load(pb, j, PB_DV + 3)
-            vby = vby - load(pb, j, PB_DV + 4)
-            vbw = vbw - load(pb, j, PB_DV + 5)
+            vax, vay, vaw, vbx, vby, vbw = carried_back(pb, j, PB_DV, vax, vay, vaw, vbx, vby, vbw)
         vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
         if carried or warm_only:
             # the warm start: the accumulated impulse through today's Jacobian
@@ -115,20 +138,7 @@ def solve_point_bundles(mode, lo, hi, pb, pbody, pmove, fstate, jsoft):
             store(pb, j, PB_LY, ny)
             vax, vay, vaw, vbx, vby, vbw = _push(vax, vay, vaw, vbx, vby, vbw, ma, ia, mb, ib, rax, ray, rbx, rby,
                                                  nx - lx, ny - ly)
-        dvax, dvay, dvaw, dvbx, dvby, dvbw = vax - vax0, vay - vay0, vaw - vaw0, vbx - vbx0, vby - vby0, vbw - vbw0
-        if add:
-            dvax = dvax + load(pb, j, PB_DV)
-            dvay = dvay + load(pb, j, PB_DV + 1)
-            dvaw = dvaw + load(pb, j, PB_DV + 2)
-            dvbx = dvbx + load(pb, j, PB_DV + 3)
-            dvby = dvby + load(pb, j, PB_DV + 4)
-            dvbw = dvbw + load(pb, j, PB_DV + 5)
-        store(pb, j, PB_DV, dvax)
-        store(pb, j, PB_DV + 1, dvay)
-        store(pb, j, PB_DV + 2, dvaw)
-        store(pb, j, PB_DV + 3, dvbx)
-        store(pb, j, PB_DV + 4, dvby)
-        store(pb, j, PB_DV + 5, dvbw)
+        keep_change(pb, j, PB_DV, add, vax - vax0, vay - vay0, vaw - vaw0, vbx - vbx0, vby - vby0, vbw - vbw0)
         scatter_rows(fstate, pbody, pmove, j, 0, (vax, vay, vaw, sa[DPX]))
         scatter_rows(fstate, pbody, pmove, j, 1, (vbx, vby, vbw, sb[DPX]))
 

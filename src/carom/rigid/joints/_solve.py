@@ -43,8 +43,8 @@ from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRA
                       L2, FX, FY, SB, ROW_POINT, ROW_ANGLE, ROW_WELD, ROW_PRISM, FILTER, DISTANCE, REVOLUTE, PRISMATIC,
                       WHEEL, WELD, MOTOR, MOUSE, ROTARY_LIMIT, ROTARY_SPRING, ANGULAR_MOTOR, RATCHET, GEAR)
 from ._rows import solve_row, solve_point
-from ._bundles import (LANES, PB_MA, PB_IA, PB_MB, PB_IB, PB_RAX, PB_RAY, PB_RBX, PB_RBY, PB_DCX, PB_DCY, PB_LX, PB_LY,
-                       empty_bundles)
+from ._bundles import (carried_back, keep_change, LANES, PB_MA, PB_IA, PB_MB, PB_IB, PB_RAX, PB_RAY, PB_RBX, PB_RBY,
+                       PB_DCX, PB_DCY, PB_LX, PB_LY, empty_bundles)
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
                ratchet, gear, pulley)
 
@@ -181,6 +181,8 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     # the walk then steps over; a block's frames and records are written there, not in the rows
     lanes = _lanes_loaded(lanes_probe(jbody, frame, rstart, rows))
     lf, lr = borrowed(lane_blocks(jbody, frame, rstart, rows))
+    # (the frame table as blocks of one lane, for ``_frame_lane``)
+    frame_rows = borrowed(frame.reshape((frame.shape[0], FRAME_WIDTH, 1)))
     blocks = np.int64(0)
     head = np.int64(-1)
     for c in range(OVERFLOW + 1):
@@ -228,21 +230,12 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             mb = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
             ib = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
             in_block = head >= 0 and i < head + LANES64
+            # lane q of block u, or the joint's row (the columns before WARM_DV, which each step's first sweep
+            # writes before any reads it)
             if in_block:
-                # lane q of block u: its frame's column q (the columns before WARM_DV, which each step's first
-                # sweep writes before any reads it)
                 _frame_lane(lf, blocks - 1, i - head, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
             else:
-                frame[i, MA] = ma
-                frame[i, IA] = ia
-                frame[i, MB] = mb
-                frame[i, IB] = ib
-                frame[i, RAX] = rax
-                frame[i, RAY] = ray
-                frame[i, RBX] = rbx
-                frame[i, RBY] = rby
-                frame[i, DCX] = dcx
-                frame[i, DCY] = dcy
+                _frame_lane(frame_rows, i, 0, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
             g[G_ANG0] = angle[b] - angle[a] - param[j, 0]
             g[G_TA] = angle[a]
             g[G_TB] = angle[b]
@@ -468,8 +461,9 @@ def _records_ahead(i, end, jlist, kind, param):
 
 @llvm_inline_njit
 def _frame_lane(dst, u, q, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy):
-    """A joint's frame (``prepare_joints``) written to lane q of lane block u (``dst``: the blocks' frames, or the
-    plain point joints' bundles, whose first fields are a frame's: ``_bundles.PB_MA`` …)."""
+    """A joint's frame (``prepare_joints``) written to lane q of block u of ``dst``: the lane blocks' frames, the
+    frame table seen as blocks of one lane, or the plain point joints' bundles, whose first fields are a frame's
+    (``_bundles.PB_MA`` …)."""
     dst[u, MA, q] = ma
     dst[u, IA, q] = ia
     dst[u, MB, q] = mb
@@ -573,12 +567,7 @@ def _solve_record_lanes(mode, i, u, jbody, lf, lr, state, fstate, flags, dangle,
     vax, vay, vaw = _velocity_lanes(i, side_a, jbody, state, held_a, sa)
     vbx, vby, vbw = _velocity_lanes(i, side_b, jbody, state, held_b, sb)
     if carried:
-        vax = vax - load(lf, u, WARM_DV)
-        vay = vay - load(lf, u, WARM_DV + 1)
-        vaw = vaw - load(lf, u, WARM_DV + 2)
-        vbx = vbx - load(lf, u, WARM_DV + 3)
-        vby = vby - load(lf, u, WARM_DV + 4)
-        vbw = vbw - load(lf, u, WARM_DV + 5)
+        vax, vay, vaw, vbx, vby, vbw = carried_back(lf, u, WARM_DV, vax, vay, vaw, vbx, vby, vbw)
     vax0, vay0, vaw0, vbx0, vby0, vbw0 = vax, vay, vaw, vbx, vby, vbw
     ma, ia, mb, ib = load(lf, u, MA), load(lf, u, IA), load(lf, u, MB), load(lf, u, IB)
     qac, qas = sa[DC], sa[DS]
@@ -620,20 +609,9 @@ def _solve_record_lanes(mode, i, u, jbody, lf, lr, state, fstate, flags, dangle,
     store(lr, u, revolute.R_PX, lx)
     store(lr, u, revolute.R_PY, ly)
     store(lr, u, revolute.R_SCS0, scs0)
-    if mode == RELAX or mode == SOLVE_FIRST:
-        store(lf, u, WARM_DV, load(lf, u, WARM_DV) + (vax - vax0))
-        store(lf, u, WARM_DV + 1, load(lf, u, WARM_DV + 1) + (vay - vay0))
-        store(lf, u, WARM_DV + 2, load(lf, u, WARM_DV + 2) + (vaw - vaw0))
-        store(lf, u, WARM_DV + 3, load(lf, u, WARM_DV + 3) + (vbx - vbx0))
-        store(lf, u, WARM_DV + 4, load(lf, u, WARM_DV + 4) + (vby - vby0))
-        store(lf, u, WARM_DV + 5, load(lf, u, WARM_DV + 5) + (vbw - vbw0))
-    else:
-        store(lf, u, WARM_DV, vax - vax0)
-        store(lf, u, WARM_DV + 1, vay - vay0)
-        store(lf, u, WARM_DV + 2, vaw - vaw0)
-        store(lf, u, WARM_DV + 3, vbx - vbx0)
-        store(lf, u, WARM_DV + 4, vby - vby0)
-        store(lf, u, WARM_DV + 5, vbw - vbw0)
+    # (a + b is b + a, bitwise: the scalar path adds the change to the kept one)
+    keep_change(lf, u, WARM_DV, mode == RELAX or mode == SOLVE_FIRST, vax - vax0, vay - vay0, vaw - vaw0,
+                vbx - vbx0, vby - vby0, vbw - vbw0)
     # only the bodies the solver holds are written: a static or kinematic body is only read
     put_joint_velocities64(fstate, jbody, i, side_a, vax, vay, vaw, held_a & _lanes_with_mass(ma, ia))
     put_joint_velocities64(fstate, jbody, i, side_b, vbx, vby, vbw, held_b & _lanes_with_mass(mb, ib))
