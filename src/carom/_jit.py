@@ -649,6 +649,19 @@ entry_njit = numba.njit(cache=True)
 inline_njit = numba.njit(cache=True, inline="always")
 
 
+@inline_njit
+def index_range(lo, hi):
+    """``range(lo, hi)`` with unsigned indices, for the per-item loops of the step's stages (``lo`` ≥ 0).
+
+    Why: Numba indexes with a signed integer as Python does, so every ``a[i]`` with i from a plain ``range``
+    first adds the length where i < 0 (a shift, an and and an add per array per item), and LLVM can then not
+    turn the loop's addresses into pointers that step along the rows. With an unsigned index there is no
+    such check (the integrators' passes of the large pyramid: a sixth fewer instructions, 6 % less solve).
+    Arithmetic that mixes the index with a signed integer gives a float in Numba: subtract an unsigned
+    ``lo`` (``np.uint64(lo)``), never a plain one."""
+    return range(_np.uint64(lo), _np.uint64(hi))
+
+
 class _LinkingLibrary(_CaromLibrary):
     """The code of an entry point that only calls kernels (:func:`linking_entry_njit`): its module, with the
     kernels' code linked in, is not optimised again as a whole, only turned into machine code.

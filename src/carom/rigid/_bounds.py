@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, inline_njit, pnjit, borrowed, borrowed_rows, deref
+from .._jit import njit, inline_njit, pnjit, borrowed, borrowed_rows, deref, index_range
 from ..constants import SPECULATIVE_DISTANCE
 from ..geometry._math import angle_sin_cos, sin_cos_rows
 from ..geometry.aabb import core_box
@@ -152,7 +152,8 @@ def _body_bounds(lo, hi, dt, gx, gy, com, angle, vel, angvel, local_center, kind
     sin_cos_rows(angle, lo, hi, rot)
     gravity_fall = dt * dt * math.sqrt(gx * gx + gy * gy)
     max_w = max_angular_speed(dt)
-    for b in range(lo, hi):
+    ulo = np.uint64(lo)
+    for b in index_range(lo, hi):
         vx = vel[b, 0]
         vy = vel[b, 1]
         w = angvel[b]
@@ -180,7 +181,7 @@ def _body_bounds(lo, hi, dt, gx, gy, com, angle, vel, angvel, local_center, kind
             xf[b, 2] = 0.0
             xf[b, 3] = 0.0
         else:
-            ox, oy, c, sn = _origin(com, local_center, b, rot[1, b - lo], rot[0, b - lo])
+            ox, oy, c, sn = _origin(com, local_center, b, rot[1, b - ulo], rot[0, b - ulo])
             xf[b, 0] = ox
             xf[b, 1] = oy
             xf[b, 2] = c
@@ -222,7 +223,7 @@ def _shape_bounds(lo, hi, shape_body, shape_alive, shape_offset, shape_count, sh
     (``pair_motion``). Grown by the whole bound on every side, as before, each box also reached across the
     paths of its neighbours in a crowd moving together (the tumbler: 9,050 pairs a step against 5,410, the
     extra ones narrow-phase tests that found nothing)."""
-    for s in range(lo, hi):
+    for s in index_range(lo, hi):
         if not shape_alive[s]:
             lower[s, 0] = 0.0
             lower[s, 1] = 0.0

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .._jit import njit, inline_njit, sin_cos, deref
+from .._jit import njit, inline_njit, sin_cos, deref, index_range
 from ._layout import (STATIC, DYNAMIC, VX, VY, W, DPX, DPY, DC, DS, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION,
                       MOVE_SOLVED, MOVE_LOCK_X, MOVE_LOCK_Y, LOCK_X, LOCK_Y)
 from ..constants import MAX_ROTATION, MAX_TRANSLATION_SPEED
@@ -48,13 +48,13 @@ def _integrate_range(task, lo, hi, tables, gx, gy, h, max_w):
     if task == FIRST_PASS:
         _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h)
     if task == POSITION_PASS:
-        for b in range(lo, hi):
+        for b in index_range(lo, hi):
             if flags[b] & MOVE_POSITION:
                 _integrate_position(b, state, fstate, kick, flags, dangle, h, max_w)
         _rotations(lo, hi, dangle, fstate, rot)
     else:
         carry = task == VELOCITY_PASS
-        for b in range(lo, hi):
+        for b in index_range(lo, hi):
             if flags[b] & MOVE_VELOCITY:
                 _integrate_velocity(b, state, fstate, kick, flags, h, max_w, carry)
 
@@ -65,7 +65,7 @@ def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
     of the step table (``_integrate_range``)."""
     (inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale, asleep, vel,
      angvel, locks, com, angle) = motion
-    for b in range(lo, hi):
+    for b in index_range(lo, hi):
         # a locked axis (``Body.lock_x``, ``lock_y``) starts at 0 and gets no gravity or force along it
         fx = 0.0 if locks[b] & LOCK_X else 1.0
         fy = 0.0 if locks[b] & LOCK_Y else 1.0
@@ -99,7 +99,7 @@ def _finish(lo, hi, state, fstate, flags, motion, dangle, max_w):
     two threads did not speed up)."""
     (inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale, asleep, vel,
      angvel, locks, com, angle) = motion
-    for b in range(lo, hi):
+    for b in index_range(lo, hi):
         vx, vy, w = _velocity(b, state, fstate, flags)
         if flags[b] & MOVE_POSITION:
             com[b, 0] = com[b, 0] + state[b, DPX]
@@ -291,15 +291,15 @@ def _rotations(lo, hi, dangle, fstate, rot):
     operations are the scalar code's in the same order, so the values are bitwise those of one body at a
     time, in a third of the time."""
     big = 0
-    for b in range(lo, hi):
+    for b in index_range(lo, hi):
         x = dangle[b]
         rot[0, b], rot[1, b] = _small_sin_cos(x)
         big += abs(x) > EIGHTH_TURN
-    for b in range(lo, hi):
+    for b in index_range(lo, hi):
         fstate[b, DC] = rot[1, b]
         fstate[b, DS] = rot[0, b]
     if big > 0:
-        for b in range(lo, hi):
+        for b in index_range(lo, hi):
             if abs(dangle[b]) > EIGHTH_TURN:
                 sn, cs = sin_cos(dangle[b])
                 fstate[b, DC] = cs

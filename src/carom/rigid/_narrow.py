@@ -9,7 +9,8 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit, inline_njit, llvm_inline_njit, pnjit_kernel_launcher, borrowed, borrowed_rows, deref
+from .._jit import (njit, inline_njit, llvm_inline_njit, pnjit_kernel_launcher, borrowed, borrowed_rows, deref,
+                   index_range)
 from ..constants import (SPECULATIVE_DISTANCE, LINEAR_SLOP, RECYCLE_DISTANCE, RECYCLE_COS, APART_ROUNDING,
                          UNCACHED_MOTION)
 from ..geometry._math import relative_transform
@@ -367,14 +368,15 @@ def _recycled_run(lo, hi, shape_body, shape_count, shape_reach, shape_sensor, lo
                   cache))
     c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_step, pack = borrowed(
         (c_count, c_ids, c_nimp, c_timp, c_normal, c_point, c_sep, c_touch, c_sensor, c_step, pack))
-    for k in range(lo, hi):
-        a = keys[k] >> KEY_SHIFT
-        bsh = keys[k] & KEY_MASK
-        ba = shape_body[a]
-        bb = shape_body[bsh]
+    for k in index_range(lo, hi):
+        # (unsigned, as the loop's index: no check for negative indices, ``index_range``)
+        a = np.uint64(keys[k] >> KEY_SHIFT)
+        bsh = np.uint64(keys[k] & KEY_MASK)
+        ba = np.uint64(shape_body[a])
+        bb = np.uint64(shape_body[bsh])
         if shape_sensor[a] or shape_sensor[bsh] or not (awake[ba] or awake[bb]) or (
                 shape_count[a] == 1 and shape_count[bsh] == 1):
-            return k
+            return np.int64(k)
         ax = xf[ba, 0]
         ay = xf[ba, 1]
         ac = xf[ba, 2]
@@ -384,15 +386,16 @@ def _recycled_run(lo, hi, shape_body, shape_count, shape_reach, shape_sensor, lo
         lbx, lby = _centre(local_center, bb)
         cnt = count[k]
         if cnt > 0:
-            reused, m, dlx, dly = _recycle(cache, k, cnt, tx, ty, tc, ts, min(shape_reach[a], shape_reach[bsh]),
-                                           c_normal[k, 0], c_normal[k, 1], ac, as_, lax, lay, lbx, lby)
+            reused, m, dlx, dly = _recycle(cache, np.int64(k), cnt, tx, ty, tc, ts,
+                                           min(shape_reach[a], shape_reach[bsh]), c_normal[k, 0], c_normal[k, 1], ac,
+                                           as_, lax, lay, lbx, lby)
             if not reused:
-                return k
+                return np.int64(k)
         else:
-            spec = SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
-            if not _still_apart(cache, k, tx, ty, tc, ts, lax, lay, shape_reach[a], lbx, lby, shape_reach[bsh],
-                                spec):
-                return k
+            spec = SPECULATIVE_DISTANCE + pair_motion(motion, np.int64(ba), np.int64(bb))
+            if not _still_apart(cache, np.int64(k), tx, ty, tc, ts, lax, lay, shape_reach[a], lbx, lby,
+                                shape_reach[bsh], spec):
+                return np.int64(k)
             c_sensor[k] = False
             _empty_row(k, c_count, c_ids, c_nimp, c_timp, c_touch, c_normal, c_point, c_sep, c_step)
             continue
