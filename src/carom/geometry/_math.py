@@ -8,7 +8,9 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from .._jit import njit, inline_njit, sin_cos
+import numpy as np
+
+from .._jit import njit, inline_njit, sin_cos, index_range
 
 
 @njit
@@ -163,10 +165,11 @@ def sin_cos_rows(x, lo, hi, out):
     vectorized loop over all of them, then a second one, only when some |x| exceeds REDUCTION_LIMIT (or is
     not finite), that redoes those with ``sincos``."""
     far = 0
-    for i in range(lo, hi):
-        out[0, i - lo], out[1, i - lo] = reduced_sin_cos(x[i])
+    ulo = np.uint64(lo)
+    for i in index_range(lo, hi):
+        out[0, i - ulo], out[1, i - ulo] = reduced_sin_cos(x[i])
         far += not (abs(x[i]) <= REDUCTION_LIMIT)
     if far > 0:
-        for i in range(lo, hi):
+        for i in index_range(lo, hi):
             if not (abs(x[i]) <= REDUCTION_LIMIT):
-                out[0, i - lo], out[1, i - lo] = sin_cos(x[i])
+                out[0, i - ulo], out[1, i - ulo] = sin_cos(x[i])

@@ -8,7 +8,7 @@ compiled world step can call them directly; nothing recurses (trees are walked w
 from collections import namedtuple
 import numpy as np
 
-from .._jit import njit, inline_njit
+from .._jit import njit, inline_njit, index_range
 from ._pairs import FREE, STATIC, overlap
 
 
@@ -363,8 +363,9 @@ def fat_boxes_run(lo, hi, moving, static, lower, upper, flags, leaf_of, ids, low
     mlo, mhi, slo, shi = moving.lo, moving.hi, static.lo, static.hi
     count = 0
     count_static = 0
-    for k in range(lo, hi):
-        p = ids[k]
+    for k in index_range(lo, hi):
+        # (indices as unsigned: no check for negative ones, ``carom._jit.index_range``)
+        p = np.uint64(ids[k])
         dx = 0.5 * ((lowers[k, 0] + uppers[k, 0]) - (lower[p, 0] + upper[p, 0]))
         dy = 0.5 * ((lowers[k, 1] + uppers[k, 1]) - (lower[p, 1] + upper[p, 1]))
         lx = lowers[k, 0]
@@ -378,7 +379,7 @@ def fat_boxes_run(lo, hi, moving, static, lower, upper, flags, leaf_of, ids, low
         flx, fly, fux, fuy = _fat_box(lx, ly, ux, uy, dx, dy, margin, multiplier)
         # the leaf's arrays are picked in two branches and nothing taking arrays is called: a tree chosen
         # by a conditional expression, or a call with the tree per proxy, makes the loop several times slower
-        leaf = leaf_of[p]
+        leaf = np.uint64(leaf_of[p])
         is_static = flags[p] == STATIC
         if is_static:
             tlx, tly, tux, tuy = slo[leaf, 0], slo[leaf, 1], shi[leaf, 0], shi[leaf, 1]

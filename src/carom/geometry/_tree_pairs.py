@@ -11,7 +11,7 @@ from numba import prange
 
 import numba
 
-from .._jit import njit, pnjit, inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
+from .._jit import njit, pnjit, inline_njit, borrowed, apart_njit, apart_caller, apart_loaded, index_range
 from ._pairs import FREE, MOVING, STATIC, _KEY_MASK, _KEY_SHIFT, KEY_STRIDE, _grown, overlap, unpack_keys
 from ._tree import SWEEP_FRACTION, fat_boxes_run, reinsert_moved, tree_fit
 from ._tree_query import _tree_collect
@@ -727,13 +727,14 @@ def unmoved_run(lo, hi, lower, upper, flags, cand, pairs):
     real-box test, so a branch would mispredict)."""
     r = 0
     alive = 0
-    for c in range(lo, hi):
-        i = cand[c] >> _KEY_SHIFT
-        j = cand[c] & _KEY_MASK
+    for c in index_range(lo, hi):
+        # (indices as unsigned: no check for negative ones, ``carom._jit.index_range``)
+        i = np.uint64(cand[c] >> _KEY_SHIFT)
+        j = np.uint64(cand[c] & _KEY_MASK)
         live = (flags[i] != FREE) & (flags[j] != FREE)
         ok = (live & (lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
               & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
-        pairs[lo + r] = cand[c]         # lo + r <= c: always in bounds; kept when ok
+        pairs[np.uint64(lo + r)] = cand[c]         # lo + r <= c: always in bounds; kept when ok
         r += np.int64(ok)
         alive += np.int64(live)
     return r, alive

@@ -86,11 +86,12 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     ordered = True
     last = np.int64(-1)
     for q in range(proxy_keys.shape[0]):
-        sa = proxy_shape[proxy_keys[q] >> KEY_SHIFT]
-        sb = proxy_shape[proxy_keys[q] & KEY_MASK]
-        ba = shape_body[sa]
-        bb = shape_body[sb]
-        if ba == bb or (kind[ba] != DYNAMIC and kind[bb] != DYNAMIC):
+        # (indices as unsigned: no check for negative ones, ``index_range``)
+        sa = proxy_shape[np.uint64(proxy_keys[q] >> KEY_SHIFT)]
+        sb = proxy_shape[np.uint64(proxy_keys[q] & KEY_MASK)]
+        ba = shape_body[np.uint64(sa)]
+        bb = shape_body[np.uint64(sb)]
+        if ba == bb or (kind[np.uint64(ba)] != DYNAMIC and kind[np.uint64(bb)] != DYNAMIC):
             continue
         # (with no sensors and the default filter everywhere, ``plain``, nothing more is read)
         if not plain and ((shape_sensor[sa] and shape_sensor[sb]) or not should_collide(

@@ -458,7 +458,8 @@ def _write_back(rows, j, out, extra):
     o1 = P0 + POINT_WIDTH
     t1 = T0 + TANGENT_WIDTH
     for q in range(count[j]):
-        k = perm[first[j] + q]
+        # (unsigned: no check for a negative index at each of the stores below, ``carom._jit.index_range``)
+        k = np.uint64(perm[first[j] + q])
         # stored from the bundle's own fields, with no read of the contact table, whose rows this visits out of
         # order (the hits are found after the step, when asked for, from these and the table)
         c_nimp[k, 0] = rows[j, P0 + NIMP, q]
