@@ -675,12 +675,13 @@ def _grid_entry_run(e0, e1, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1,
                 continue
             if k + (f1 - f0) > cap:
                 return e, k_entry
-            for f in range(f0, f1):
+            # (unsigned indices: no check for negative ones, ``carom._jit.index_range``)
+            for f in index_range(f0, f1):
                 q = ids[f]
                 ok = (box[f, 0] <= ux) & (lx <= box[f, 2]) & (box[f, 1] <= uy) & (ly <= box[f, 3])
                 if not dense:         # (a bucket may hold several cells)
                     ok = ok & (cx_of[f] == tx) & (cy_of[f] == ty)
-                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
+                keys[np.uint64(k)] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
                 k += np.int64(ok)
     return e1, k
 
