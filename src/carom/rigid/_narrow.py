@@ -436,6 +436,8 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             continue
         a = keys[k] >> KEY_SHIFT
         bsh = keys[k] & KEY_MASK
+        ua = np.uint64(a)
+        ubsh = np.uint64(bsh)
         # (not for two circles, which the run never takes: a call per pair of a pile of circles)
         if runs and (shape_count[a] != 1 or shape_count[bsh] != 1):
             after = _recycled_run(k, hi, shape_body, shape_count, shape_reach, shape_sensor, local_center, awake,
@@ -443,33 +445,36 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
                                   c_point, c_sep, c_touch, c_sensor, c_step, pack)
             if after > k:
                 continue
-        ba = shape_body[a]
-        bb = shape_body[bsh]
-        sensor = shape_sensor[a] or shape_sensor[bsh]
-        c_sensor[k] = sensor
-        while j_old < n_old and old_keys[j_old] < keys[k]:
+        ku = np.uint64(k)       # (unsigned indices: no check for negative ones, ``carom._jit.index_range``)
+        ba = shape_body[ua]
+        bb = shape_body[ubsh]
+        uba = np.uint64(ba)
+        ubb = np.uint64(bb)
+        sensor = shape_sensor[ua] or shape_sensor[ubsh]
+        c_sensor[ku] = sensor
+        while j_old < n_old and old_keys[j_old] < keys[ku]:
             j_old += 1
-        matched = j_old < n_old and old_keys[j_old] == keys[k]
-        if matched and not awake[ba] and not awake[bb]:
-            c_count[k] = old_count[j_old]
-            c_touch[k] = old_touch[j_old]
+        matched = j_old < n_old and old_keys[j_old] == keys[ku]
+        if matched and not awake[uba] and not awake[ubb]:
+            c_count[ku] = old_count[j_old]
+            c_touch[ku] = old_touch[j_old]
             # (in place, the row is already last step's)
             for p in range(0 if in_place else 2):
-                c_ids[k, p] = old_ids[j_old, p]
-                c_nimp[k, p] = old_nimp[j_old, p]
-                c_timp[k, p] = old_timp[j_old, p]
-                c_sep[k, p] = old_sep[j_old, p]
-                c_point[k, p, 0] = old_point[j_old, p, 0]
-                c_point[k, p, 1] = old_point[j_old, p, 1]
+                c_ids[ku, p] = old_ids[j_old, p]
+                c_nimp[ku, p] = old_nimp[j_old, p]
+                c_timp[ku, p] = old_timp[j_old, p]
+                c_sep[ku, p] = old_sep[j_old, p]
+                c_point[ku, p, 0] = old_point[j_old, p, 0]
+                c_point[ku, p, 1] = old_point[j_old, p, 1]
             if not in_place:
-                c_normal[k, 0] = old_normal[j_old, 0]
-                c_normal[k, 1] = old_normal[j_old, 1]
+                c_normal[ku, 0] = old_normal[j_old, 0]
+                c_normal[ku, 1] = old_normal[j_old, 1]
             for q in range(0 if in_place else CACHE_WIDTH):   # (a plain loop compiles faster than a slice)
-                c_cache[k, q] = old_cache[j_old, q]
-            _put_step(c_step, k, 0.0, 0.0)
+                c_cache[ku, q] = old_cache[j_old, q]
+            _put_step(c_step, ku, 0.0, 0.0)
             # (solved after all if the pair's island wakes: ``narrow_stage``)
-            if c_count[k] > 0 and not sensor:
-                _put_pack(pack, k, c_count[k], c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
+            if c_count[ku] > 0 and not sensor:
+                _put_pack(pack, ku, c_count[ku], c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
             continue
         # last step's ids and impulses of the pair, read before the row is written (in place, it is the same row)
         old_n = 0
@@ -483,13 +488,13 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             n1 = old_nimp[j_old, 1]
             t0 = old_timp[j_old, 0]
             t1 = old_timp[j_old, 1]
-        ax = xf[ba, 0]
-        ay = xf[ba, 1]
-        ac = xf[ba, 2]
-        as_ = xf[ba, 3]
-        tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, xf[bb, 0], xf[bb, 1], xf[bb, 2], xf[bb, 3])
-        oa = shape_offset[a]
-        ob = shape_offset[bsh]
+        ax = xf[uba, 0]
+        ay = xf[uba, 1]
+        ac = xf[uba, 2]
+        as_ = xf[uba, 3]
+        tx, ty, tc, ts = relative_transform(ax, ay, ac, as_, xf[ubb, 0], xf[ubb, 1], xf[ubb, 2], xf[ubb, 3])
+        oa = shape_offset[ua]
+        ob = shape_offset[ubsh]
         # the speculative margin, read only by the paths that test or bound the pair (not by a recycled one:
         # its two random reads of ``motion`` were a tenth of a recycled pair's time)
         spec = 0.0
@@ -497,7 +502,7 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
         # (count, ids, impulses and touch stay 0) and the pose its separation bound was computed at
         # two circles are always tested afresh: their test costs less than trying to recycle (43 against
         # 55 ns a pair in a pile, where few pairs pass)
-        circles = shape_count[a] == 1 and shape_count[bsh] == 1
+        circles = shape_count[ua] == 1 and shape_count[ubsh] == 1
         reused = False
         dlx = dly = 0.0
         if matched and not sensor and not circles:
@@ -505,21 +510,21 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             lbx, lby = _centre(local_center, bb)
             if old_count[j_old] > 0:
                 reused, m, dlx, dly = _recycle(old_cache, j_old, old_count[j_old], tx, ty, tc, ts,
-                                               min(shape_reach[a], shape_reach[bsh]), old_normal[j_old, 0],
+                                               min(shape_reach[ua], shape_reach[ubsh]), old_normal[j_old, 0],
                                                old_normal[j_old, 1], ac, as_, lax, lay, lbx, lby)
             else:
                 spec = SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
-                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, lax, lay, shape_reach[a], lbx, lby,
-                                      shape_reach[bsh], spec)
+                reused = _still_apart(old_cache, j_old, tx, ty, tc, ts, lax, lay, shape_reach[ua], lbx, lby,
+                                      shape_reach[ubsh], spec)
                 m = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0)
         if reused:
             for q in range(0 if in_place else CACHE_WIDTH):
-                c_cache[k, q] = old_cache[j_old, q]
+                c_cache[ku, q] = old_cache[j_old, q]
         else:
             spec = 0.0 if sensor else SPECULATIVE_DISTANCE + pair_motion(motion, ba, bb)
             m = _collide_pair(a, bsh, tx, ty, tc, ts, spec, shape_offset, shape_count, shape_radius, verts, normals,
                               sv, snm)
-            if m[0] > 0 and not sensor and one_way.shape[0] > 0 and (chain[a] != 0 or chain[bsh] != 0):
+            if m[0] > 0 and not sensor and one_way.shape[0] > 0 and (chain[ua] != 0 or chain[ubsh] != 0):
                 # a chain segment: one-sided, and smooth across its joints (``chain_manifold``); the manifold is
                 # corrected before it is cached, so a recycled one is the corrected one (chain segments are
                 # one-way shapes: with none, the empty direction table spares each pair the look)
@@ -528,59 +533,59 @@ def _narrow_block(lo, hi, maxc, shapes, local_center, awake, motion, xf, keys, o
             # (two circles keep no cache, nor does a pair moving too fast to be recycled next step: the ``cache`` field)
             if not circles:
                 if m[0] > 0 and spec > SPECULATIVE_DISTANCE + UNCACHED_MOTION:
-                    _mark_uncached(c_cache, k)
+                    _mark_uncached(c_cache, ku)
                 else:
                     _store_cache(c_cache, k, m, tx, ty, tc, ts)
         cnt = m[0]
         if cnt > 0 and not sensor and one_way.shape[0] > 0 and (_is_one_way(one_way, a) or _is_one_way(one_way, bsh)) \
-                and chain[a] == 0 and chain[bsh] == 0:
+                and chain[ua] == 0 and chain[ubsh] == 0:
             # the normal in the world, from A to B: a one-way shape acts only when it points out of its solid
             # side (``one_way_passes``)
             nwx = ac * m[1] - as_ * m[2]
             nwy = as_ * m[1] + ac * m[2]
-            if (one_way_passes(one_way, a, xf[ba, 2], xf[ba, 3], nwx, nwy)
-                    or one_way_passes(one_way, bsh, xf[bb, 2], xf[bb, 3], -nwx, -nwy)):
+            if (one_way_passes(one_way, a, xf[uba, 2], xf[uba, 3], nwx, nwy)
+                    or one_way_passes(one_way, bsh, xf[ubb, 2], xf[ubb, 3], -nwx, -nwy)):
                 cnt = 0
                 if not circles:
                     # tested afresh next step (a recycled or "still apart" row would keep it passing)
-                    _mark_uncached(c_cache, k)
-                    c_cache[k, CSEP] = -np.inf
+                    _mark_uncached(c_cache, ku)
+                    c_cache[ku, CSEP] = -np.inf
         # (the table is allocated without zeroing, so every field of the row is written on every path)
         if cnt == 0:
-            _empty_row(k, c_count, c_ids, c_nimp, c_timp, c_touch, c_normal, c_point, c_sep, c_step)
+            _empty_row(ku, c_count, c_ids, c_nimp, c_timp, c_touch, c_normal, c_point, c_sep, c_step)
             continue
-        c_count[k] = cnt
-        c_nimp[k, 0] = 0.0
-        c_nimp[k, 1] = 0.0
-        c_timp[k, 0] = 0.0
-        c_timp[k, 1] = 0.0
-        deepest = _put_manifold(k, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
-        c_touch[k] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
+        c_count[ku] = cnt
+        c_nimp[ku, 0] = 0.0
+        c_nimp[ku, 1] = 0.0
+        c_timp[ku, 0] = 0.0
+        c_timp[ku, 1] = 0.0
+        deepest = _put_manifold(ku, m, ax, ay, ac, as_, c_normal, c_point, c_sep)
+        c_touch[ku] = deepest < 0.0 if sensor else deepest < LINEAR_SLOP
         # a recycled contact's B anchors less A's (the same for both points), in the world; 0 for a fresh one
-        _put_step(c_step, k, ac * dlx - as_ * dly, as_ * dlx + ac * dly)
+        _put_step(c_step, ku, ac * dlx - as_ * dly, as_ * dlx + ac * dly)
         if reused:
             # the same points with the same ids, in the same order: their impulses carry over as they are
-            c_ids[k, 0] = id0
-            c_ids[k, 1] = id1
-            c_nimp[k, 0] = n0
-            c_timp[k, 0] = t0
+            c_ids[ku, 0] = id0
+            c_ids[ku, 1] = id1
+            c_nimp[ku, 0] = n0
+            c_timp[ku, 0] = t0
             if cnt == 2:
-                c_nimp[k, 1] = n1
-                c_timp[k, 1] = t1
+                c_nimp[ku, 1] = n1
+                c_timp[ku, 1] = t1
             if not sensor:
-                _put_pack(pack, k, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
+                _put_pack(pack, ku, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
             continue
-        c_ids[k, 0] = m[6]
-        c_ids[k, 1] = m[10]
+        c_ids[ku, 0] = m[6]
+        c_ids[ku, 1] = m[10]
         if matched and not sensor:
             for p in range(cnt):
                 new_id = m[6] if p == 0 else m[10]
                 for q in range(old_n):
                     if (id0 if q == 0 else id1) == new_id:
-                        c_nimp[k, p] = n0 if q == 0 else n1
-                        c_timp[k, p] = t0 if q == 0 else t1
+                        c_nimp[ku, p] = n0 if q == 0 else n1
+                        c_timp[ku, p] = t0 if q == 0 else t1
         if not sensor:
-            _put_pack(pack, k, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
+            _put_pack(pack, ku, cnt, c_normal, c_point, c_sep, c_nimp, c_timp, c_step)
 
 
 #: a one-way shape acts on a contact whose normal (from it to the other shape) is within 60° of its solid
