@@ -56,8 +56,9 @@ def colour_contacts(keys, c_count, c_sensor, shape_body, kind, asleep):
     for k in range(K):
         if c_count[k] == 0 or c_sensor[k]:
             continue
-        a = shape_body[keys[k] >> KEY_SHIFT]
-        b = shape_body[keys[k] & KEY_MASK]
+        # (the bodies' rows unsigned: no check for negative indices, ``carom._jit.index_range``)
+        a = np.uint64(shape_body[np.uint64(keys[k] >> KEY_SHIFT)])
+        b = np.uint64(shape_body[np.uint64(keys[k] & KEY_MASK)])
         dyn_a = kind[a] == DYNAMIC
         dyn_b = kind[b] == DYNAMIC
         if not ((dyn_a and not asleep[a]) or (dyn_b and not asleep[b])):

@@ -188,47 +188,51 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     for c in range(OVERFLOW + 1):
         for i in range(jstart[c], jstart[c + 1]):
             j = jlist[i]
-            a = body[j, 0]
-            b = body[j, 1]
+            # (the joint's and its bodies' rows unsigned: no check for negative indices, ``carom._jit.index_range``)
+            ju = np.uint64(j)
+            a = body[ju, 0]
+            b = body[ju, 1]
+            au = np.uint64(a)
+            bu = np.uint64(b)
             jbody[i, 0] = a
             jbody[i, 1] = b
             if (lanes and c < OVERFLOW and i - jstart[c] >= pcount[c] and (head < 0 or i >= head + LANES64)
                     and _records_ahead(i, jstart[c + 1], jlist, kind, param)):
                 head = i
                 blocks += 1
-            for e in (a, b):
-                if not turned[e]:
-                    rot[e, 0] = np.cos(angle[e])
-                    rot[e, 1] = np.sin(angle[e])
-                    turned[e] = True
-            ca, sa = rot[a, 0], rot[a, 1]
-            cb, sb = rot[b, 0], rot[b, 1]
-            lax = local[j, 0] - local_center[a, 0]
-            lay = local[j, 1] - local_center[a, 1]
-            lbx = local[j, 2] - local_center[b, 0]
-            lby = local[j, 3] - local_center[b, 1]
+            for eu in (au, bu):
+                if not turned[eu]:
+                    rot[eu, 0] = np.cos(angle[eu])
+                    rot[eu, 1] = np.sin(angle[eu])
+                    turned[eu] = True
+            ca, sa = rot[au, 0], rot[au, 1]
+            cb, sb = rot[bu, 0], rot[bu, 1]
+            lax = local[ju, 0] - local_center[au, 0]
+            lay = local[ju, 1] - local_center[au, 1]
+            lbx = local[ju, 2] - local_center[bu, 0]
+            lby = local[ju, 3] - local_center[bu, 1]
             rax, ray = ca * lax - sa * lay, sa * lax + ca * lay
             rbx, rby = cb * lbx - sb * lby, sb * lbx + cb * lby
-            dcx, dcy = com[b, 0] - com[a, 0], com[b, 1] - com[a, 1]
+            dcx, dcy = com[bu, 0] - com[au, 0], com[bu, 1] - com[au, 1]
             rstart[i] = r
             k = i - jstart[c]
             if k < pcount[c]:
                 # a plain point joint (both bodies dynamic): its lane of the colour's bundles
                 u = pstart[c] + k // LANES
                 q = k % LANES
-                _frame_lane(pb, u, q, inv_mass[a], inv_inertia[a], inv_mass[b], inv_inertia[b], rax, ray, rbx, rby,
+                _frame_lane(pb, u, q, inv_mass[au], inv_inertia[au], inv_mass[bu], inv_inertia[bu], rax, ray, rbx, rby,
                             dcx, dcy)
-                pb[u, PB_LX, q] = imp[j, revolute.PX]
-                pb[u, PB_LY, q] = imp[j, revolute.PY]
+                pb[u, PB_LX, q] = imp[ju, revolute.PX]
+                pb[u, PB_LY, q] = imp[ju, revolute.PY]
                 pbody[u, 0, q] = a
                 pbody[u, 1, q] = b
                 pmove[u, 0, q] = True
                 pmove[u, 1, q] = True
                 continue
-            ma = inv_mass[a] if bkind[a] == DYNAMIC else 0.0
-            ia = inv_inertia[a] if bkind[a] == DYNAMIC else 0.0
-            mb = inv_mass[b] if bkind[b] == DYNAMIC else 0.0
-            ib = inv_inertia[b] if bkind[b] == DYNAMIC else 0.0
+            ma = inv_mass[au] if bkind[au] == DYNAMIC else 0.0
+            ia = inv_inertia[au] if bkind[au] == DYNAMIC else 0.0
+            mb = inv_mass[bu] if bkind[bu] == DYNAMIC else 0.0
+            ib = inv_inertia[bu] if bkind[bu] == DYNAMIC else 0.0
             in_block = head >= 0 and i < head + LANES64
             # lane q of block u, or the joint's row (the columns before WARM_DV, which each step's first sweep
             # writes before any reads it)
@@ -236,17 +240,17 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
                 _frame_lane(lf, blocks - 1, i - head, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
             else:
                 _frame_lane(frame_rows, i, 0, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
-            g[G_ANG0] = angle[b] - angle[a] - param[j, 0]
-            g[G_TA] = angle[a]
-            g[G_TB] = angle[b]
-            g[G_CAX] = com[a, 0]
-            g[G_CAY] = com[a, 1]
-            g[G_CBX] = com[b, 0]
-            g[G_CBY] = com[b, 1]
+            g[G_ANG0] = angle[bu] - angle[au] - param[ju, 0]
+            g[G_TA] = angle[au]
+            g[G_TB] = angle[bu]
+            g[G_CAX] = com[au, 0]
+            g[G_CAY] = com[au, 1]
+            g[G_CBX] = com[bu, 0]
+            g[G_CBY] = com[bu, 1]
             g[G_TURN] = ia + ib
-            g[G_AXX] = ca * local[j, 4] - sa * local[j, 5]
-            g[G_AXY] = sa * local[j, 4] + ca * local[j, 5]
-            if kind[j] == REVOLUTE and param[j, revolute.GENERIC_ROWS] == 0.0:
+            g[G_AXX] = ca * local[ju, 4] - sa * local[ju, 5]
+            g[G_AXY] = sa * local[ju, 4] + ca * local[ju, 5]
+            if kind[ju] == REVOLUTE and param[ju, revolute.GENERIC_ROWS] == 0.0:
                 # (the common kind's record written here: through ``_emit``'s dispatch, a call per joint that
                 # hands over four arrays, it took a third of the preparation of a ragdoll scene)
                 if in_block:
@@ -259,7 +263,7 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
                 else:
                     r = revolute.emit_record(j, eparam, eimp, erows, r, h, eg)
             else:
-                r = _emit(kind[j], j, eparam, eimp, erows, r, h, eg)
+                r = _emit(kind[ju], j, eparam, eimp, erows, r, h, eg)
     rstart[n] = r
     return jbody, frame, rstart, rows, pstart, pb, pbody, pmove
 
