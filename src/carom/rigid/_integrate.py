@@ -23,6 +23,14 @@ from ..constants import MAX_ROTATION, MAX_TRANSLATION_SPEED
 KDVX, KDVY, KDW, KLDIV, KADIV, KW0, KV0X, KV0Y = range(8)
 KICK_WIDTH = 8      # one cache line per body
 
+#: the rows of ``moves`` (4, bodies), the position pass's own table: the sines and cosines ``_rotations`` computes
+#: (rows 0 and 1, scratch) and each body's position change so far in the step in double precision (MOVE_X,
+#: MOVE_Y), which the sweeps read rounded from ``fstate``. Kept apart from the body's double row (``state``, a cache
+#: line per body): a position pass over many_pyramids' 22,000 bodies streams from the last-level cache, and
+#: reads and writes 16 bytes per body here where it read and wrote the 64 of the row
+MOVE_X, MOVE_Y = 2, 3
+MOVES_ROWS = 4
+
 #: the integrators' passes: the first of the step (fill the rows, the step table, then integrate velocities),
 #: velocities, positions, and the last of the step (``_finish``)
 FIRST_PASS, VELOCITY_PASS, POSITION_PASS, FINISH_PASS = 0, 1, 2, 3
@@ -31,7 +39,7 @@ FIRST_PASS, VELOCITY_PASS, POSITION_PASS, FINISH_PASS = 0, 1, 2, 3
 @njit
 def _integrate_range(task, lo, hi, tables, gx, gy, h, max_w):
     """One pass of the integrators over bodies lo … hi − 1 (``state`` has a row more than there are bodies:
-    the dummy body of empty bundle lanes). ``tables``: (state, fstate, kick, flags, solved, motion, dangle, rot),
+    the dummy body of empty bundle lanes). ``tables``: (state, fstate, kick, flags, solved, motion, dangle, moves),
     by pointer (``by_ref``: ``_solve._solve_share`` hands the same to each of a step's passes).
 
     The first pass of the step fills each body's rows of ``state`` and ``fstate`` from the world's velocities,
@@ -41,17 +49,17 @@ def _integrate_range(task, lo, hi, tables, gx, gy, h, max_w):
     the result is bitwise that of computing it every substep. With borrowed views, a velocity pass over the
     large pyramid's 5,050 boxes takes about 20 µs (180 µs before: six atomic reference counts per body)."""
     # (views without references, ``deref``: the per-body functions below take none on them)
-    state, fstate, kick, flags, solved, motion, dangle, rot = deref(tables)
+    state, fstate, kick, flags, solved, motion, dangle, moves = deref(tables)
     if task == FINISH_PASS:
-        _finish(lo, hi, state, fstate, flags, motion, dangle, max_w)
+        _finish(lo, hi, state, fstate, flags, motion, dangle, moves, max_w)
         return
     if task == FIRST_PASS:
-        _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h)
+        _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, moves, gx, gy, h)
     if task == POSITION_PASS:
         for b in index_range(lo, hi):
             if flags[b] & MOVE_POSITION:
-                _integrate_position(b, state, fstate, kick, flags, dangle, h, max_w)
-        _rotations(lo, hi, dangle, fstate, rot)
+                _integrate_position(b, state, fstate, kick, flags, dangle, moves, h, max_w)
+        _rotations(lo, hi, dangle, fstate, moves)
     else:
         carry = task == VELOCITY_PASS
         for b in index_range(lo, hi):
@@ -60,9 +68,9 @@ def _integrate_range(task, lo, hi, tables, gx, gy, h, max_w):
 
 
 @njit
-def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
-    """Bodies lo … hi − 1: their rows of ``state`` and ``fstate`` at the start of the step (``_load_body``) and
-    of the step table (``_integrate_range``)."""
+def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, moves, gx, gy, h):
+    """Bodies lo … hi − 1: their rows of ``state`` and ``fstate`` at the start of the step (``_load_body``), of
+    the step table (``_integrate_range``) and their position change so far, none (``moves``)."""
     (inv_mass, inv_inertia, kind, body_alive, force, torque, lin_damping, ang_damping, gravity_scale, asleep, vel,
      angvel, locks, com, angle) = motion
     for b in index_range(lo, hi):
@@ -70,6 +78,8 @@ def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
         fx = 0.0 if locks[b] & LOCK_X else 1.0
         fy = 0.0 if locks[b] & LOCK_Y else 1.0
         _load_body(b, state, fstate, fx * vel[b, 0], fy * vel[b, 1], angvel[b])
+        moves[MOVE_X, b] = 0.0
+        moves[MOVE_Y, b] = 0.0
         kick[b, KDVX] = fx * h * (gx * gravity_scale[b] + inv_mass[b] * force[b, 0])
         kick[b, KDVY] = fy * h * (gy * gravity_scale[b] + inv_mass[b] * force[b, 1])
         kick[b, KDW] = h * inv_inertia[b] * torque[b]
@@ -92,7 +102,7 @@ def _fill_kick(lo, hi, state, fstate, kick, flags, solved, motion, gx, gy, h):
 
 
 @njit
-def _finish(lo, hi, state, fstate, flags, motion, dangle, max_w):
+def _finish(lo, hi, state, fstate, flags, motion, dangle, moves, max_w):
     """Bodies lo … hi − 1 at the end of the step: their velocities, and their position and angle changes applied
     once (``_integrate_position``); forces and torques cleared. The last pass of the solve, after its sweeps, in
     parallel chunks as the others (in one thread after the solve, it was 0.2 ms of many_pyramids' step, which
@@ -102,8 +112,8 @@ def _finish(lo, hi, state, fstate, flags, motion, dangle, max_w):
     for b in index_range(lo, hi):
         vx, vy, w = _velocity(b, state, fstate, flags)
         if flags[b] & MOVE_POSITION:
-            com[b, 0] = com[b, 0] + state[b, DPX]
-            com[b, 1] = com[b, 1] + state[b, DPY]
+            com[b, 0] = com[b, 0] + moves[MOVE_X, b]
+            com[b, 1] = com[b, 1] + moves[MOVE_Y, b]
             angle[b] = angle[b] + dangle[b]
         # the speed caps hold for the velocity a body leaves the step with, whatever its contacts and its
         # restitution did after the last substep's integration (a box bouncing with restitution 1 off the
@@ -223,7 +233,7 @@ def _velocity(b, state, fstate, flags):
 
 
 @inline_njit
-def _integrate_position(b, state, fstate, kick, flags, dangle, h, max_w):
+def _integrate_position(b, state, fstate, kick, flags, dangle, moves, h, max_w):
     """Body b's position and angle changes so far in the step, advanced over a substep. The body's centre and
     angle themselves change once, by the sums, after the last substep (``solve_stage``): the sweeps read only
     the changes, and a pass that wrote the centre and the angle too read and wrote 24 bytes more per body.
@@ -269,15 +279,15 @@ def _integrate_position(b, state, fstate, kick, flags, dangle, h, max_w):
         dx -= 0.5 * h * kick[b, KDVX]
         dy -= 0.5 * h * kick[b, KDVY]
     da = h * w
-    state[b, DPX] = state[b, DPX] + dx
-    state[b, DPY] = state[b, DPY] + dy
+    moves[MOVE_X, b] = moves[MOVE_X, b] + dx
+    moves[MOVE_Y, b] = moves[MOVE_Y, b] + dy
     dangle[b] = dangle[b] + da
-    fstate[b, DPX] = state[b, DPX]
-    fstate[b, DPY] = state[b, DPY]
+    fstate[b, DPX] = moves[MOVE_X, b]
+    fstate[b, DPY] = moves[MOVE_Y, b]
 
 
 @njit
-def _rotations(lo, hi, dangle, fstate, rot):
+def _rotations(lo, hi, dangle, fstate, moves):
     """The solver's rotation deltas (``fstate`` DC, DS: single precision) of bodies lo … hi − 1 from their
     angle changes so far (``dangle``; 0 for a body that does not move, whose row then keeps cos 1, sin 0).
 
@@ -286,18 +296,18 @@ def _rotations(lo, hi, dangle, fstate, rot):
     rounding step; a call of glibc's ``sincos`` cost about 20 ns per body per substep. Three loops, so that
     the polynomials run in vector registers: the first, over contiguous arrays and without branches, is
     vectorized by LLVM (four bodies per instruction) and writes the sines and cosines to the scratch rows
-    ``rot``; the second copies them into the bodies' rows; the third, only when some |Δθ| > π/4 (a body that
+    ``moves`` (rows 0 and 1); the second copies them into the bodies' rows; the third, only when some |Δθ| > π/4 (a body that
     turned more than an eighth of a turn so far in the step), recomputes those with ``sin_cos``. Each lane's
     operations are the scalar code's in the same order, so the values are bitwise those of one body at a
     time, in a third of the time."""
     big = 0
     for b in index_range(lo, hi):
         x = dangle[b]
-        rot[0, b], rot[1, b] = _small_sin_cos(x)
+        moves[0, b], moves[1, b] = _small_sin_cos(x)
         big += abs(x) > EIGHTH_TURN
     for b in index_range(lo, hi):
-        fstate[b, DC] = rot[1, b]
-        fstate[b, DS] = rot[0, b]
+        fstate[b, DC] = moves[1, b]
+        fstate[b, DS] = moves[0, b]
     if big > 0:
         for b in index_range(lo, hi):
             if abs(dangle[b]) > EIGHTH_TURN:

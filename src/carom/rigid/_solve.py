@@ -17,8 +17,8 @@ from .joints._solve import (WARM_START as JOINT_WARM_START, SOLVE_FIRST as JOINT
                             RELAX as JOINT_RELAX, pass_mode)
 from ._contact_rows import OVERFLOW, PARALLEL_MIN_ITEMS, soft_params
 from ._sweeps import BIASED, BOUNCE, RELAX, RESTITUTE, WARM, WRITE_BACK, _sweep_range
-from ._integrate import (FIRST_PASS, FINISH_PASS, KICK_WIDTH, POSITION_PASS, VELOCITY_PASS, _integrate_range,
-                         _load_body, max_angular_speed)
+from ._integrate import (FIRST_PASS, FINISH_PASS, KICK_WIDTH, MOVES_ROWS, POSITION_PASS, VELOCITY_PASS,
+                         _integrate_range, _load_body, max_angular_speed)
 
 
 #: kernels run as plain Python (``NUMBA_DISABLE_JIT``): a parallel loop is then a plain loop, whose items run
@@ -123,7 +123,7 @@ def await_phase(sync, base, chunks):
 
 @pnjit
 def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                    rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata, extra):
+                    moves, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata, extra):
     """The substeps, the restitution pass and the last pass in one parallel loop of ``threads`` items, one per thread.
 
     Why: run colour by colour, each colour of each sweep was a parallel loop of its own, about 80 launches a
@@ -134,13 +134,13 @@ def _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, 
     for w in prange(threads):
         # (np.int64: see _prepare_all_rows)
         _solve_share(np.int64(w), threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved,
-                     motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces,
+                     motion, dangle, moves, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces,
                      jdata, extra)
 
 
 @njit
 def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion, dangle,
-                 rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata, extra):
+                 moves, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata, extra):
     """Thread w's part of the solve (of ``threads``; 1: the whole solve, in the calling thread). The step is a
     sequence of phases, each integration pass and each colour of each sweep (``phase_count``); every thread
     goes through them in order, claims chunks of the phase and does them until none is left
@@ -158,14 +158,14 @@ def _solve_share(w, threads, substeps, bstart, rows, body, move, state, fstate, 
     # array they are handed and drop it on return, two atomics per array per call (some 1,400 a step of 4
     # substeps for a world of one body, in the phases and passes below), although solve_stage holds them all
     # until the end
-    (sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes) = borrowed((
-        sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, rot, tasks, passes))
+    (sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, moves, tasks, passes) = borrowed((
+        sync, bstart, rows, body, move, state, fstate, kick, flags, solved, dangle, moves, tasks, passes))
     motion, out, jdata, extra = borrowed(motion), borrowed(out), borrowed(jdata), borrowed(extra)
     nbodies = flags.shape[0]
     body_chunks = phase_chunks(nbodies, threads, CHUNK_BODIES)
     # what the integration passes and the sweeps read, by pointer (``by_ref``): passed by value, each call copied
     # some 170 and 110 words, at 21 calls a step of 4 substeps
-    passes_tables = by_ref((state, fstate, kick, flags, solved, motion, dangle, rot))
+    passes_tables = by_ref((state, fstate, kick, flags, solved, motion, dangle, moves))
     bundles = by_ref((rows, body, move, fstate, out, extra))
     p = np.int64(0)
     for sub in range(substeps):
@@ -337,7 +337,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     flags = np.empty(NB, np.uint8)    # each body's MOVE_* bits (``_fill_kick``)
     _load_body(NB, state, fstate, 0.0, 0.0, 0.0)
     dangle = np.zeros(NB)
-    rot = np.empty((2, NB))       # scratch of ``_rotations``
+    moves = np.empty((MOVES_ROWS, NB))     # the position pass's table (``_integrate.MOVE_X``)
     # the task codes as runtime values: passed as constants, each would compile its own copy of the sweep
     tasks = np.arange(5)
     tasks[EARLY_BOUNCE] = BOUNCE
@@ -378,14 +378,14 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
         # phase (each colour of each sweep, each integration pass) and waiting for the phase to be done
         sync = np.zeros(phase_base(phase_count(substeps, bstart, bounces, jstart), threads), np.int64)
         _solve_parallel(threads, substeps, bstart, rows, body, move, state, fstate, kick, flags, solved, motion,
-                        dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata,
+                        dangle, moves, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync, bounces, jdata,
                         extra)
     else:
         # (one thread claims nothing and waits for nothing: no counters. They were 5 KB allocated and zeroed
         # at every step of a small world)
         sync = np.zeros(1, np.int64)
         _solve_share(np.int64(0), np.int64(1), substeps, bstart, rows, body, move, state, fstate, kick, flags,
-                     solved, motion, dangle, rot, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
+                     solved, motion, dangle, moves, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata, extra)
     if joints.kind.shape[0] > 0:
         call_end((jlist, joints, jdata, inv_h))
