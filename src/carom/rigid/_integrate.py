@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .._jit import njit, inline_njit, sin_cos, deref, index_range
+from .._simd import prefetch_row
 from ._layout import (STATIC, DYNAMIC, VX, VY, W, DPX, DPY, DC, DS, STATE_WIDTH, MOVE_VELOCITY, MOVE_POSITION,
                       MOVE_SOLVED, MOVE_LOCK_X, MOVE_LOCK_Y, LOCK_X, LOCK_Y)
 from ..constants import MAX_ROTATION, MAX_TRANSLATION_SPEED
@@ -30,6 +31,10 @@ KICK_WIDTH = 8      # one cache line per body
 #: reads and writes 16 bytes per body here where it read and wrote the 64 of the row
 MOVE_X, MOVE_Y = 2, 3
 MOVES_ROWS = 4
+
+#: how many bodies ahead a velocity pass asks for the step table's rows (``prefetch_row``): the pass waited for
+#: each row's load, the first use of a line the sweeps since had evicted
+KICK_AHEAD = 8
 
 #: the integrators' passes: the first of the step (fill the rows, the step table, then integrate velocities),
 #: velocities, positions, and the last of the step (``_finish``)
@@ -62,7 +67,9 @@ def _integrate_range(task, lo, hi, tables, gx, gy, h, max_w):
         _rotations(lo, hi, dangle, fstate, moves)
     else:
         carry = task == VELOCITY_PASS
+        ahead = np.uint64(KICK_AHEAD)
         for b in index_range(lo, hi):
+            prefetch_row(kick, b + ahead)
             if flags[b] & MOVE_VELOCITY:
                 _integrate_velocity(b, state, fstate, kick, flags, h, max_w, carry)
 
