@@ -1281,3 +1281,17 @@ def test_joined_keys_are_the_distinct_pairs_of_live_joints_that_keep_their_bodie
     keys = bookkeeping.joined_keys(w)
     assert keys.dtype == np.int64
     assert keys.tolist() == sorted(want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sets(st.tuples(st.integers(0, 40), st.integers(0, 40)).filter(lambda p: p[0] < p[1]), max_size=60),
+       st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45)).filter(lambda p: p[0] < p[1]), max_size=80))
+def test_the_broad_stage_finds_a_joined_pair_by_its_first_bodys_keys_as_a_set_lookup_does(pairs, queries):
+    """The broad stage's test of a candidate body pair against the joined keys (``_broad._joined_first`` and
+    ``_joined_has``: only the keys of the pair's first body are read) against a Python set: every joined pair is
+    found, and no other (bodies beyond the last first body of a key included; no keys at all)."""
+    from carom.rigid import _broad, _step
+    keys = np.array(sorted((a << _step.KEY_SHIFT) | b for a, b in pairs), np.int64)
+    first = _broad._joined_first(keys)
+    for a, b in list(pairs) + queries:
+        assert bool(_broad._joined_has(keys, first, a, b)) == ((a, b) in pairs)

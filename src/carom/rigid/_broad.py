@@ -82,6 +82,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     proxy_keys, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
                                              bp_moved, bp_moved_flag, bp_moved_meta, bp_cand, threads)
     keys = np.empty(proxy_keys.shape[0], np.int64)
+    jfirst = _joined_first(joined)
     K = np.int64(0)          # (not a literal 0: _sorted_keys would be compiled for Literal[int](0) too)
     ordered = True
     last = np.int64(-1)
@@ -98,7 +99,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
                 shape_category[sa], shape_mask[sa], shape_group[sa], shape_category[sb], shape_mask[sb],
                 shape_group[sb])):
             continue
-        if joined.shape[0] > 0 and _sorted_has(joined, (min(ba, bb) << KEY_SHIFT) | max(ba, bb)):
+        if joined.shape[0] > 0 and _joined_has(joined, jfirst, min(ba, bb), max(ba, bb)):
             continue
         key = (min(sa, sb) << KEY_SHIFT) | max(sa, sb)
         keys[K] = key
@@ -109,6 +110,37 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     if not ordered:
         return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
     return keys[:K], new_cand
+
+
+@njit
+def _joined_first(joined):
+    """Where each body's keys begin in ``joined`` (the sorted keys ``a << 32 | b``, a < b, of the body pairs joints
+    keep apart): entry a for each a up to the largest first body of a key, and one more, the end. Built each step
+    (one pass over the keys): the candidate pairs then look up only their own body's few keys, where a binary search
+    of all of them (ten steps and more for a crowd of ragdolls) was 0.17 ms of rain's broad stage."""
+    J = joined.shape[0]
+    if J == 0:
+        return np.zeros(1, np.int64)
+    top = (joined[J - 1] >> KEY_SHIFT) + 1
+    first = np.zeros(top + 1, np.int64)
+    for k in range(J):
+        first[(joined[k] >> KEY_SHIFT) + 1] += 1
+    for a in range(top):
+        first[a + 1] += first[a]
+    return first
+
+
+@njit
+def _joined_has(joined, first, a, b):
+    """Whether the key ``a << 32 | b`` (a < b) is in ``joined``, whose keys of first body a are
+    ``joined[first[a]:first[a + 1]]`` (``_joined_first``)."""
+    if a >= first.shape[0] - 1:
+        return False
+    key = (a << KEY_SHIFT) | b
+    for k in range(first[a], first[a + 1]):
+        if joined[k] >= key:
+            return joined[k] == key
+    return False
 
 
 @njit
