@@ -141,17 +141,3 @@ def _joined_has(joined, first, a, b):
         if joined[k] >= key:
             return joined[k] == key
     return False
-
-
-@njit
-def _sorted_has(keys, key):
-    """Whether the sorted array ``keys`` holds ``key`` (binary search)."""
-    lo = 0
-    hi = keys.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < keys.shape[0] and keys[lo] == key

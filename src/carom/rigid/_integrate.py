@@ -302,9 +302,9 @@ def _rotations(lo, hi, dangle, fstate, moves):
     in double precision (``_small_sin_cos``), whose truncation error (below 1e-11) is far under a float's
     rounding step; a call of glibc's ``sincos`` cost about 20 ns per body per substep. Three loops, so that
     the polynomials run in vector registers: the first, over contiguous arrays and without branches, is
-    vectorized by LLVM (four bodies per instruction) and writes the sines and cosines to the scratch rows
-    ``moves`` (rows 0 and 1); the second copies them into the bodies' rows; the third, only when some |Δθ| > π/4 (a body that
-    turned more than an eighth of a turn so far in the step), recomputes those with ``sin_cos``. Each lane's
+    vectorized by LLVM (four bodies per instruction) and writes the sines and cosines to the scratch rows 0
+    and 1 of ``moves``; the second copies them into the bodies' rows; the third, only when some |Δθ| > π/4 (a
+    body that turned more than an eighth of a turn so far in the step), recomputes those with ``sin_cos``. Each lane's
     operations are the scalar code's in the same order, so the values are bitwise those of one body at a
     time, in a third of the time."""
     big = 0

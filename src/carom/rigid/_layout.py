@@ -3,8 +3,9 @@ the body table), the pair keys (a contact's shapes, or a joined pair's bodies, a
 ``a < b``), and the solver's per-body rows, shared by the contact solver (``_solver``) and the joints (``joints``).
 
 Each body has a row of ``state`` (double precision, the integrators') and of ``fstate`` (single precision, what
-the sweeps gather and scatter): velocity (VX, VY, W), position change so far in the step (DPX, DPY) and the
-rotation so far as (cos, sin) (DC, DS), and MOVED: 1 once a restitution impulse of the step has changed the
+the sweeps gather and scatter): velocity (VX, VY, W), position change so far in the step (DPX, DPY: read from
+``fstate`` only; the integrators keep it in double precision in a table of their own, ``_integrate.MOVE_X``) and
+the rotation so far as (cos, sin) (DC, DS), and MOVED: 1 once a restitution impulse of the step has changed the
 body's velocity (``_solver._restitute``; 0 from the start of the step). ``flags[b]`` holds the MOVE_* bits of
 the step; ``aligned_rows`` allocates the tables whose rows should start on cache lines."""
 from collections import namedtuple

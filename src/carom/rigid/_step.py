@@ -20,7 +20,7 @@ from ._bounds import (  # noqa: F401
     MOTION_WIDTH, M_BOUND, M_DX, M_DY, M_FALL, M_SWEPT, M_TURN, _body_bounds, _bounds_chunks, _origin, _shape_bounds,
     body_origin, bounds_stage, pair_motion)
 from ._broad import (  # noqa: F401
-    _sorted_has, broad_stage, live_proxy_boxes, should_collide)
+    broad_stage, live_proxy_boxes, should_collide)
 from ._narrow import (  # noqa: F401
     CACHE_WIDTH, CHAIN, CHAIN_CONVEX, CHAIN_NEXT, CHAIN_PREV, CHAIN_SIN_TOL, CNX, CNY, CQ0, CSEP, CTC, CTS,
     CTX, CTY, NARROW_BLOCKS, ONE_WAY_COS, _chain_rule, _clear_manifold, _collide_pair, _is_one_way, _mark_uncached,
