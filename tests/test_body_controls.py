@@ -1,5 +1,5 @@
 """Body controls and bulk writes: fixed rotation, mass data set by the user, user data, per-body sleep, and the
-world's bulk writes (set_state, apply_impulses, apply_forces, add_bodies) against the same writes done one body
+world's bulk writes (set_state, apply_impulses, apply_forces, add_bodies, add_shapes) against the same writes done one body
 at a time."""
 import copy
 import math
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import carom
-from carom.constants import FLOAT32_LIMIT
-from carom.errors import CaromError, SnapshotError, StaleHandleError
+from carom.constants import FLOAT32_LIMIT, WORLD_LIMIT
+from carom.errors import CaromError, GeometryError, SimulationError, SnapshotError, StaleHandleError
 from carom.geometry import Circle, box
 from carom.rigid.mass import body_mass
 
@@ -415,6 +415,63 @@ def test_add_bodies_with_a_shape_and_settings_per_body_equals_the_loop(reuse):
         w2.step(DT)
     assert state(w1) == state(w2)
     assert [h.shapes[0].group for h in handles] == group.tolist()
+
+
+# --- add_shapes --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_add_shapes_equals_add_shape_body_after_body(reuse):
+    """``World.add_shapes`` against ``Body.add_shape`` in turn on a twin world: a shape per body (the same object
+    for several), a group per body, on dynamic, kinematic and static bodies (some asleep, some shapes landing by
+    sleeping boxes, which wake), with free shape slots taken first: the same slots, masses, proxies, woken
+    bodies and motion."""
+    def base():
+        w = _sleepy_world()
+        if reuse:
+            for b in w.bodies[1:3]:
+                w.remove(b)
+        w.add_body(position=(20.0, 3.0), kind="kinematic")
+        w.add_body(position=(-20.0, 3.0), kind="static")
+        return w
+
+    w1, w2 = base(), base()
+    rows = [b.index for b in w1.bodies if b.index != w1.static_body.index][::-1]
+    rng = np.random.default_rng(7)
+    kinds = [box(0.2, 0.1, center=(0.3, 0.0)), Circle(0.1, center=(-0.2, 0.1)),
+             carom.geometry.Capsule((0.0, -0.1), (0.0, 0.2), 0.05)]
+    shapes = [kinds[k] for k in rng.integers(0, 3, len(rows))]
+    group = rng.integers(-3, 4, len(rows))
+    slept = w1.tables.asleep[:w1.tables.n_bodies].copy()
+    handles = w1.add_shapes(np.array(rows), shapes, density=2.0, friction=0.3, category=2, mask=5, group=group)
+    loop = [w2.body_handle(b).add_shape(g, density=2.0, friction=0.3, category=2, mask=5, group=int(k))
+            for b, g, k in zip(rows, shapes, group)]
+    assert [(h.index, h.body.index) for h in handles] == [(h.index, h.body.index) for h in loop]
+    assert state(w1) == state(w2)
+    np.testing.assert_array_equal(w1.tables.asleep, w2.tables.asleep)
+    assert slept.any() and not w1.tables.asleep.any()
+    assert [h.group for h in handles] == group.tolist() and handles[0].friction == 0.3
+    for _ in range(20):
+        w1.step(DT)
+        w2.step(DT)
+    assert state(w1) == state(w2)
+
+
+def test_add_shapes_refuses_bad_input_and_changes_nothing():
+    w = _sleepy_world()
+    bodies = w.bodies[1:4]
+    before = state(w)
+    with pytest.raises(SimulationError, match="more than once"):
+        w.add_shapes([bodies[0], bodies[1], bodies[0]], box(0.1, 0.1))
+    with pytest.raises(CaromError, match="density"):
+        w.add_shapes(bodies, box(0.1, 0.1), density=-1.0)
+    with pytest.raises(SimulationError, match="2 shapes for 3 bodies"):
+        w.add_shapes(bodies, [box(0.1, 0.1)] * 2)
+    with pytest.raises(GeometryError, match="reaches beyond the world limit"):
+        w.add_shapes(bodies, box(0.1, 0.1, center=(0.0, WORLD_LIMIT - 0.1)))
+    with pytest.raises(StaleHandleError):
+        w.add_shapes(np.array([bodies[0].index, 999]), box(0.1, 0.1))
+    assert state(w) == before
+    assert w.add_shapes([], box(0.1, 0.1)) == []
 
 
 # --- bad input ---------------------------------------------------------------------------------------------

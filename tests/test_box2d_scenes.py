@@ -183,7 +183,8 @@ def test_rain():
     bodies, shapes, n_joints = counts(w)
     # Box2D: body 11001 / shape 15505 / joint 10000, its 2,505 ground boxes on one body
     assert (bodies - 5 * 501 + 1, shapes, n_joints) == (11001, 15505, 10000)
-    humans = scene.groups[0, 1]                   # row 0, column 1: the first human's 11 bodies in bone order
+    # row 0, column 1 (body indices): the first human's 11 bodies in bone order
+    humans = [w.body_handle(i) for i in scene.groups[0, 1].tolist()]
     hip, torso, head = humans[:3]
     np.testing.assert_allclose(hip.position, [-125.0 + 6.25 * 1.5, 40.0 + 0.95])
     assert hip.sleep_threshold == 0.1 and head.linear_damping == 0.1 and torso.linear_damping == 0.0

@@ -1295,3 +1295,140 @@ def test_the_broad_stage_finds_a_joined_pair_by_its_first_bodys_keys_as_a_set_lo
     first = _broad._joined_first(keys)
     for a, b in list(pairs) + queries:
         assert bool(_broad._joined_has(keys, first, a, b)) == ((a, b) in pairs)
+
+
+#: kinds for ``Kind.many``: (class, settings drawn for it); the first four are written a column at a time, the
+#: last two made joint by joint from their definitions
+_MANY_KINDS = [
+    (joints.Revolute, {"lower": st.sampled_from([-math.inf, -0.5, -0.1]), "upper": st.sampled_from([0.1, math.inf]),
+                       "max_motor_torque": st.floats(0.0, 10.0), "hertz": st.floats(0.0, 10.0),
+                       "reference_angle": st.floats(-1.0, 1.0)}),
+    (joints.Weld, {"linear_hertz": st.floats(0.0, 10.0), "angular_damping_ratio": st.floats(0.0, 2.0)}),
+    (joints.RotaryLimit, {"lower": st.sampled_from([-0.5, -0.1]), "upper": st.sampled_from([0.1, 0.5])}),
+    (joints.Gear, {"ratio": st.sampled_from([-2.0, 0.5, 3.0]), "phase": st.floats(-1.0, 1.0)}),
+    (joints.Distance, {"hertz": st.floats(0.5, 10.0), "damping_ratio": st.floats(0.0, 2.0)}),
+    (joints.Prismatic, {"lower": st.sampled_from([-0.5, -0.1]), "upper": st.sampled_from([0.1, 0.5])}),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_joints_from_columns_are_the_joints_of_their_definitions_bit_for_bit(data):
+    """``Kind.many`` (``joints.many``): columns of bodies (handles with None for the static body, or an index
+    array), anchors (one world anchor, both local anchors, or none), settings and options, each one value for all
+    or one per joint, give the rows, handles and data that the definitions of the joints one by one give on a twin
+    world, for kinds written a column at a time and kinds made joint by joint."""
+    kind, drawn = data.draw(st.sampled_from(_MANY_KINDS), label="kind")
+    w1, g1, p1 = _ragdoll_world()
+    w2, g2, p2 = _ragdoll_world()
+    for w in (w1, w2):              # (free rows first, as the definitions one by one take them)
+        js = [w.add_joint(joints.Filter(a, b)) for a, b in zip(w.bodies[2:6], w.bodies[3:7])]
+        w.remove(js[1])
+        w.remove(js[3])
+    n = 11
+    a_rows = [None if k == 0 else p1[k - 1].index for k in range(n)]
+    b_rows = [p1[k].index for k in range(1, n + 1)]
+    columns = {}
+    as_array = data.draw(st.booleans(), label="index array")
+    columns["body_a"] = [None if r is None else w1.body_handle(r) for r in a_rows]
+    columns["body_b"] = np.array(b_rows) if as_array else [w1.body_handle(r) for r in b_rows]
+    points = np.array([[0.7 * k - 4.2, 2.0 + 0.05 * k] for k in range(n)])
+    if kind is joints.Distance:
+        mode = data.draw(st.sampled_from(["anchors", "local"]), label="mode")
+        if mode == "anchors":
+            columns["anchor_a"], columns["anchor_b"] = points, points + (0.3, 0.1)
+    else:
+        mode = data.draw(st.sampled_from(["anchor", "local", "none"]), label="mode")
+        if mode == "anchor":
+            columns["anchor"] = points if data.draw(st.booleans(), label="per joint") else (0.5, 2.0)
+    if mode == "local":
+        columns["local_anchor_a"], columns["local_anchor_b"] = points * 0.1, (0.2, -0.05)
+    for name, values in drawn.items():
+        if data.draw(st.booleans(), label=f"{name} given"):
+            per_joint = data.draw(st.booleans(), label=f"{name} per joint")
+            columns[name] = (np.array([data.draw(values, label=f"{name}{k}") for k in range(n)]) if per_joint
+                             else data.draw(values, label=name))
+    columns["collide_connected"] = data.draw(st.sampled_from([False, True, np.arange(n) % 2 == 0]), label="cc")
+    columns["force_threshold"] = data.draw(st.sampled_from([math.inf, 2.5, np.linspace(1.0, 3.0, n)]), label="ft")
+    if data.draw(st.booleans(), label="data"):
+        columns["data"] = [("joint", k) for k in range(n)]
+
+    def entry(name, value, k, world):
+        per_joint = (isinstance(value, np.ndarray) and value.ndim == (2 if "anchor" in name else 1)) or (
+            isinstance(value, list))
+        v = value[k] if per_joint else value
+        if name.startswith("body_") and v is not None:
+            v = world.body_handle(int(v) if not isinstance(v, carom.Body) else v.index)
+        if isinstance(v, np.ndarray):
+            v = tuple(v.tolist())
+        elif isinstance(v, np.generic):
+            v = v.item()
+        return v
+
+    many = kind.many(**columns)
+    assert len(many) == n
+    handles1 = w1.add_joints(many)
+    handles2 = [w2.add_joint(kind(**{name: entry(name, value, k, w2) for name, value in columns.items()}))
+                for k in range(n)]
+    assert [(h.index, h.generation) for h in handles1] == [(h.index, h.generation) for h in handles2]
+    assert _joint_rows(w1) == _joint_rows(w2)
+    assert w1.snapshot().data == w2.snapshot().data
+    for _ in range(10):
+        w1.step(DT)
+        w2.step(DT)
+    assert w1.snapshot().data == w2.snapshot().data
+
+
+def test_joints_from_columns_refuse_a_bad_entry_by_its_name_and_add_nothing():
+    """A bad entry of a column is named with its position (``lower[3]``), the world unchanged; so are columns of
+    different lengths, a body that is not there, the same body twice and two static bodies."""
+    w, ground, parts = _ragdoll_world()
+    a = np.array([p.index for p in parts[:-1]])
+    b = np.array([p.index for p in parts[1:]])
+    before = _joint_rows(w)
+    lower = np.full(a.size, -0.5)
+    lower[3] = 0.7
+    cases = [
+        (dict(body_a=a, body_b=b, lower=lower, upper=0.5), r"lower\[3\] = 0.7 is above upper\[3\] = 0.5"),
+        (dict(body_a=a, body_b=b, hertz=np.where(np.arange(a.size) == 4, -1.0, 2.0)), r"hertz\[4\] must be in \[0, "),
+        (dict(body_a=a, body_b=b, motor_speed=np.where(np.arange(a.size) == 2, np.nan, 0.0)),
+         r"motor_speed\[2\] = nan is not finite"),
+        (dict(body_a=a, body_b=np.where(np.arange(b.size) == 5, 999, b)), r"body_b\[5\] \(body 999\) is not a live"),
+        (dict(body_a=a, body_b=np.where(np.arange(b.size) == 1, a, b)), r"got body \d+ twice \(joint 1\)"),
+        (dict(body_a=[ground] * a.size, body_b=[None] * b.size), "needs a dynamic body"),
+        (dict(body_a=a, body_b=b, anchor=np.zeros((a.size, 3))), r"anchor must be an \(n, 2\) array"),
+        (dict(body_a=a, body_b=b, force_threshold=np.where(np.arange(a.size) == 6, -2.0, 1.0)),
+         r"force_threshold\[6\]"),
+        (dict(body_a=a, body_b=b, on_threshold="snap"), "on_threshold"),
+    ]
+    for columns, message in cases:
+        with pytest.raises(CaromError, match=message):
+            w.add_joints(joints.Revolute.many(**columns))
+        assert _joint_rows(w) == before
+    with pytest.raises(CaromError, match="differ in length"):
+        joints.Revolute.many(body_a=a, body_b=b[:-1])
+    with pytest.raises(CaromError, match="one column with a value per joint"):
+        joints.Revolute.many(body_a=parts[0], body_b=parts[1])
+    # a kind made joint by joint words its errors with the joint's position
+    with pytest.raises(CaromError, match=r"Distance.many: joint 2: .*hertz"):
+        w.add_joints(joints.Distance.many(body_a=a, body_b=b, hertz=np.where(np.arange(a.size) == 2, -1.0, 1.0)))
+    assert _joint_rows(w) == before
+
+
+@pytest.mark.parametrize("hertz", [1e-296, 5e-324])
+def test_a_spring_too_weak_to_count_leaves_the_joint_as_without_one(hertz):
+    """A revolute spring of ζ = 0 and a frequency whose (hω)² underflows (``joints._common.soft``: the stiffness
+    and the damping are both 0 in double precision) has no effect: the pendulum swings as without the spring,
+    where its bias rate was 0 / 0 and the step raised ZeroDivisionError."""
+    def swing(hz):
+        w = _world()
+        b = w.add_body(position=(1.0, 0.0))
+        b.add_shape(box(0.2, 0.1))
+        w.add_joint(joints.Revolute(None, b, anchor=(0.0, 0.0), hertz=hz))
+        for _ in range(60):
+            w.step(DT)
+        return b.position, b.angle
+
+    (p0, a0), (p1, a1) = swing(0.0), swing(hertz)
+    np.testing.assert_array_equal(p0, p1)
+    assert a0 == a1 and a0 < -1.0

@@ -10,6 +10,17 @@ def core_aabb(verts, radius, x, y, c, s):
     return core_box(verts, radius, x, y, c, s)
 
 
+@njit
+def core_aabbs(verts, radius, x, y, c, s):
+    """:func:`core_aabb` of one core at each of the placements (``x``, ``y``, ``c``, ``s``: arrays), as rows
+    (lower_x, lower_y, upper_x, upper_y): one compiled call for a world's ``add_bodies``, where a call per body
+    cost a few microseconds each."""
+    out = np.empty((x.shape[0], 4))
+    for k in range(x.shape[0]):
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = core_box(verts, radius, x[k], y[k], c[k], s[k])
+    return out
+
+
 @inline_njit
 def core_box(verts, radius, x, y, c, s):
     """:func:`core_aabb` copied into its caller (the bounds stage calls it once per shape, and the call cost

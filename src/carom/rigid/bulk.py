@@ -11,7 +11,7 @@ import numpy as np
 from .. import _validate
 from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, ANGLE_LIMIT, SLEEP_LINEAR_TOLERANCE
 from ..errors import CaromError, GeometryError, SimulationError, StaleHandleError
-from ..geometry.aabb import core_aabb
+from ..geometry.aabb import core_aabb, core_aabbs
 from ..geometry.mass import shape_reach
 from . import _step
 from . import events as _events
@@ -190,6 +190,8 @@ def _groups_per_body(value, k):
         return _shape._group(value)
     if isinstance(value, np.ndarray) and value.ndim != 1:
         raise SimulationError(f"group must be one integer or a 1-d array of them, got shape {value.shape}")
+    if isinstance(value, np.ndarray) and value.dtype.kind == "i":
+        return per_body(value.astype(np.int64), "group", k)     # (every signed integer fits the column)
     items = value.tolist() if isinstance(value, np.ndarray) else value
     groups = np.array([_validate.integer(g, f"group[{i}]", -2 ** 63, 2 ** 63 - 1) for i, g in enumerate(items)],
                       np.int64)
@@ -328,18 +330,14 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     x = p[:, 0] - (c * 0.0 - s * 0.0)
     y = p[:, 1] - (s * 0.0 + c * 0.0)
     boxes = np.empty((k, 4))
-    pids = np.empty(k, np.int64)
-    xs, ys, cs, ss, slots, picks = x.tolist(), y.tolist(), c.tolist(), s.tolist(), srows.tolist(), which.tolist()
-    for j in range(k):
-        g = shapes[picks[j]]
-        lx, ly, ux, uy = core_aabb(g._kernel_vertices, g.radius, xs[j], ys[j], cs[j], ss[j])
-        boxes[j] = (lx, ly, ux, uy)
-        pid = t.bp.insert_checked(lx, ly, ux, uy, False)
-        if pid >= t.proxy_shape.shape[0]:
-            t.proxy_shape = _grow(t.proxy_shape, 2 * pid + 2)
-        t.proxy_shape[pid] = slots[j]
-        pids[j] = pid
+    for j, g in enumerate(shapes):
+        mine = which == j
+        boxes[mine] = core_aabbs(g._kernel_vertices, g.radius, x[mine], y[mine], c[mine], s[mine])
+    pids = t.bp.insert_many_checked(boxes, np.zeros(k, np.bool_))
+    _proxy_room(t, pids)
+    t.proxy_shape[pids] = srows
     t.s_proxy[srows] = pids
+    slots, picks = srows.tolist(), which.tolist()
     gen = t.s_gen
     for b, sl, j in zip(rows.tolist(), slots, picks):
         t.s_geometry[sl] = shapes[j]
@@ -361,3 +359,80 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
     t.sleep_time[rows] = 0.0
     _shape.wake_touching_boxes(world, boxes)
     return [Body(world, b, int(t.gen[b])) for b in rows.tolist()]
+
+
+def add_shapes(world, bodies: "Any", shape: "Any", density: "float" = 1.0, friction: "float" = 0.6,
+               restitution: "float" = 0.0, sensor: "bool" = False, category: "Bits" = 1,
+               mask: "Bits" = ALL_CATEGORIES, group: "Any" = 0, tangent_speed: "float" = 0.0,
+               rolling_resistance: "float" = 0.0, one_way: "Any" = None) -> list:
+    """``World.add_shapes``: every value checked (each body's new mass and each placed shape's box too), then the
+    shapes written body after body as ``Body.add_shape`` writes them, their proxies inserted at once, the bodies
+    and what sleeps near the new shapes woken in one pass. Returns the shapes' handles."""
+    t = world.tables
+    t.check_unlocked()
+    rows = rows_of(world, bodies, unique=True)
+    k = rows.size
+    shapes, which = _shapes_per_body(shape, k)
+    settings = [_shape.shape_settings(g, density, friction, restitution, sensor, category, mask, 0, tangent_speed,
+                                      rolling_resistance, one_way) for g in shapes]
+    d, f, e, is_sensor, cat, msk, _, ts, rr, ow = settings[0]
+    grp = _groups_per_body(group, k)
+    if k == 0:
+        return []
+    # each body's mass with its new shape, its origin and the shape's box there (as add_shape checks them)
+    picks = which.tolist()
+    masses, origins = [], []
+    boxes = np.empty((k, 4))
+    dynamic = t.kind[rows] == _step.DYNAMIC
+    for j, b in enumerate(rows.tolist()):
+        g = shapes[picks[j]]
+        masses.append(_mass.body_mass(t, b, ((g, d),)))
+        if dynamic[j]:
+            _mass.check_shape_mass(masses[-1], d, f"body {b}")
+        origins.append(t.origin_transform(b))
+        x, y, c, s = origins[-1]
+        boxes[j] = core_aabb(g._kernel_vertices, g.radius, x, y, c, s)
+        lx, ly, ux, uy = boxes[j].tolist()
+        if max(-lx, -ly, ux, uy) > WORLD_LIMIT:
+            raise GeometryError(f"{g!r} on body {b} at ({x:g}, {y:g}) reaches beyond the world limit "
+                                f"{WORLD_LIMIT:g} m (its box spans ({lx:g}, {ly:g}) to ({ux:g}, {uy:g}))")
+    _events.settle(t)     # (the last step's events name shapes by slot, and this may reuse some)
+    # the slots and vertex rows, shape after shape as add_shape takes them
+    slots, offsets, counts = [], [], []
+    for j in range(k):
+        g = shapes[picks[j]]
+        s, o = _shape.new_shape_row(t, g)
+        t.s_geometry[s] = g
+        slots.append(s)
+        offsets.append(o)
+        counts.append(g.vertices.shape[0])
+    srows = np.array(slots, np.int64)
+    radii = np.array([g.radius for g in shapes])[which]
+    _shape.write_rows(t, srows, rows, np.array(offsets, np.int64), np.array(counts, np.int64), radii, f, e, d,
+                      is_sensor, cat, msk, grp, ts, rr, ow)
+    pids = t.bp.insert_many_checked(boxes, t.kind[rows] == _step.STATIC)
+    _proxy_room(t, pids)
+    t.proxy_shape[pids] = srows
+    t.s_proxy[srows] = pids
+    t.query_boxes = None
+    gen = t.s_gen[srows].tolist()
+    handles = []
+    for j, b in enumerate(rows.tolist()):
+        h = ShapeHandle(world, slots[j], gen[j], shapes[picks[j]])
+        t.body_shapes[b].append(h)
+        handles.append(h)
+        _mass.update_mass(t, b, masses[j], origin=origins[j])
+    t.wake_rows(rows)
+    _shape.wake_touching_boxes(world, boxes)
+    return handles
+
+
+def _proxy_room(t, pids):
+    """Room in ``t.proxy_shape`` for the new proxies ``pids``, grown as adding their shapes one at a time grows it
+    (to 2·id + 2 at each id beyond it), so the table is the same to its capacity."""
+    cap = size = t.proxy_shape.shape[0]
+    for pid in pids.tolist():
+        if pid >= cap:
+            cap = 2 * pid + 2
+    if cap != size:
+        t.proxy_shape = _grow(t.proxy_shape, cap)

@@ -244,6 +244,26 @@ def write_rows(t, s, b, o, count, radius, f, e, d, is_sensor, cat, msk, grp, ts,
     t.s_ghost[s] = 0.0
 
 
+def new_shape_row(t, shape):
+    """(slot, vertex row) for a new shape of geometry ``shape``: the free list's last slot, else a new one (the
+    table doubled when full), and its vertices and normals written at the end of the vertex table. The rest of
+    the row is the caller's (:func:`write_rows`)."""
+    if t.free_shapes:
+        s = t.free_shapes.pop()
+    else:
+        s = t.n_shapes
+        if s == t.s_body.shape[0]:
+            for name in t.shape_arrays:
+                setattr(t, name, grow(getattr(t, name), 2 * s))
+        t.n_shapes += 1
+        t.s_geometry.append(None)
+    n = shape.vertices.shape[0]
+    o = vertex_rows(t, n)
+    t.verts[o:o + n] = shape.vertices
+    t.normals[o:o + n] = shape.normals
+    return s, o
+
+
 def add_shape(world, b, shape, density, friction, restitution, sensor, category, mask, group, tangent_speed=0.0,
                rolling_resistance=0.0, one_way=None):
     t = world.tables
@@ -265,18 +285,7 @@ def add_shape(world, b, shape, density, friction, restitution, sensor, category,
                             f"{WORLD_LIMIT:g} m (its box spans ({lx:g}, {ly:g}) to ({ux:g}, {uy:g}))")
     n = shape.vertices.shape[0]
     _events.settle(t)     # the last step's events name shapes by slot, and this may reuse one
-    if t.free_shapes:
-        s = t.free_shapes.pop()
-    else:
-        s = t.n_shapes
-        if s == t.s_body.shape[0]:
-            for name in t.shape_arrays:
-                setattr(t, name, grow(getattr(t, name), 2 * s))
-        t.n_shapes += 1
-        t.s_geometry.append(None)
-    o = vertex_rows(t, n)
-    t.verts[o:o + n] = shape.vertices
-    t.normals[o:o + n] = shape.normals
+    s, o = new_shape_row(t, shape)
     write_rows(t, s, b, o, n, shape.radius, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
     t.s_geometry[s] = shape
     pid = t.bp.insert_checked(lx, ly, ux, uy, kind == _step.STATIC)

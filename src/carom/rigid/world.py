@@ -415,7 +415,11 @@ class World:
         woken bodies), but the rows are written at once: for many joints (ragdolls, chains, grids) it costs
         about half as much. Every definition is checked first; a bad one raises the carom error
         :meth:`add_joint` would, prefixed with its position (``definitions[3]: ...``), and the world is
-        unchanged."""
+        unchanged.
+
+        ``definitions`` may also be the columns of many joints of one kind (``joints.Revolute.many(body_a=...,
+        body_b=..., anchor=..., lower=...)``: one value for all the joints or one per joint), which makes no
+        Python object per joint and checks each column as a whole: the same joints, for a fraction of the cost."""
         return _joint_rows.add_many(self, definitions)
 
 
@@ -542,13 +546,24 @@ class World:
                                 gravity_scale=gravity_scale, sleep_threshold=sleep_threshold)
 
     # --- shapes ----------------------------------------------------------------------------------------
+    def add_shapes(self, bodies: "Any", shape: "Any", density: "float" = 1.0, friction: "float" = 0.6,
+                   restitution: "float" = 0.0, sensor: "bool" = False, category: "Bits" = 1,
+                   mask: "Bits" = ALL_CATEGORIES, group: "Any" = 0, tangent_speed: "float" = 0.0,
+                   rolling_resistance: "float" = 0.0, one_way: "Any" = None) -> list:
+        """:meth:`Body.add_shape` for many bodies at once: a copy of ``shape`` (one geometry for all, or a sequence
+        of one per body) on each of ``bodies`` (Body handles of this world or body indices, each once); returns
+        the shapes' handles, in order. ``group`` takes one value for all or one per body; ``density``,
+        ``friction``, ``restitution``, ``sensor``, ``category``, ``mask``, ``tangent_speed``,
+        ``rolling_resistance`` and ``one_way`` are :meth:`Body.add_shape`'s, one value for all.
 
-
-
-
-
-
-
+        The world is the one ``add_shape`` body after body would give (the same slots, masses, proxies and woken
+        bodies), but the shapes' proxies are inserted at once and the check for sleeping shapes nearby is made
+        once for all of them: for a ragdoll's feet or a fleet's sensors, a fraction of the calls' cost. Every
+        argument is checked first, and each body's new mass; a refused call changes nothing."""
+        return _bulk.add_shapes(self, bodies, shape, density=density, friction=friction, restitution=restitution,
+                                sensor=sensor, category=category, mask=mask, group=group,
+                                tangent_speed=tangent_speed, rolling_resistance=rolling_resistance,
+                                one_way=one_way)
 
     # --- stepping --------------------------------------------------------------------------------------
     def _step_args(self, dt, threads, clock):

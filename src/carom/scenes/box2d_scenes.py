@@ -167,24 +167,39 @@ def add_humans(w, positions, groups, friction_torque=0.05, hertz=5.0, damping_ra
     at = []
     for x, y in positions:
         at.extend((x, y + height) for _, _, height, *_ in HUMAN)
-    damping = [bone[7] for bone in HUMAN] * len(positions)
-    group = [-g for g in groups for _ in range(count)]
+    damping = np.tile([bone[7] for bone in HUMAN], len(positions))
+    group = np.repeat(-np.array(groups, np.int64), count)
     bodies = w.add_bodies(np.array(at), shape=capsules * len(positions), density=1.0, friction=0.2, category=2,
                           mask=1 | 2, group=group, linear_damping=damping, sleep_threshold=0.1)
     humans = [bodies[count * h:count * (h + 1)] for h in range(len(positions))]
     names = [bone[0] for bone in HUMAN]
     legs = [k for k, name in enumerate(names) if name.startswith("lower") and name.endswith("leg")]
-    for human, g in zip(humans, groups):
-        for k in legs:
-            human[k].add_shape(foot, density=1.0, friction=0.05, category=2, mask=1, group=-g)
-    w.add_joints([joints.Revolute(human[names.index(parent)], human[k], anchor=(x, y + pin),
-                                  lower=limits[0] * math.pi, upper=limits[1] * math.pi,
-                                  reference_angle=reference * math.pi, max_motor_torque=share * friction_torque,
-                                  hertz=hertz, damping_ratio=damping_ratio)
-                  for human, (x, y) in zip(humans, positions)
-                  for k, (name, parent, _, _, pin, limits, share, _, reference) in enumerate(HUMAN)
-                  if parent is not None])
+    w.add_shapes([human[k] for human in humans for k in legs], foot, density=1.0, friction=0.05, category=2, mask=1,
+                 group=np.repeat(-np.array(groups, np.int64), len(legs)))
+    # the joints as columns, human by human, bone by bone (joints.Revolute.many: one definition per joint was most
+    # of adding a wave of rain)
+    parent, child, pin, lower, upper, reference, share = _human_joints()
+    rows = np.array([body.index for body in bodies], np.int64).reshape(len(positions), count)
+    at = np.array(positions, np.float64)
+    anchor = np.empty((len(positions), len(child), 2))
+    anchor[:, :, 0] = at[:, :1]
+    anchor[:, :, 1] = at[:, 1:] + pin
+    repeat = len(positions)
+    w.add_joints(joints.Revolute.many(body_a=rows[:, parent].reshape(-1), body_b=rows[:, child].reshape(-1),
+                                      anchor=anchor.reshape(-1, 2), lower=np.tile(lower, repeat),
+                                      upper=np.tile(upper, repeat), reference_angle=np.tile(reference, repeat),
+                                      max_motor_torque=np.tile(share * friction_torque, repeat), hertz=hertz,
+                                      damping_ratio=damping_ratio))
     return humans
+
+
+def _human_joints():
+    """The human's joints as columns in bone order: the parent's and the child's bone, the pin's height, the angle
+    limits and reference angle (radians) and the share of the joint friction torque."""
+    names = [bone[0] for bone in HUMAN]
+    bones = [(names.index(parent), k, pin, limits[0] * math.pi, limits[1] * math.pi, reference * math.pi, share)
+             for k, (_, parent, _, _, pin, limits, share, _, reference) in enumerate(HUMAN) if parent is not None]
+    return tuple(np.array(column) for column in zip(*bones))
 
 
 class Rain(Box2DScene):
@@ -218,8 +233,9 @@ class Rain(Box2DScene):
         at = [(x + 0.5 * i, 40.0 + 45.0 * row) for row in range(RAIN_ROWS) for i in range(RAIN_GROUP)]
         humans = add_humans(self.world, at, [i + 1 for _ in range(RAIN_ROWS) for i in range(RAIN_GROUP)])
         for row in range(RAIN_ROWS):
-            self.groups[row, column] = [body for human in humans[RAIN_GROUP * row:RAIN_GROUP * (row + 1)]
-                                        for body in human]
+            # (as body indices: ``remove_bodies`` checks an index array as a whole, a list handle by handle)
+            self.groups[row, column] = np.array([body.index for human in humans[RAIN_GROUP * row:RAIN_GROUP * (row + 1)]
+                                                 for body in human], np.int64)
 
     def _rain(self, step):
         if step & 7:
@@ -230,8 +246,8 @@ class Rain(Box2DScene):
         else:
             # (Box2D destroys the column's humans one body at a time; one remove_bodies call for the column's
             # 275 bodies goes over carom's contact and joint tables once)
-            self.world.remove_bodies([body for r in range(RAIN_ROWS)
-                                      for body in self.groups.pop((r, self.column_index))])
+            self.world.remove_bodies(np.concatenate([self.groups.pop((r, self.column_index))
+                                                     for r in range(RAIN_ROWS)]))
             self._column(self.column_index)
             self.column_index = (self.column_index + 1) % RAIN_COLUMNS
 

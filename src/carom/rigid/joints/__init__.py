@@ -199,6 +199,19 @@ class _Definition:
     def __repr__(self):
         return f"joints.{type(self).__name__}({self.body_a!r}, {self.body_b!r}, {self.settings})"
 
+    @classmethod
+    def many(cls, **columns: "Any") -> "Any":
+        """Many joints of this kind, for ``World.add_joints``: the constructor's arguments by name, each one value
+        for every joint or one per joint (bodies as a sequence or an integer array of body indices, points as
+        (n, 2) arrays, settings as 1-d arrays, ``data`` as a list), as ``joints.many`` describes. For a ragdoll's or
+        a chain's joints it costs a fraction of one definition per joint::
+
+            pins = joints.Revolute.many(body_a=parents, body_b=children, anchor=points, lower=-0.5, upper=0.5)
+            handles = world.add_joints(pins)
+        """
+        from .many import Many
+        return Many(cls, columns)
+
     def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
         """The anchors in the bodies' frames (from ``anchor``, ``anchor_a``/``anchor_b`` or the local ones).
 

@@ -117,6 +117,10 @@ def soft(hertz, zeta, h):
     w = h * omega
     alpha = min(1.0, w * w)
     a1 = 2.0 * zeta + alpha * w
+    if a1 == 0.0:
+        # (ζ = 0 and a frequency so low that α·hω underflows, 1e-150 Hz or less: no stiffness and no damping. The
+        # scales' limit as ω → 0, where β below would be 0 / 0: no bias, no mass, the impulse kept at 0)
+        return 0.0, 0.0, 1.0, alpha
     a2 = w * a1
     a3 = 1.0 / (1.0 + a2)
     return omega / a1, a2 * a3, a3, alpha

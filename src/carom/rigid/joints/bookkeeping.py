@@ -16,6 +16,7 @@ from ..tables import grow
 from . import (Joint, JointEvent, _Definition, MOUSE, REVOLUTE, Revolute, SETTINGS, _FLOAT_BOUNDS, _LIMIT, _point,
                revolute)
 from ._common import JointTable, LOCAL_WIDTH, PARAM_WIDTH
+from . import many
 
 
 def add(world, definition):
@@ -40,6 +41,8 @@ def add_many(world, definitions):
     chain's) is checked a column at a time (:func:`_plain_revolute_rows`), with the same rows."""
     t = world.tables
     t.check_unlocked()
+    if isinstance(definitions, many.Many):
+        return many.add(world, definitions)
     if isinstance(definitions, _Definition) or not hasattr(definitions, "__iter__"):
         raise CaromError(f"add_joints takes a sequence of joint definitions, got {definitions!r}")
     definitions = list(definitions)
@@ -56,7 +59,15 @@ def add_many(world, definitions):
         kind, enabled, body, local, param, collide, thresholds, report, data = zip(*rows)
         columns = (np.array(kind), np.array(enabled), np.array(body, np.int64), np.array(local), np.array(param),
                    np.array(collide), np.array(thresholds), np.array(report), data)
-    slots = np.array(_slots(t, len(definitions)), np.int64)
+    return store_many(world, columns)
+
+
+def store_many(world, columns):
+    """Store joint rows from ``columns`` (kind, enabled, body pairs, local, param, collide, thresholds, report, as
+    arrays of one row per joint, and the joints' data as a list), all checked, in the slots adding them one at a
+    time takes; wake their bodies and return their handles (:func:`add_many`, ``many.add``)."""
+    t = world.tables
+    slots = np.array(_slots(t, len(columns[0])), np.int64)
     _store(t, slots, *columns[:-1])
     data = columns[-1]
     for i, value in zip(slots.tolist(), data):
