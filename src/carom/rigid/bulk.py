@@ -254,18 +254,20 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
         _mass.check_shape_mass(masses[-1], d, "each body")
     if k == 0:
         return []
-    # each placed shape within the world limit (as ``add_shape`` checks it)
+    # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet), one
+    # compiled call per distinct shape; each within the world limit, as ``add_shape`` checks it
+    c, s = np.cos(a), np.sin(a)
+    x = p[:, 0] - (c * 0.0 - s * 0.0)
+    y = p[:, 1] - (s * 0.0 + c * 0.0)
+    boxes = np.empty((k, 4))
     for j, g in enumerate(shapes):
-        mine = np.flatnonzero(which == j)
-        pj, aj = p[mine], a[mine]
-        cs, sn = np.cos(aj)[:, None], np.sin(aj)[:, None]
-        vx, vy = g.vertices[:, 0], g.vertices[:, 1]
-        reach = np.maximum(np.abs(pj[:, :1] + cs * vx - sn * vy).max(axis=1),
-                           np.abs(pj[:, 1:] + sn * vx + cs * vy).max(axis=1)) + g.radius
-        if (reach > WORLD_LIMIT).any():
-            i = int(mine[np.flatnonzero(reach > WORLD_LIMIT)[0]])
-            raise GeometryError(f"{g!r} at positions[{i}] = ({p[i, 0]:g}, {p[i, 1]:g}) reaches beyond the "
-                                f"world limit {WORLD_LIMIT:g} m")
+        mine = which == j
+        boxes[mine] = core_aabbs(g._kernel_vertices, g.radius, x[mine], y[mine], c[mine], s[mine])
+    beyond = np.maximum(np.maximum(-boxes[:, 0], -boxes[:, 1]), np.maximum(boxes[:, 2], boxes[:, 3])) > WORLD_LIMIT
+    if beyond.any():
+        i = int(np.argmax(beyond))
+        raise GeometryError(f"{shapes[which[i]]!r} at positions[{i}] = ({p[i, 0]:g}, {p[i, 1]:g}) reaches beyond "
+                            f"the world limit {WORLD_LIMIT:g} m")
     _events.settle(world.tables)     # (shape slots may be reused)
     # body rows: from the free list (last freed first), then new ones, the arrays doubling as add_body does
     free = t.free_bodies
@@ -324,15 +326,7 @@ def add_bodies(world, positions: "ArrayLike", angles: "Optional[ArrayLike]" = No
         t.normals[o:o + starts[-1] + counts[-1]] = np.concatenate([shapes[j].normals for j in picks])
     radii = np.array([g.radius for g in shapes])[which]
     _shape.write_rows(t, srows, rows, o + starts, counts, radii, f, e, d, is_sensor, cat, msk, grp, ts, rr, ow)
-    # each shape's box at its body's origin (the transform _origin_transform gives a body without mass yet)
-    # and its proxy: one compiled call each
-    c, s = np.cos(a), np.sin(a)
-    x = p[:, 0] - (c * 0.0 - s * 0.0)
-    y = p[:, 1] - (s * 0.0 + c * 0.0)
-    boxes = np.empty((k, 4))
-    for j, g in enumerate(shapes):
-        mine = which == j
-        boxes[mine] = core_aabbs(g._kernel_vertices, g.radius, x[mine], y[mine], c[mine], s[mine])
+    # each shape's proxy, from its box
     pids = t.bp.insert_many_checked(boxes, np.zeros(k, np.bool_))
     _proxy_room(t, pids)
     t.proxy_shape[pids] = srows
