@@ -135,9 +135,10 @@ def test_the_record_holds_its_limits_and_runs_its_motor():
     assert wheel.angular_velocity == pytest.approx(2.0, rel=1e-3)
 
 
-def _joint_data(w, steps):
+def _joint_data(w, steps, threads=1):
     """After ``steps`` steps of ``w``: its joints' step data as the step's preparation makes it (colour starts,
-    plain joints per colour, bodies, frames, row starts, rows: ``_solve.prepare_joints``)."""
+    plain joints per colour, bodies, frames, row starts, rows: ``_solve.prepare_joints``, its second pass in
+    ``threads`` parts)."""
     from carom.rigid.joints._solve import joints_to_solve, prepare_joints
     from carom.rigid.joints import bookkeeping
     for _ in range(steps):
@@ -147,7 +148,7 @@ def _joint_data(w, steps):
     jl, js, pc = joints_to_solve(bookkeeping.table(t), t.kind[:nb], t.asleep[:nb])
     jbody, frame, rstart, rows = prepare_joints(jl, js, pc, bookkeeping.table(t), t.com[:nb], t.angle[:nb],
                                                 t.inv_mass[:nb], t.inv_inertia[:nb], t.local_center[:nb],
-                                                t.kind[:nb], DT / 4)[:4]
+                                                t.kind[:nb], DT / 4, threads)[:4]
     return js, pc, jbody, frame, rstart, rows
 
 
@@ -261,12 +262,66 @@ def test_lane_blocks_give_the_same_bits_on_one_and_two_threads():
                 w.step(DT)
             t = w.tables
             results.append((t.com[:t.n_bodies].copy(), t.angle[:t.n_bodies].copy(), t.vel[:t.n_bodies].copy(),
-                            t.angvel[:t.n_bodies].copy(), t.j_impulse[:t.n_joints].copy()))
+                            t.angvel[:t.n_bodies].copy(), t.j_impulse[:t.n_joints].copy(),
+                            t.j_reaction[:t.n_joints].copy()))
         for a, b in zip(*results):
             assert a.tobytes() == b.tobytes()
         assert np.abs(results[0][3]).max() > 0.1          # (the ragdolls move)
     finally:
         carom.set_num_threads(before)
+
+
+def test_the_joints_are_prepared_in_parts_as_in_one_pass():
+    # ``prepare_joints`` fills the frames, bundle lanes and records in a second pass over the solve order, in
+    # ``threads`` parts (``_prepare_parts``; chunks that cut lane blocks and colours): the same tables bit for bit
+    # as in one part (every field written: the unused rest of a table is not), on a crowd of ragdolls (records in
+    # blocks and alone) with pendulums, plain point joints (bundles) and other kinds
+    from carom.rigid._contact_rows import PARALLEL_MIN_ITEMS
+    from carom.rigid.joints import bookkeeping
+    from carom.rigid.joints._common import TYPE, WARM_DV
+    from carom.rigid.joints._solve import joints_to_solve, prepare_joints, lane_blocks
+    assert load_lanes()
+    w = World(gravity=(0, -10))
+    _standing_crowd(w, count=40)
+    _pendulums(w)
+    chain = [w.add_body(position=(30.0 + 0.5 * k, 8.0)) for k in range(12)]
+    for body in chain:
+        body.add_shape(box(0.2, 0.05))
+    w.add_joints([joints.Revolute(a, b, anchor=(30.25 + 0.5 * k, 8.0)) for k, (a, b) in enumerate(zip(chain, chain[1:]))]
+                 + [joints.Weld(chain[0], chain[2], anchor=(30.5, 8.0), linear_hertz=2.0)])
+    for _ in range(30):
+        w.step(DT)
+    t = w.tables
+    nb = t.n_bodies
+    jl, js, pc = joints_to_solve(bookkeeping.table(t), t.kind[:nb], t.asleep[:nb])
+    one, two = (prepare_joints(jl, js, pc, bookkeeping.table(t), t.com[:nb], t.angle[:nb], t.inv_mass[:nb],
+                               t.inv_inertia[:nb], t.local_center[:nb], t.kind[:nb], DT / 4, threads)
+                for threads in (1, 2))
+    n = jl.shape[0]
+    assert n >= PARALLEL_MIN_ITEMS and pc.sum() > 0
+    jbody, frame, rstart, rows = one[:4]
+    for a, b in zip(one[4:] + (jbody, rstart), two[4:] + (two[0], two[2])):     # the bundles, bodies, row starts
+        assert a.tobytes() == b.tobytes()
+    blocks = 0
+    colour = np.searchsorted(js, np.arange(n), side="right") - 1
+    for i in range(n):
+        r0, r1 = rstart[i], rstart[i + 1]
+        if i - js[colour[i]] < pc[colour[i]]:
+            assert r0 == r1                                   # (a bundle lane: no frame, no rows)
+            continue
+        mark = rows[r0, revolute.R_BUNDLE] if rows[r0, TYPE] == revolute.ROW_REVOLUTE else 0.0
+        if mark != 0.0:                                       # (a record in a block: its row holds the mark only)
+            assert rows[r0, TYPE] == two[3][r0, TYPE] and mark == two[3][r0, revolute.R_BUNDLE]
+            blocks = max(blocks, int(mark))
+            continue
+        # (a frame's columns from WARM_DV on are the sweeps' to write)
+        assert frame[i, :WARM_DV].tobytes() == two[1][i, :WARM_DV].tobytes()
+        assert rows[r0:r1].tobytes() == two[3][r0:r1].tobytes()
+    assert blocks > 0
+    lf1, lr1 = lane_blocks(jbody, frame, rstart, rows)
+    lf2, lr2 = lane_blocks(*two[:4])
+    assert lf1[:blocks, :WARM_DV].tobytes() == lf2[:blocks, :WARM_DV].tobytes()
+    assert lr1[:blocks].tobytes() == lr2[:blocks].tobytes()
 
 
 def test_the_lanes_are_asked_for_with_the_types_the_sweeps_hand_them():

@@ -363,7 +363,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
     if joints.kind.shape[0] > 0:
         jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove = call_begin((
             joints, bodies.kind, bodies.asleep, com, angle, bodies.inv_mass, bodies.inv_inertia, bodies.local_center,
-            h))
+            h, threads))
     else:
         jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove = no_joints()
     solved = with_held(solved, jlist, held)
@@ -388,7 +388,7 @@ def solve_stage(dt, substeps, gx, gy, bodies, contacts, solver, threads, joints)
                      solved, motion, dangle, moves, gx, gy, h, max_w, inv_h, soft, stiff, out, tasks, passes, sync,
                      bounces, jdata, extra)
     if joints.kind.shape[0] > 0:
-        call_end((jlist, joints, jdata, inv_h))
+        call_end((jlist, joints, jdata, inv_h, threads))
     return com0, angle0, approach
 
 

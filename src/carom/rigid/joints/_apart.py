@@ -37,13 +37,14 @@ BEGIN_TYPES = types.Tuple((_I1, types.boolean[::1]) + tuple(t for k, t in enumer
 
 
 @apart_njit(lambda arg_types: BEGIN_TYPES)
-def begin(joints, kind, asleep, com, angle, inv_mass, inv_inertia, local_center, h):
+def begin(joints, kind, asleep, com, angle, inv_mass, inv_inertia, local_center, h, threads):
     """The joints solved this step, coloured (``_solve.joints_to_solve``), their rows and bundles
     (``_solve.prepare_joints``, with the records' lane blocks), and the dynamic bodies they hold (which the solver
     then holds: ``held``)."""
     jlist, jstart, pcount = joints_to_solve(joints, kind, asleep)
     jbody, jframe, rstart, jrows, pstart, pb, pbody, pmove = prepare_joints(jlist, jstart, pcount, joints, com, angle,
-                                                                           inv_mass, inv_inertia, local_center, kind, h)
+                                                                           inv_mass, inv_inertia, local_center, kind, h,
+                                                                           threads)
     held = joint_solved(np.zeros(kind.shape[0], np.bool_), jlist, joints, kind)
     return jlist, held, jstart, jbody, jframe, rstart, jrows, pcount, pstart, pb, pbody, pmove
 
@@ -89,11 +90,11 @@ def chunk(mode, bundle_lo, bundle_hi, lo, hi, jdata, state, fstate, flags, dangl
 
 
 @apart_njit(lambda arg_types: types.none)
-def end(jlist, joints, jdata, inv_h):
+def end(jlist, joints, jdata, inv_h, threads):
     """The joints' impulses and reactions back to the joint table (``_solve.store_reactions``,
     ``_bundles.store_bundle_reactions``)."""
     jstart, jbody, jframe, rstart, jrows, jsoft, pcount, pstart, pb, pbody, pmove = jdata
-    store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h)
+    store_reactions(jlist, joints, jbody, jframe, rstart, jrows, inv_h, threads)
     store_bundle_reactions(jlist, jstart, pcount, pstart, pb, joints.impulse, joints.reaction, inv_h)
 
 
@@ -145,9 +146,9 @@ def load(bodies, joints):
     joint_table = numba.typeof(joints)
     f64, i64 = types.float64, types.int64
     begin.load((joint_table,) + tuple(body[field(name)] for name in (
-        "kind", "asleep", "com", "angle", "inv_mass", "inv_inertia", "local_center")) + (f64,))
+        "kind", "asleep", "com", "angle", "inv_mass", "inv_inertia", "local_center")) + (f64, i64))
     chunk.load((i64, i64, i64, i64, i64, JOINT_DATA, _F2, types.float32[:, ::1], types.uint8[::1], _F1, f64))
-    end.load((_I1, joint_table, JOINT_DATA, f64))
+    end.load((_I1, joint_table, JOINT_DATA, f64, i64))
     loaded = True
     load_lanes(wait=False)
 

@@ -34,9 +34,12 @@ every substep."""
 import numpy as np
 
 import numba
+from numba import prange
 
-from ..._jit import njit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller, apart_loaded
+from ..._jit import (njit, pnjit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller,
+                     apart_loaded)
 from ..._simd import (LANES64, splat64, insert, lane, load, store, vfloor, joint_rows64, put_joint_velocities64)
+from .._contact_rows import chunk_count
 from .._layout import VX, VY, W, DPX, DPY, DC, DS, MOVE_SOLVED, aligned_rows
 from ._common import (MA, IA, MB, IB, RAX, RAY, RBX, RBY, DCX, DCY, WARM_DV, FRAME_WIDTH, ROW_WIDTH, MAX_ROWS,
                       G_WIDTH, G_ANG0, G_TA, G_TB, G_CAX, G_CAY, G_CBX, G_CBY, G_TURN, G_AXX, G_AXY, TYPE, SLOT, L0, L1,
@@ -142,8 +145,13 @@ def joint_solved(solved, jlist, joints, bkind):
 
 
 
+#: how ``prepare_joints``' second pass (``_prepare_run``) fills a joint of the solve order: its lane of its colour's
+#: bundles (plain point joints), its record in a lane block, its record in its row, or nothing (done in the first)
+PREP_BUNDLE, PREP_BLOCK, PREP_ROW, PREP_DONE = 0, 1, 2, 3
+
+
 @njit
-def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_inertia, local_center, bkind, h):
+def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_inertia, local_center, bkind, h, threads):
     """The step's data of the joints in ``jlist`` (module docstring): (bodies, frames, row starts, rows) of the
     joints solved one by one, and the bundles of the plain point joints (the first ``pcount[c]`` of each colour
     c: ``_bundles.empty_bundles``, whose lanes are filled here; such a joint has no rows and no frame). The
@@ -152,7 +160,13 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     the joint (``_common``'s G_*). When the vector lanes are loaded (``record_lanes``), each colour's runs of
     LANES64 revolute records (below the overflow colour) also go to the lane blocks (``lane_blocks``), as they
     are written: asked once, here, at the step's start, so lanes loaded in the middle of a step wait for the next.
-    (``_lanes_loaded`` looks only at the types of the tuple it is given: ``lanes_probe``.)"""
+    (``_lanes_loaded`` looks only at the types of the tuple it is given: ``lanes_probe``.)
+
+    Two passes. The first, in order, decides where each joint goes (its bundle lane, lane block or row: the
+    blocks and row starts depend on the joints before it) and writes the rows of the kinds emitted in general
+    (``_emit``). The second fills the frames, bundle lanes and revolute records, each joint's own places, in
+    ``threads`` parts at once (``_prepare_parts``). Why: Box2D's rain prepares 10,000 ragdoll joints a step, a
+    tenth of its solve, and in one thread the other waited for it."""
     kind, body, local, param, imp = joints.kind, joints.body, joints.local, joints.param, joints.impulse
     n = jlist.shape[0]
     NB = com.shape[0]
@@ -167,9 +181,8 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
             most += MAX_ROWS[kind[jlist[i]]]
     rows = aligned_rows(most + lane_rows(n), ROW_WIDTH)
     g = np.empty(G_WIDTH)
-    # each body's rotation (cos, sin), computed once for all its joints (``turned``: whether it is)
-    rot = np.empty((NB, 2))
-    turned = np.zeros(NB, np.bool_)
+    work = np.empty(n, np.int64)
+    where = np.empty(n, np.int64)
     # borrowed views (``carom._jit.borrowed``) for the emitters: calls that take no references on the arrays
     # (four atomic increments and decrements per call were most of the preparation's time)
     eparam, eimp, erows, eg = borrowed((param, imp, rows, g))
@@ -180,7 +193,6 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     # from the colour's first (as a sweep walks them), and LANES64 records in a row make the next block, which
     # the walk then steps over; a block's frames and records are written there, not in the rows
     lanes = _lanes_loaded(lanes_probe(jbody, frame, rstart, rows))
-    lf, lr = borrowed(lane_blocks(jbody, frame, rstart, rows))
     # (the frame table as blocks of one lane, for ``_frame_lane``)
     frame_rows = borrowed(frame.reshape((frame.shape[0], FRAME_WIDTH, 1)))
     blocks = np.int64(0)
@@ -188,84 +200,140 @@ def prepare_joints(jlist, jstart, pcount, joints, com, angle, inv_mass, inv_iner
     for c in range(OVERFLOW + 1):
         for i in range(jstart[c], jstart[c + 1]):
             j = jlist[i]
-            # (the joint's and its bodies' rows unsigned: no check for negative indices, ``carom._jit.index_range``)
+            # (the joint's row unsigned: no check for negative indices, ``carom._jit.index_range``)
             ju = np.uint64(j)
-            a = body[ju, 0]
-            b = body[ju, 1]
-            au = np.uint64(a)
-            bu = np.uint64(b)
-            jbody[i, 0] = a
-            jbody[i, 1] = b
+            jbody[i, 0] = body[ju, 0]
+            jbody[i, 1] = body[ju, 1]
             if (lanes and c < OVERFLOW and i - jstart[c] >= pcount[c] and (head < 0 or i >= head + LANES64)
                     and _records_ahead(i, jstart[c + 1], jlist, kind, param)):
                 head = i
                 blocks += 1
-            for eu in (au, bu):
-                if not turned[eu]:
-                    rot[eu, 0] = np.cos(angle[eu])
-                    rot[eu, 1] = np.sin(angle[eu])
-                    turned[eu] = True
-            ca, sa = rot[au, 0], rot[au, 1]
-            cb, sb = rot[bu, 0], rot[bu, 1]
-            lax = local[ju, 0] - local_center[au, 0]
-            lay = local[ju, 1] - local_center[au, 1]
-            lbx = local[ju, 2] - local_center[bu, 0]
-            lby = local[ju, 3] - local_center[bu, 1]
-            rax, ray = ca * lax - sa * lay, sa * lax + ca * lay
-            rbx, rby = cb * lbx - sb * lby, sb * lbx + cb * lby
-            dcx, dcy = com[bu, 0] - com[au, 0], com[bu, 1] - com[au, 1]
             rstart[i] = r
             k = i - jstart[c]
             if k < pcount[c]:
                 # a plain point joint (both bodies dynamic): its lane of the colour's bundles
-                u = pstart[c] + k // LANES
-                q = k % LANES
-                _frame_lane(pb, u, q, inv_mass[au], inv_inertia[au], inv_mass[bu], inv_inertia[bu], rax, ray, rbx, rby,
-                            dcx, dcy)
-                pb[u, PB_LX, q] = imp[ju, revolute.PX]
-                pb[u, PB_LY, q] = imp[ju, revolute.PY]
-                pbody[u, 0, q] = a
-                pbody[u, 1, q] = b
-                pmove[u, 0, q] = True
-                pmove[u, 1, q] = True
+                work[i] = PREP_BUNDLE
+                where[i] = (pstart[c] + k // LANES) * LANES + k % LANES
                 continue
-            ma = inv_mass[au] if bkind[au] == DYNAMIC else 0.0
-            ia = inv_inertia[au] if bkind[au] == DYNAMIC else 0.0
-            mb = inv_mass[bu] if bkind[bu] == DYNAMIC else 0.0
-            ib = inv_inertia[bu] if bkind[bu] == DYNAMIC else 0.0
-            in_block = head >= 0 and i < head + LANES64
-            # lane q of block u, or the joint's row (the columns before WARM_DV, which each step's first sweep
-            # writes before any reads it)
-            if in_block:
-                _frame_lane(lf, blocks - 1, i - head, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
-            else:
-                _frame_lane(frame_rows, i, 0, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
-            g[G_ANG0] = angle[bu] - angle[au] - param[ju, 0]
-            g[G_TA] = angle[au]
-            g[G_TB] = angle[bu]
-            g[G_CAX] = com[au, 0]
-            g[G_CAY] = com[au, 1]
-            g[G_CBX] = com[bu, 0]
-            g[G_CBY] = com[bu, 1]
-            g[G_TURN] = ia + ib
-            g[G_AXX] = ca * local[ju, 4] - sa * local[ju, 5]
-            g[G_AXY] = sa * local[ju, 4] + ca * local[ju, 5]
             if kind[ju] == REVOLUTE and param[ju, revolute.GENERIC_ROWS] == 0.0:
-                # (the common kind's record written here: through ``_emit``'s dispatch, a call per joint that
-                # hands over four arrays, it took a third of the preparation of a ragdoll scene)
-                if in_block:
+                # (the common kind's record, written in the second pass: through ``_emit``'s dispatch, a call per
+                # joint that hands over four arrays, it took a third of the preparation of a ragdoll scene)
+                if head >= 0 and i < head + LANES64:
                     # the record in its block (column q); its row keeps only the type and the block mark
                     # (R_BUNDLE: u + 1 on a block's first record, −1 on the others)
-                    revolute.emit_record(j, eparam, eimp, lr[blocks - 1].T, i - head, h, eg)
+                    work[i] = PREP_BLOCK
+                    where[i] = (blocks - 1) * LANES64 + (i - head)
                     rows[r, TYPE] = revolute.ROW_REVOLUTE
                     rows[r, revolute.R_BUNDLE] = np.float64(blocks) if i == head else -1.0
-                    r += 1
                 else:
-                    r = revolute.emit_record(j, eparam, eimp, erows, r, h, eg)
-            else:
-                r = _emit(kind[ju], j, eparam, eimp, erows, r, h, eg)
+                    work[i] = PREP_ROW
+                    where[i] = r
+                r += 1          # (``revolute.emit_record`` writes one row)
+                continue
+            work[i] = PREP_DONE
+            ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy, ca, sa = _joint_frame(
+                j, jbody[i, 0], jbody[i, 1], local, com, angle, inv_mass, inv_inertia, local_center, bkind)
+            _frame_lane(frame_rows, i, 0, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
+            _joint_g(eg, j, jbody[i, 0], jbody[i, 1], param, local, com, angle, ia, ib, ca, sa)
+            r = _emit(kind[ju], j, eparam, eimp, erows, r, h, eg)
     rstart[n] = r
+    lf, lr = lane_blocks(jbody, frame, rstart, rows)
+    _prepare_parts(n, threads, work, where, jlist, jbody, param, imp, local, com, angle, inv_mass, inv_inertia,
+                   local_center, bkind, h, pb, pbody, pmove, lf, lr, frame_rows, rows)
     return jbody, frame, rstart, rows, pstart, pb, pbody, pmove
+
+
+@inline_njit
+def _joint_frame(j, a, b, local, com, angle, inv_mass, inv_inertia, local_center, bkind):
+    """Joint j's frame on bodies a and b (``prepare_joints``): the inverse masses (0 for a body that is not
+    dynamic), the anchors about the centres of mass, cB − cA; and A's cos and sin."""
+    ju, au, bu = np.uint64(j), np.uint64(a), np.uint64(b)
+    ca, sa = np.cos(angle[au]), np.sin(angle[au])
+    cb, sb = np.cos(angle[bu]), np.sin(angle[bu])
+    lax = local[ju, 0] - local_center[au, 0]
+    lay = local[ju, 1] - local_center[au, 1]
+    lbx = local[ju, 2] - local_center[bu, 0]
+    lby = local[ju, 3] - local_center[bu, 1]
+    rax, ray = ca * lax - sa * lay, sa * lax + ca * lay
+    rbx, rby = cb * lbx - sb * lby, sb * lbx + cb * lby
+    dcx, dcy = com[bu, 0] - com[au, 0], com[bu, 1] - com[au, 1]
+    ma = inv_mass[au] if bkind[au] == DYNAMIC else 0.0
+    ia = inv_inertia[au] if bkind[au] == DYNAMIC else 0.0
+    mb = inv_mass[bu] if bkind[bu] == DYNAMIC else 0.0
+    ib = inv_inertia[bu] if bkind[bu] == DYNAMIC else 0.0
+    return ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy, ca, sa
+
+
+@inline_njit
+def _joint_g(g, j, a, b, param, local, com, angle, ia, ib, ca, sa):
+    """What a kind's emitter reads of joint j on bodies a and b (``_common``'s G_*)."""
+    ju, au, bu = np.uint64(j), np.uint64(a), np.uint64(b)
+    g[G_ANG0] = angle[bu] - angle[au] - param[ju, 0]
+    g[G_TA] = angle[au]
+    g[G_TB] = angle[bu]
+    g[G_CAX] = com[au, 0]
+    g[G_CAY] = com[au, 1]
+    g[G_CBX] = com[bu, 0]
+    g[G_CBY] = com[bu, 1]
+    g[G_TURN] = ia + ib
+    g[G_AXX] = ca * local[ju, 4] - sa * local[ju, 5]
+    g[G_AXY] = sa * local[ju, 4] + ca * local[ju, 5]
+
+
+@pnjit
+def _prepare_parts(n, threads, work, where, jlist, jbody, param, imp, local, com, angle, inv_mass, inv_inertia,
+                   local_center, bkind, h, pb, pbody, pmove, lf, lr, frame_rows, rows):
+    """``prepare_joints``' second pass over the n joints, in parallel chunks (``chunk_count``); each joint writes
+    only its own bundle lane, block lane or row, so any split gives the same tables."""
+    chunks = chunk_count(n, threads)
+    if chunks == 1:
+        _prepare_run(np.int64(0), n, work, where, jlist, jbody, param, imp, local, com, angle, inv_mass, inv_inertia,
+                     local_center, bkind, h, pb, pbody, pmove, lf, lr, frame_rows, rows)
+        return
+    for ch in prange(chunks):
+        _prepare_run(ch * n // chunks, (ch + 1) * n // chunks, work, where, jlist, jbody, param, imp, local, com,
+                     angle, inv_mass, inv_inertia, local_center, bkind, h, pb, pbody, pmove, lf, lr, frame_rows, rows)
+
+
+@njit
+def _prepare_run(lo, hi, work, where, jlist, jbody, param, imp, local, com, angle, inv_mass, inv_inertia,
+                 local_center, bkind, h, pb, pbody, pmove, lf, lr, frame_rows, rows):
+    """Joints lo … hi − 1 of ``prepare_joints``' second pass: each one's frame and bundle lane or record where
+    the first pass put it (``work``, ``where``)."""
+    g = np.empty(G_WIDTH)
+    eparam, eimp, erows, eg = borrowed((param, imp, rows, g))
+    for i in range(lo, hi):
+        w = work[i]
+        if w == PREP_DONE:
+            continue
+        j = jlist[i]
+        ju = np.uint64(j)
+        a = jbody[i, 0]
+        b = jbody[i, 1]
+        ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy, ca, sa = _joint_frame(
+            j, a, b, local, com, angle, inv_mass, inv_inertia, local_center, bkind)
+        if w == PREP_BUNDLE:
+            au, bu = np.uint64(a), np.uint64(b)
+            u = where[i] // LANES
+            q = where[i] % LANES
+            _frame_lane(pb, u, q, inv_mass[au], inv_inertia[au], inv_mass[bu], inv_inertia[bu], rax, ray, rbx, rby,
+                        dcx, dcy)
+            pb[u, PB_LX, q] = imp[ju, revolute.PX]
+            pb[u, PB_LY, q] = imp[ju, revolute.PY]
+            pbody[u, 0, q] = a
+            pbody[u, 1, q] = b
+            pmove[u, 0, q] = True
+            pmove[u, 1, q] = True
+            continue
+        _joint_g(eg, j, a, b, param, local, com, angle, ia, ib, ca, sa)
+        if w == PREP_BLOCK:
+            u = where[i] // LANES64
+            q = where[i] % LANES64
+            _frame_lane(lf, u, q, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
+            revolute.emit_record(j, eparam, eimp, lr[u].T, q, h, eg)
+        else:
+            _frame_lane(frame_rows, i, 0, ma, ia, mb, ib, rax, ray, rbx, rby, dcx, dcy)
+            revolute.emit_record(j, eparam, eimp, erows, where[i], h, eg)
 
 
 @njit
@@ -654,24 +722,50 @@ def lanes_probe(jbody, frame, rstart, rows):
 
 
 @njit
-def store_reactions(jlist, joints, jbody, frame, rstart, rows, inv_h):
+def store_reactions(jlist, joints, jbody, frame, rstart, rows, inv_h, threads):
     """Each solved joint's accumulated impulses back to the joint table (its warm start next step), and its
     reaction of the step: the force (on body B, at its anchor) and the torque its rows' impulses stand for,
     λ/h (the impulse of the last substep over its length): a row's impulse times its linear Jacobian of B for
     the force (a point's, a weld block's: the impulse itself), an angle row's times its factor of B for the
     torque; zero for joints not solved (a sleeping pair, a disabled joint). The records of a lane block are read
-    from the block (``lane_blocks``), where the sweeps left them."""
+    from the block (``lane_blocks``), where the sweeps left them. In ``threads`` parts at once
+    (``_store_parts``): each joint writes only its own rows of the table."""
     imp, reaction = joints.impulse, joints.reaction
     for j in range(reaction.shape[0]):
         reaction[j, 0] = 0.0
         reaction[j, 1] = 0.0
         reaction[j, 2] = 0.0
+    _store_parts(jlist.shape[0], threads, jlist, imp, reaction, jbody, rstart, rows, inv_h)
+
+
+@pnjit
+def _store_parts(n, threads, jlist, imp, reaction, jbody, rstart, rows, inv_h):
+    """``store_reactions`` of the n solved joints in parallel chunks (``chunk_count``)."""
+    chunks = chunk_count(n, threads)
+    if chunks == 1:
+        _store_run(np.int64(0), n, jlist, imp, reaction, jbody, rstart, rows, inv_h)
+        return
+    for ch in prange(chunks):
+        _store_run(ch * n // chunks, (ch + 1) * n // chunks, jlist, imp, reaction, jbody, rstart, rows, inv_h)
+
+
+@njit
+def _store_run(lo, hi, jlist, imp, reaction, jbody, rstart, rows, inv_h):
+    """Joints lo … hi − 1 of ``store_reactions``."""
     # (borrowed views: each record's view below then takes no reference on the array)
     lr = borrowed(_record_blocks(jbody, rstart, rows))
     rows = borrowed(rows)
+    # when the first joint's record is one of a lane block's later ones (mark −1), its block and the block's first
+    # joint are those of the last first record (mark u + 1) before it
     block = np.int64(-1)
     first = np.int64(0)
-    for i in range(jlist.shape[0]):
+    i = lo
+    while i > 0 and _record_mark(i, rstart, rows) < 0.0:
+        i -= 1
+    if i < lo and _record_mark(i, rstart, rows) > 0.0:
+        block = np.int64(_record_mark(i, rstart, rows)) - 1
+        first = i
+    for i in range(lo, hi):
         j = jlist[i]
         if rstart[i + 1] > rstart[i] and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE:
             mark = rows[rstart[i], revolute.R_BUNDLE]
@@ -710,3 +804,12 @@ def store_reactions(jlist, joints, jbody, frame, rstart, rows, inv_h):
         reaction[j, 0] = fx * inv_h
         reaction[j, 1] = fy * inv_h
         reaction[j, 2] = t * inv_h
+
+
+@inline_njit
+def _record_mark(i, rstart, rows):
+    """Joint i's lane-block mark (``revolute.R_BUNDLE``: u + 1 on block u's first record, −1 on its others), or 0
+    when its row is not a revolute record in a block."""
+    if rstart[i + 1] > rstart[i] and rows[rstart[i], TYPE] == revolute.ROW_REVOLUTE:
+        return rows[rstart[i], revolute.R_BUNDLE]
+    return 0.0
