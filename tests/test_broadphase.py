@@ -869,7 +869,7 @@ def test_grid_pairs_directions_and_huge():
 @pytest.mark.parametrize("spread", [30.0, 1e5])
 def test_grid_pairs_with_a_static_floor_of_cells_are_the_brute_force_pairs(walls, spread):
     """Static proxies of at most a grid cell (a floor of ground boxes, as rain's) find their moving partners in
-    the grid's 3 × 3 cells around them (``_static_grid_pairs``); larger static ones (``walls``: a few, which test
+    the grid's 3 × 3 cells around them (``_static_cells_run``); larger static ones (``walls``: a few, which test
     every moving box in turn while the moving tree is stale, or more, which query it, one infinite) and moving
     proxies left out of the grid (huge ones) find theirs by queries. Fat and real boxes, dense and hashed cells
     (``spread``), after a bulk move (the moving tree stale) and with 1 and 2 parts: brute force's pairs."""
@@ -907,10 +907,13 @@ def test_grid_pairs_with_a_static_floor_of_cells_are_the_brute_force_pairs(walls
 
 @pytest.mark.parametrize("crowded", [False, True])
 def test_grid_pairs_in_parallel_parts_are_the_brute_force_pairs(crowded):
-    """From ``GRID_PARALLEL_ENTRIES`` entries on, the grid tests its entries in one part per thread; the
-    parts' pairs, sorted, are exactly the brute-force pairs for 1, 2 and 3 parts (3: parts of unequal
-    ends). Crowded: a few hundred equal boxes on one spot, each with more partners than its part's buffer
-    holds (8 per entry), so parts stop early and their remaining entries are tested afterwards."""
+    """From ``GRID_PARALLEL_ENTRIES`` entries on, the grid tests its entries in one part per thread, and each part
+    also looks up its share of the small static proxies in the grid's cells (``_static_cells_run``); the parts'
+    pairs, sorted, are exactly the brute-force pairs for 1, 2 and 3 parts (3: parts of unequal ends), with a
+    floor of small static boxes and a few larger ones. Crowded: a few hundred equal boxes on one spot, each with
+    more partners than its part's buffer holds (8 per entry), and small static boxes under them with more than
+    theirs (16 per static proxy), so parts stop early and their remaining entries and static proxies are tested
+    afterwards."""
     rng = np.random.default_rng(12)
     tree = DynamicTree()
     n = K.GRID_PARALLEL_ENTRIES + 900
@@ -923,11 +926,20 @@ def test_grid_pairs_in_parallel_parts_are_the_brute_force_pairs(crowded):
     for k in range(20):
         lo = rng.uniform(0.0, 120.0, 2)
         tree.insert(lo, lo + 3.0, static=True)
+    for k in range(600):                                  # a floor of small static boxes
+        lo = (0.5 * (k % 240), 40.0 + 20.0 * (k // 240))
+        tree.insert(lo, (lo[0] + 0.5, lo[1] + 0.5), static=True)
+    if crowded:
+        for k in range(30):                               # under the crowd
+            tree.insert((59.9 + 0.01 * k, 59.9), (60.2 + 0.01 * k, 60.2), static=True)
     args = (*tree._trees, tree._lower, tree._upper, tree._flags, tree._leaf)
     for real in (False, True):
         expected = fat_pairs_brute(tree, real=real)
         for threads in (1, 2, 3):
             np.testing.assert_array_equal(K._pairs_by_grid(*args, real, threads), expected)
+    smalls, _, bigs = K._static_boxes(tree._trees[1], tree._flags, tree._leaf, tree._lower, tree._upper, True,
+                                      1.6, True)
+    assert smalls.size >= 600 and bigs.size >= 20
 
 
 def test_few_moving_proxies_pairs_are_the_brute_force_pairs():

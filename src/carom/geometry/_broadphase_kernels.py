@@ -35,6 +35,7 @@ from ._tree_pairs import (  # noqa: F401
     _CELL_LIMIT, _KEY_MASK, _KEY_SHIFT, _counting_sort, _cross_pairs, _cross_scan, _grid_entry_pairs,
     _grid_entry_pairs_split, _grid_entry_part, _grid_entry_parts, _grid_entry_run, _grown, _insertion_sort,
     _keys_in_order, _pairs_by_grid, _partition, _proxies_of, _query_box, _sample_median, _sort_range, _sorted_keys,
+    _static_boxes, _static_cells_run, _static_cells_pairs, _static_grid_pairs,
     _unmoved_pairs, tree_pairs_cached, tree_update_threads, tree_parts, unmoved_run, joined_parts, broad_apart,
     apart_args, apart_types, run_parts, PARALLEL_ITEMS, FAT_BOXES, UNMOVED_PAIRS, GRID)
 from ._grid import (  # noqa: F401

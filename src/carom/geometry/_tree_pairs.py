@@ -196,8 +196,13 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
                 ebox[f, 2] = box[a, 2]
                 ebox[f, 3] = box[a, 3]
                 eid[f] = ids[a]
+        # moving–static pairs from the grid when the static proxies are fewer (no query of the moving tree, which
+        # would have to be refitted): those of at most a cell are looked up in the grid's cells with its entries
+        # (in the same parts), the others below (:func:`_static_grid_pairs`)
+        by_grid = count > 0 and 0 < static.meta[2] <= m
+        smalls, sbox, bigs = _static_boxes(static, flags, leaf_of, lower, upper, real, cell, by_grid)
         keys, k = _grid_entry_pairs_split(start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask, keys, k,
-                                          threads)
+                                          threads, smalls, sbox, cell)
         # the proxies not binned (listed first: a loop over every proxy that may rebind keys would take and drop
         # a reference on keys at each one)
         cover = float(width) * float(gy1 - gy0 + 1) * cell * cell * GRID_SCAN_COVER
@@ -246,10 +251,8 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
                     keys = _grown(keys, k, k + 1)
                 keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
                 k += 1
-        if count > 0 and 0 < static.meta[2] <= m:
-            # moving–static pairs from the grid: no query of the moving tree, which would have to be refitted
-            keys, k = _static_grid_pairs(static, moving, flags, leaf_of, lower, upper, real, cell, start, cx_of,
-                                         cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask, ids, loose[:nl], box,
+        if by_grid:
+            keys, k = _static_grid_pairs(static, moving, leaf_of, lower, upper, real, cell, bigs, ids, loose[:nl], box,
                                          keys, k)
             statics_done = True
     # moving–static pairs: the fewer side queries the other side's tree; a few static proxies test the moving
@@ -270,48 +273,56 @@ FEW_MOVING = 8
 
 
 @njit
-def _static_grid_pairs(static, moving, flags, leaf_of, lower, upper, real, cell, start, cx_of, cy_of, ebox, eid, dense,
-                       gx0, gy0, gx1, gy1, mask, ids, loose, box, keys, k):
-    """The moving–static pairs of :func:`_pairs_by_grid` from its grid of the binned moving proxies (entries
-    ``ebox``, ``eid`` by bucket, ``start``; cells as there), appended to keys from k: (keys, k).
-
-    A static proxy whose box (its fat box, or with ``real`` its real box) is at most a cell wide and high meets
-    a binned box only if their lower corners are less than a cell apart on each axis (both are at most a cell:
-    the grid's own argument), so only the 3 × 3 cells around its lower corner's cell hold its partners: about
-    as many box tests as a moving proxy makes, where a query of the moving tree walks its nodes and first needs
-    the tree refitted after the step's bulk move (a rain of 11,000 bodies over 2,505 ground boxes: a query and
-    a refit were 5 % of the step). A larger static proxy queries the moving tree for all its partners (while
-    the tree is stale and there are at most ``STALE_SCAN_LIMIT`` of them, it tests every moving box ``box``
-    in turn instead); each moving proxy left out of the grid (``loose``: positions in ``ids``) queries the
-    static tree and keeps the static proxies of at most a cell. So every overlapping pair is found once, as the queries
-    find it: the same boxes, the same inclusive test."""
-    height = gy1 - gy0 + 1
-    stack = np.empty(64, np.int64)
-    hits = np.empty(64, np.int64)
-    # (borrowed views: each call below would otherwise take and drop a reference on each array, atomics on
-    # every static proxy: 2,505 of them in Box2D's rain)
-    static, moving, leaf_of, lower, upper = borrowed((static, moving, leaf_of, lower, upper))
+def _static_boxes(static, flags, leaf_of, lower, upper, real, cell, by_grid):
+    """For :func:`_pairs_by_grid`'s moving–static pairs from the grid (``by_grid``; else nothing): the static
+    proxies whose box (fat, or with ``real`` real) is at most a cell wide and high, with those boxes (rows lx, ly,
+    ux, uy), and the others (larger, or not finite), each in ascending order."""
+    if not by_grid:
+        return np.empty(0, np.int64), np.empty((0, 4)), np.empty(0, np.int64)
     statics = _proxies_of(flags, np.int64(STATIC), static.meta[2])
-    big = 0
+    smalls = np.empty(statics.shape[0], np.int64)
+    sbox = np.empty((statics.shape[0], 4))
+    bigs = np.empty(statics.shape[0], np.int64)
+    ns = 0
+    nb = 0
     for p in statics:
         lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
-        big += np.int64(not (ux - lx <= cell and uy - ly <= cell))      # (true for a box that is not finite too)
-    # a few large ones test every moving box in turn rather than refit a stale moving tree (as ``_cross_scan``)
-    scan = moving.meta[4] != 0 and big <= STALE_SCAN_LIMIT
-    for p in statics:
-        lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
-        if not (ux - lx <= cell and uy - ly <= cell) and scan:
-            keys, k = _scan_boxes(p, lx, ly, ux, uy, ids, box, keys, k)
-            continue
-        if not (ux - lx <= cell and uy - ly <= cell):
-            hits, h, stack = _tree_collect(moving, lower, upper, lx, ly, ux, uy, stack, hits, np.int64(0), real)
-            for c in range(h):
-                q = hits[c]
-                if k >= keys.shape[0]:
-                    keys = _grown(keys, k, k + 1)
-                keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
-                k += 1
-            continue
+        if ux - lx <= cell and uy - ly <= cell:        # (false for a box that is not finite)
+            smalls[ns] = p
+            sbox[ns, 0] = lx
+            sbox[ns, 1] = ly
+            sbox[ns, 2] = ux
+            sbox[ns, 3] = uy
+            ns += 1
+        else:
+            bigs[nb] = p
+            nb += 1
+    return smalls[:ns], sbox[:ns], bigs[:nb]
+
+
+@njit
+def _static_cells_run(t0, t1, smalls, sbox, cell, start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask,
+                      keys, k):
+    """The moving–static pairs of the static proxies ``smalls[t0:t1]`` (boxes ``sbox``, each at most a cell wide
+    and high) with the binned moving proxies of :func:`_pairs_by_grid`'s grid (entries ``ebox``, ``eid`` by
+    bucket, ``start``; cells as there), appended to keys from k while keys has room for every candidate of a
+    static proxy. Returns (the proxy it stopped at, k): t1 when done, else one whose candidates did not fit,
+    with k as it was before that proxy.
+
+    Such a static box meets a binned box only if their lower corners are less than a cell apart on each axis
+    (both are at most a cell: the grid's own argument), so only the 3 × 3 cells around its lower corner's cell
+    hold its partners: about as many box tests as a moving proxy makes, where a query of the moving tree walks
+    its nodes and first needs the tree refitted after the step's bulk move (a rain of 11,000 bodies over 2,505
+    ground boxes: a query and a refit were 5 % of the step)."""
+    height = gy1 - gy0 + 1
+    cap = keys.shape[0]
+    for t in range(t0, t1):
+        k_static = k
+        p = smalls[t]
+        lx = sbox[t, 0]
+        ly = sbox[t, 1]
+        ux = sbox[t, 2]
+        uy = sbox[t, 3]
         cx = cell_of(lx, cell)
         cy = cell_of(ly, cell)
         for tx in range(cx - 1, cx + 2):
@@ -335,8 +346,8 @@ def _static_grid_pairs(static, moving, flags, leaf_of, lower, upper, real, cell,
                     f1 = start[b0 + 1]
                 if f1 <= f0:
                     continue
-                if k + (f1 - f0) > keys.shape[0]:
-                    keys = _grown(keys, k, 2 * (k + (f1 - f0)))
+                if k + (f1 - f0) > cap:
+                    return t, k_static
                 for f in range(f0, f1):
                     q = eid[f]
                     ok = (ebox[f, 0] <= ux) & (lx <= ebox[f, 2]) & (ebox[f, 1] <= uy) & (ly <= ebox[f, 3])
@@ -344,6 +355,52 @@ def _static_grid_pairs(static, moving, flags, leaf_of, lower, upper, real, cell,
                         ok = ok & (cx_of[f] == tx) & (cy_of[f] == ty)
                     keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)      # written always, kept if ok
                     k += np.int64(ok)
+    return t1, k
+
+
+@njit
+def _static_cells_pairs(t0, t1, smalls, sbox, cell, start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1, gy1, mask,
+                        keys, k):
+    """:func:`_static_cells_run` of ``smalls[t0:t1]`` to the end, keys grown as it fills: (keys, k)."""
+    t = t0
+    while t < t1:
+        t, k = _static_cells_run(t, t1, smalls, sbox, cell, start, cx_of, cy_of, ebox, eid, dense, gx0, gy0, gx1,
+                                 gy1, mask, keys, k)
+        if t < t1:
+            keys = _grown(keys, k, 2 * k + 9 * (cx_of.shape[0] + 1))
+    return keys, k
+
+
+@njit
+def _static_grid_pairs(static, moving, leaf_of, lower, upper, real, cell, bigs, ids, loose, box, keys, k):
+    """The moving–static pairs of :func:`_pairs_by_grid` that its grid's cells do not give
+    (:func:`_static_cells_run` gives those of the static proxies of at most a cell), appended to keys from k:
+    (keys, k).
+
+    A larger static proxy (``bigs``) queries the moving tree for all its partners (while the tree is stale and
+    there are at most ``STALE_SCAN_LIMIT`` of them, it tests every moving box ``box`` in turn instead); each
+    moving proxy left out of the grid (``loose``: positions in ``ids``) queries the static tree and keeps the
+    static proxies of at most a cell. So every overlapping pair is found once, as the queries find it: the
+    same boxes, the same inclusive test."""
+    stack = np.empty(64, np.int64)
+    hits = np.empty(64, np.int64)
+    # (borrowed views: each call below would otherwise take and drop a reference on each array, atomics on
+    # every static proxy: 2,505 of them in Box2D's rain)
+    static, moving, leaf_of, lower, upper = borrowed((static, moving, leaf_of, lower, upper))
+    # a few large ones test every moving box in turn rather than refit a stale moving tree (as ``_cross_scan``)
+    scan = moving.meta[4] != 0 and bigs.shape[0] <= STALE_SCAN_LIMIT
+    for p in bigs:
+        lx, ly, ux, uy = _query_box(static, leaf_of, lower, upper, p, real)
+        if scan:
+            keys, k = _scan_boxes(p, lx, ly, ux, uy, ids, box, keys, k)
+            continue
+        hits, h, stack = _tree_collect(moving, lower, upper, lx, ly, ux, uy, stack, hits, np.int64(0), real)
+        for c in range(h):
+            q = hits[c]
+            if k >= keys.shape[0]:
+                keys = _grown(keys, k, k + 1)
+            keys[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
+            k += 1
     for a in loose:
         q = ids[a]
         hits, h, stack = _tree_collect(static, lower, upper, box[a, 0], box[a, 1], box[a, 2], box[a, 3], stack, hits,
@@ -590,47 +647,70 @@ GRID_PARALLEL_ENTRIES = 2048
 
 
 @njit
-def _grid_entry_pairs_split(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k, threads):
-    """:func:`_grid_entry_pairs` in ``threads`` parts of the entries, in parallel (:func:`_grid_entry_parts`),
+def _grid_entry_pairs_split(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, keys, k, threads, smalls,
+                            sbox, cell):
+    """:func:`_grid_entry_pairs` in ``threads`` parts of the entries, in parallel (:func:`_grid_entry_parts`), each
+    part also with its share of the small static proxies ``smalls`` (boxes ``sbox``: :func:`_static_cells_run`),
     then the parts' pairs appended to keys in order: (keys, k). The keys are sorted afterwards, so neither
     the split nor the order of the parts changes the answer. A part whose buffer (8 keys per entry, as the
-    whole grid's) fills up stops, and its remaining entries are tested here afterwards."""
+    whole grid's; 16 per static proxy) fills up stops, and its remaining entries or static proxies are tested
+    here afterwards."""
     E = cx_of.shape[0]
+    S = smalls.shape[0]
     if threads == 1 or E < GRID_PARALLEL_ENTRIES:
-        return _grid_entry_pairs(np.int64(0), E, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask,
-                                 keys, k)
+        keys, k = _grid_entry_pairs(np.int64(0), E, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask,
+                                    keys, k)
+        return _static_cells_pairs(np.int64(0), S, smalls, sbox, cell, start, cx_of, cy_of, box, ids, dense, gx0,
+                                   gy0, gx1, gy1, mask, keys, k)
     parts = np.empty((threads, 8 * (E // threads + 1) + 64), np.int64)
     got = np.zeros(threads, np.int64)
     stop = np.zeros(threads, np.int64)
-    _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads)
+    sparts = np.empty((threads, 16 * (S // threads + 1) + 64), np.int64)
+    sgot = np.zeros(threads, np.int64)
+    sstop = np.zeros(threads, np.int64)
+    _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads,
+                      smalls, sbox, cell, sparts, sgot, sstop)
     for w in range(threads):
-        if k + got[w] > keys.shape[0]:
-            keys = _grown(keys, k, k + got[w])
+        if k + got[w] + sgot[w] > keys.shape[0]:
+            keys = _grown(keys, k, k + got[w] + sgot[w])
         for a in range(got[w]):
             keys[k + a] = parts[w, a]
         k += got[w]
+        for a in range(sgot[w]):
+            keys[k + a] = sparts[w, a]
+        k += sgot[w]
         keys, k = _grid_entry_pairs(stop[w], (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
                                     gy0, gx1, gy1, mask, keys, k)
+        keys, k = _static_cells_pairs(sstop[w], (w + 1) * S // threads, smalls, sbox, cell, start, cx_of, cy_of, box,
+                                      ids, dense, gx0, gy0, gx1, gy1, mask, keys, k)
     return keys, k
 
 
 @pnjit
-def _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads):
-    """Part w of ``threads`` of the entries into ``parts[w]``: ``got[w]`` keys, and ``stop[w]`` the entry
-    it stopped at (the part's end, unless its buffer filled up). The parallel loop alone in its function."""
+def _grid_entry_parts(start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop, threads,
+                      smalls, sbox, cell, sparts, sgot, sstop):
+    """Part w of ``threads`` of the entries into ``parts[w]`` and of the small static proxies into ``sparts[w]``:
+    ``got[w]`` and ``sgot[w]`` keys, ``stop[w]`` and ``sstop[w]`` the entry and the static proxy it stopped at (the
+    part's end, unless its buffer filled up). The parallel loop alone in its function."""
     for w in prange(threads):
         _grid_entry_part(np.int64(w), threads, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask,
-                         parts, got, stop)
+                         parts, got, stop, smalls, sbox, cell, sparts, sgot, sstop)
 
 
 @njit
-def _grid_entry_part(w, threads, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop):
+def _grid_entry_part(w, threads, start, cx_of, cy_of, box, ids, dense, gx0, gy0, gx1, gy1, mask, parts, got, stop,
+                     smalls, sbox, cell, sparts, sgot, sstop):
     """One part of :func:`_grid_entry_parts` (a call, so every name in it is private to its thread)."""
     E = cx_of.shape[0]
     e, k = _grid_entry_run(w * E // threads, (w + 1) * E // threads, start, cx_of, cy_of, box, ids, dense, gx0,
                            gy0, gx1, gy1, mask, parts[w], np.int64(0))
     got[w] = k
     stop[w] = e
+    S = smalls.shape[0]
+    t, k = _static_cells_run(w * S // threads, (w + 1) * S // threads, smalls, sbox, cell, start, cx_of, cy_of, box,
+                             ids, dense, gx0, gy0, gx1, gy1, mask, sparts[w], np.int64(0))
+    sgot[w] = k
+    sstop[w] = t
 
 
 @njit
