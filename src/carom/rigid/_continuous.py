@@ -14,15 +14,17 @@ import math
 
 import numba
 import numpy as np
-from numba import types
+from numba import prange, types
 
-from .._jit import njit, inline_njit, borrowed_rows, apart_njit, apart_caller, apart_loaded, deref
+from .._jit import njit, pnjit, inline_njit, borrowed_rows, apart_njit, apart_caller, apart_loaded, deref
 from ..constants import LINEAR_SLOP, TOI_MAX_ITERATIONS
 from ..geometry._math import relative_transform
 from ..geometry.toi import conservative_advancement
+from ..geometry._tree import Tree, tree_fit
 from ..geometry._tree_query import tree_query_boxes
 from ._layout import STATIC, DYNAMIC, KEY_SHIFT, KEY_MASK
 from ._bounds import body_origin
+from ._contact_rows import chunk_count
 from ._broad import should_collide
 from ._narrow import _clear_manifold, _collide_pair, _is_one_way, _put_manifold, one_way_passes
 
@@ -89,7 +91,7 @@ def sensor_pass(bodies, shapes, awake, contacts):
 
 
 @njit
-def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape):
+def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape, threads):
     """Continuous collision (after Box2D v3's): fast bodies are put back at their first time of impact in the
     step, so that no contact the step could not see is crossed.
 
@@ -111,8 +113,9 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
     its length kept), which stops the body before that core reaches the other shape (after Box2D's fallback
     to a small circle at the centroid): it can then slide along the wall but not pass through it.
 
-    The sweep is :func:`continuous_sweep`, compiled apart; returns False, having changed nothing, when a body
-    is fast but the sweep is not loaded (:func:`load`), True otherwise.
+    The sweep is :func:`continuous_sweep`, compiled apart, its items (a fast body's shape) in ``threads`` parts at
+    once; returns False, having changed nothing, when a body is fast but the sweep is not loaded (:func:`load`),
+    True otherwise.
     """
     bodies = deref(bodies)
     shapes = deref(shapes)
@@ -137,7 +140,7 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
             any_bullet = any_bullet or bullet[b]
     if n_fast == 0:
         return True
-    args = (fast, n_fast, any_bullet, bodies, shapes, reach, com0, angle0, tree, proxy_shape)
+    args = (fast, n_fast, any_bullet, bodies, shapes, reach, com0, angle0, tree, proxy_shape, threads)
     if not _continuous_sweep_loaded(args):
         return False
     _call_continuous_sweep(args)
@@ -145,7 +148,7 @@ def continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_sha
 
 
 @apart_njit(lambda arg_types: types.none)
-def continuous_sweep(fast, n_fast, any_bullet, bodies, shapes, reach, com0, angle0, tree, proxy_shape):
+def continuous_sweep(fast, n_fast, any_bullet, bodies, shapes, reach, com0, angle0, tree, proxy_shape, threads):
     """The fast bodies ``fast[:n_fast]`` swept and put back at their first contact (``continuous_stage``):
     those that are not bullets against static shapes, then the bullets (``any_bullet``)."""
     shape_body, shape_alive = shapes.body, shapes.alive
@@ -162,10 +165,10 @@ def continuous_sweep(fast, n_fast, any_bullet, bodies, shapes, reach, com0, angl
     # non-bullets first, against static shapes; then bullets, which also meet the others at their final poses
     if tree.static.meta[2] > 0:
         _continuous_pass(np.bool_(False), fast, n_fast, lists, bodies, shapes, reach, com0, angle0, tree,
-                         proxy_shape)
+                         proxy_shape, threads)
     if any_bullet:
         _continuous_pass(np.bool_(True), fast, n_fast, lists, bodies, shapes, reach, com0, angle0, tree,
-                         proxy_shape)
+                         proxy_shape, threads)
 
 
 #: The continuous stage stops a body when it is within CCD_TARGET of the other shape (somewhere between half
@@ -182,7 +185,8 @@ CORE_FRACTION = 0.25
 
 
 @njit
-def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, com0, angle0, tree, proxy_shape):
+def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, com0, angle0, tree, proxy_shape,
+                     threads):
     """The fast bodies that are bullets (``bullets``) or not, swept and put back at their first contact
     (``continuous_stage``).
 
@@ -192,15 +196,15 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
     shapes' boxes at the step's start, so a bullet's query box is widened by the farthest any moving body
     travelled (``_moving_reach``), and each candidate's own swept box is checked before its time of impact.
     A bullet stopped by a moving body is then carried with it for the rest of the step (``_carry``): it ends
-    where it touched, in that body's frame, instead of where the body has since moved through."""
-    com, angle, local_center, kind, bullet = bodies.com, bodies.angle, bodies.local_center, bodies.kind, bodies.bullet
-    (shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, shape_category, shape_mask,
-     shape_group, verts, normals) = (shapes.body, shapes.offset, shapes.vert_count, shapes.radius, shapes.reach,
-                                     shapes.sensor, shapes.category,
-                                     shapes.mask, shapes.group, shapes.verts, shapes.normals)
-    one_way = shapes.one_way
+    where it touched, in that body's frame, instead of where the body has since moved through.
+
+    Each fast body's shapes are items, queried at once, then swept in ``threads`` parts of whole bodies at once
+    (``_continuous_parts``): each body's earliest time of impact comes from its own items in their order, and
+    no body moves until all are done, so any split gives the same poses."""
+    com, angle, bullet = bodies.com, bodies.angle, bodies.bullet
+    shape_count, shape_reach = shapes.vert_count, shapes.reach
     first_shape, next_shape = lists
-    S = shape_body.shape[0]
+    S = shape_count.shape[0]
     # the swept box of each shape of a fast body (which fast body, which shape), all queried at once
     item_fast = np.empty(S, np.int64)
     item_shape = np.empty(S, np.int64)
@@ -228,64 +232,16 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
     maxc = np.int64(1)
     for it in range(n):
         maxc = max(maxc, shape_count[item_shape[it]])
-    inner = np.empty((maxc, 2))
     hit_body = np.full(n_fast, -1, np.int64)
     widen = _moving_reach(bodies, body_reach, com0, angle0) if bullets else 0.0
     # the static tree, then (bullets) the tree of the moving shapes
-    for which in range(2 if bullets else 1):
-        # (two calls, not one on a conditional expression of the two trees: with that, queries of other worlds
-        # went wrong after a step, as if the chosen tree's arrays had lost a reference and been freed)
-        if which == 0:
-            first, hits = tree_query_boxes(tree.static, tree.lower, tree.upper, boxes, np.int64(n))
-        else:
-            wide = boxes[:n].copy()       # (the swept boxes themselves are kept for _swept_boxes_meet)
-            # (a loop: an operation on a slice compiles Numba's string formatting for its shape error, 2 s)
-            for k in range(n):
-                wide[k, 0] -= widen
-                wide[k, 1] -= widen
-                wide[k, 2] += widen
-                wide[k, 3] += widen
-            first, hits = tree_query_boxes(tree.moving, tree.lower, tree.upper, wide, np.int64(n))
-        for it in range(n):
-            i = item_fast[it]
-            b = fast[i]
-            s = item_shape[it]
-            for hq in range(first[it], first[it + 1]):
-                q = proxy_shape[hits[hq]]
-                bq = shape_body[q]
-                if bq == b or shape_sensor[s] or shape_sensor[q] or (kind[bq] == DYNAMIC and bullet[bq]):
-                    continue
-                if (shape_count[s] == 2 and shape_count[q] == 2 and shape_radius[s] == 0.0
-                        and shape_radius[q] == 0.0):
-                    # two segments never touch (``collide_sat``): sweeping them stopped a body with a segment
-                    # in mid-air above a segment of the ground, for good
-                    continue
-                if not should_collide(shape_category[s], shape_mask[s], shape_group[s], shape_category[q],
-                                      shape_mask[q], shape_group[q]):
-                    continue
-                if which == 1 and not _swept_boxes_meet(boxes, it, com0, com, bq, shape_reach[q]):
-                    continue
-                if _is_one_way(one_way, q) and one_way_passes(one_way, q, math.cos(angle[bq]), math.sin(angle[bq]),
-                                                              com0[b, 0] - com[b, 0], com0[b, 1] - com[b, 1]):
-                    # a one-way shape lets through what moves out of its solid side, or along it: this body
-                    # does, if it came more than 60° off the way in
-                    continue
-                t = _shape_toi(borrowed_rows(verts, shape_offset[s], shape_count[s]), shape_radius[s], b,
-                               borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
-                               com, angle, local_center, com0, angle0, which == 1)
-                if t == -2.0 or t == 0.0:
-                    # touching at the start, or closer than the target distance (a time of impact of 0, which
-                    # put a fast body back where it started every step, frozen in the air while its speed grew):
-                    # sweep the shape's inner core instead (``inner_core``)
-                    count = shape_count[s]
-                    r_inner = inner_core(borrowed_rows(verts, shape_offset[s], count),
-                                         borrowed_rows(normals, shape_offset[s], count), shape_radius[s], inner)
-                    t = _shape_toi(borrowed_rows(inner, 0, count), r_inner, b,
-                                   borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
-                                   com, angle, local_center, com0, angle0, which == 1)
-                if 0.0 <= t < t_min[i]:
-                    t_min[i] = t
-                    hit_body[i] = bq if which == 1 else -1
+    # (two calls, not one on a conditional expression of the two trees: with that, queries of other worlds went
+    # wrong after a step, as if the chosen tree's arrays had lost a reference and been freed)
+    _sweep_tree(np.int64(0), tree.static, 0.0, n, threads, item_fast, item_shape, boxes, tree.lower, tree.upper, maxc,
+                fast, proxy_shape, bodies, shapes, com0, angle0, t_min, hit_body)
+    if bullets:
+        _sweep_tree(np.int64(1), tree.moving, widen, n, threads, item_fast, item_shape, boxes, tree.lower, tree.upper,
+                    maxc, fast, proxy_shape, bodies, shapes, com0, angle0, t_min, hit_body)
     for i in range(n_fast):
         if t_min[i] < 1.0:
             b = fast[i]
@@ -294,6 +250,117 @@ def _continuous_pass(bullets, fast, n_fast, lists, bodies, shapes, body_reach, c
             angle[b] = angle0[b] + t_min[i] * (angle[b] - angle0[b])
             if hit_body[i] >= 0:
                 _carry(com, angle, com0, angle0, b, hit_body[i], t_min[i])
+
+
+@njit
+def _sweep_tree(which, t, widen, n, threads, item_fast, item_shape, boxes, lower, upper, maxc, fast, proxy_shape, bodies,
+                shapes, com0, angle0, t_min, hit_body):
+    """The n items of ``_continuous_pass`` swept against tree t (``which``: 0 the static tree, 1 the moving one),
+    fitted first (its queries in the parts then only read it), in ``threads`` parts (``_continuous_parts``: a
+    parallel loop takes arrays, not the tables' named tuples)."""
+    tree_fit(t)
+    _continuous_parts(which, n, threads, item_fast, item_shape, boxes, widen, t.lo, t.hi, t.parent, t.child1,
+                      t.child2, t.height, t.proxy, t.meta, lower, upper, maxc, fast, proxy_shape, bodies.com,
+                      bodies.angle, bodies.local_center, bodies.kind, bodies.bullet, com0, angle0, shapes.body,
+                      shapes.offset, shapes.vert_count, shapes.radius, shapes.reach, shapes.sensor, shapes.category,
+                      shapes.mask, shapes.group, shapes.verts, shapes.normals, shapes.one_way, t_min, hit_body)
+
+
+@pnjit
+def _continuous_parts(which, n, threads, item_fast, item_shape, boxes, widen, lo, hi, parent, child1, child2, height,
+                      proxy, meta, lower, upper, maxc, fast, proxy_shape, com, angle, local_center, kind, bullet, com0,
+                      angle0, shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor,
+                      shape_category, shape_mask, shape_group, verts, normals, one_way, t_min, hit_body):
+    """The n items of ``_continuous_pass`` against tree ``which`` (0 static, 1 moving; its node arrays ``lo`` …
+    ``meta``, fitted) in parallel chunks (``chunk_count``), each chunk's ends moved forward to the first item of a
+    body (``_body_edge``), so that every fast body's items are in one chunk, which alone writes its ``t_min`` and
+    ``hit_body``."""
+    chunks = chunk_count(n, threads)
+    if chunks == 1:
+        _continuous_run(which, np.int64(0), n, item_fast, item_shape, boxes, widen, lo, hi, parent, child1, child2,
+                        height, proxy, meta, lower, upper, maxc, fast, proxy_shape, com, angle, local_center, kind,
+                        bullet, com0, angle0, shape_body, shape_offset, shape_count, shape_radius, shape_reach,
+                        shape_sensor, shape_category, shape_mask, shape_group, verts, normals, one_way, t_min,
+                        hit_body)
+        return
+    for ch in prange(chunks):
+        _continuous_run(which, _body_edge(ch * n // chunks, n, item_fast),
+                        _body_edge((ch + 1) * n // chunks, n, item_fast), item_fast, item_shape, boxes, widen, lo, hi,
+                        parent, child1, child2, height, proxy, meta, lower, upper, maxc, fast, proxy_shape, com, angle,
+                        local_center, kind, bullet, com0, angle0, shape_body, shape_offset, shape_count, shape_radius,
+                        shape_reach, shape_sensor, shape_category, shape_mask, shape_group, verts, normals, one_way,
+                        t_min, hit_body)
+
+
+@njit
+def _body_edge(it, n, item_fast):
+    """The first item from ``it`` on that starts a fast body's items (n at the end)."""
+    while 0 < it < n and item_fast[it] == item_fast[it - 1]:
+        it += 1
+    return it
+
+
+@njit
+def _continuous_run(which, i0, i1, item_fast, item_shape, boxes, widen, lo, hi, parent, child1, child2, height, proxy,
+                    meta, lower, upper, maxc, fast, proxy_shape, com, angle, local_center, kind, bullet, com0, angle0,
+                    shape_body, shape_offset, shape_count, shape_radius, shape_reach, shape_sensor, shape_category,
+                    shape_mask, shape_group, verts, normals, one_way, t_min, hit_body):
+    """Items i0 … i1 − 1 of ``_continuous_pass`` against tree ``which`` (its node arrays ``lo`` … ``meta``): their
+    boxes queried (a bullet's widened by ``widen``, the farthest any moving body travelled), each candidate's time
+    of impact, and each fast body's earliest (``t_min``) and what it hit (``hit_body``: the body, for the moving
+    tree; else −1)."""
+    if i1 <= i0:
+        return
+    # (a loop: an operation on a slice compiles Numba's string formatting for its shape error, 2 s)
+    query = np.empty((i1 - i0, 4))
+    for k in range(i1 - i0):
+        query[k, 0] = boxes[i0 + k, 0] - widen
+        query[k, 1] = boxes[i0 + k, 1] - widen
+        query[k, 2] = boxes[i0 + k, 2] + widen
+        query[k, 3] = boxes[i0 + k, 3] + widen
+    first, hits = tree_query_boxes(Tree(lo, hi, parent, child1, child2, height, proxy, meta), lower, upper, query,
+                                   i1 - i0)
+    inner = np.empty((maxc, 2))
+    for it in range(i0, i1):
+        i = item_fast[it]
+        b = fast[i]
+        s = item_shape[it]
+        for hq in range(first[it - i0], first[it - i0 + 1]):
+            q = proxy_shape[hits[hq]]
+            bq = shape_body[q]
+            if bq == b or shape_sensor[s] or shape_sensor[q] or (kind[bq] == DYNAMIC and bullet[bq]):
+                continue
+            if (shape_count[s] == 2 and shape_count[q] == 2 and shape_radius[s] == 0.0
+                    and shape_radius[q] == 0.0):
+                # two segments never touch (``collide_sat``): sweeping them stopped a body with a segment
+                # in mid-air above a segment of the ground, for good
+                continue
+            if not should_collide(shape_category[s], shape_mask[s], shape_group[s], shape_category[q],
+                                  shape_mask[q], shape_group[q]):
+                continue
+            if which == 1 and not _swept_boxes_meet(boxes, it, com0, com, bq, shape_reach[q]):
+                continue
+            if _is_one_way(one_way, q) and one_way_passes(one_way, q, math.cos(angle[bq]), math.sin(angle[bq]),
+                                                          com0[b, 0] - com[b, 0], com0[b, 1] - com[b, 1]):
+                # a one-way shape lets through what moves out of its solid side, or along it: this body
+                # does, if it came more than 60° off the way in
+                continue
+            t = _shape_toi(borrowed_rows(verts, shape_offset[s], shape_count[s]), shape_radius[s], b,
+                           borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
+                           com, angle, local_center, com0, angle0, which == 1)
+            if t == -2.0 or t == 0.0:
+                # touching at the start, or closer than the target distance (a time of impact of 0, which
+                # put a fast body back where it started every step, frozen in the air while its speed grew):
+                # sweep the shape's inner core instead (``inner_core``)
+                count = shape_count[s]
+                r_inner = inner_core(borrowed_rows(verts, shape_offset[s], count),
+                                     borrowed_rows(normals, shape_offset[s], count), shape_radius[s], inner)
+                t = _shape_toi(borrowed_rows(inner, 0, count), r_inner, b,
+                               borrowed_rows(verts, shape_offset[q], shape_count[q]), shape_radius[q], bq,
+                               com, angle, local_center, com0, angle0, which == 1)
+            if 0.0 <= t < t_min[i]:
+                t_min[i] = t
+                hit_body[i] = bq if which == 1 else -1
 
 
 @njit
@@ -418,5 +485,6 @@ def load(bodies, shapes, tree, proxy_shape, contacts):
     f1, f2, b1, i1 = (numba.typeof(np.zeros(1)), numba.typeof(np.zeros((1, 2))), numba.typeof(np.zeros(1, np.bool_)),
                       numba.typeof(np.zeros(1, np.int64)))
     body, shape, table = numba.typeof(bodies), numba.typeof(shapes), numba.typeof(tree)
-    continuous_sweep.load((i1, types.int64, types.boolean, body, shape, f1, f2, f1, table, numba.typeof(proxy_shape)))
+    continuous_sweep.load((i1, types.int64, types.boolean, body, shape, f1, f2, f1, table, numba.typeof(proxy_shape),
+                           types.int64))
     sensor_pass.load((body, shape, b1, numba.typeof(contacts)))

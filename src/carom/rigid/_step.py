@@ -134,7 +134,7 @@ def step_kernel(dt, substeps, gx, gy, friction_rule, restitution_rule, sleep_ena
     # the table keeps the step's colouring, which the next step reuses when nothing it depends on changed
     table = with_colouring(contacts, solver)
     left = RESUME_CONTINUOUS
-    if continuous_stage(bodies_ref, shapes_ref, awake, reach, com0, angle0, tree, proxy_shape):
+    if continuous_stage(bodies_ref, shapes_ref, awake, reach, com0, angle0, tree, proxy_shape, threads):
         left = RESUME_SENSORS
         if sensor_stage(bodies_ref, shapes_ref, awake, contacts):
             left = 0
@@ -153,14 +153,14 @@ RESUME_CONTINUOUS, RESUME_SENSORS = 1, 2
 
 @njit
 def step_tail(left, dt, sleep_enabled, bodies, shapes, reach, awake, com0, angle0, tree, proxy_shape, contacts, pair,
-              joints):
+              joints, threads):
     """The rest of a step that ``step_kernel`` left at stage ``left`` (``RESUME_CONTINUOUS``, ``RESUME_SENSORS``)
     for want of code compiled apart, once that code is loaded (``_continuous.load``): the same stages, in the same
     order, on the same arrays, as the step would have run them. ``contacts`` is the narrow phase's table (the
     first fields of the step's ``ContactTable``) and ``pair`` the prepare stage's pairs. Returns False when
     the code is still missing (nothing more is done then)."""
     if left == RESUME_CONTINUOUS:
-        if not continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape):
+        if not continuous_stage(bodies, shapes, awake, reach, com0, angle0, tree, proxy_shape, threads):
             return False
     if not sensor_stage(bodies, shapes, awake, contacts):
         return False
@@ -248,7 +248,7 @@ def compile_late_stages(step_types):
     reach, awake = numba.typeof(np.zeros(1)), numba.typeof(np.zeros(1, np.bool_))
     com0, angle0 = SOLVE_RETURNS.types[:2]
     pre_solve_stage.compile((pre_solve, friction_rule, restitution_rule, shapes_ref, awake, contacts))
-    continuous_stage.compile((bodies_ref, shapes_ref, awake, reach, com0, angle0, tree, proxy_shape))
+    continuous_stage.compile((bodies_ref, shapes_ref, awake, reach, com0, angle0, tree, proxy_shape, threads))
     sensor_stage.compile((bodies_ref, shapes_ref, awake, contacts))
     sleep_stage.compile((dt, sleep_enabled, bodies_ref, reach, awake, solver.types[solver.fields.index("pair")],
                          joints))

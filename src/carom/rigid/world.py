@@ -715,7 +715,7 @@ class World:
         narrow = narrow_part(contacts)
         _continuous.load(bodies, shapes, tree, proxy_shape, narrow)
         if not _step.step_tail(stage, args[0], args[6], bodies, shapes, reach, awake, com0, angle0, tree, proxy_shape,
-                               narrow, contacts.pair, args[13]):
+                               narrow, contacts.pair, args[13], args[15]):
             raise RuntimeError("carom: the step's continuous or sensor stage was not loaded for this world's tables")
 
     def refused_step_error(self, bad: int, i: int) -> Exception:
