@@ -40,7 +40,7 @@ RIGID_LAYERS = (
     ("shapes", ("rigid.shape",)),
     ("bodies", ("rigid.body",)),
     ("many bodies at once", ("rigid.bulk",)),
-    ("joints", ("rigid.joints", "rigid.joints.bookkeeping")),
+    ("joints", ("rigid.joints", "rigid.joints.bookkeeping", "rigid.joints.many")),
     ("snapshots", ("rigid.snapshot",)),
     ("world", ("rigid.world",)),
     ("rigid's face", ("rigid",)),

@@ -4,9 +4,12 @@ joints keep apart, and the pair cache for the next step.
 """
 import numpy as np
 
-from .._jit import njit, deref
+from numba import prange
+
+from .._jit import njit, pnjit, deref
 from ..geometry._tree import tree_insert_pending
 from ..geometry._tree_pairs import tree_pairs_cached, tree_update_threads, _sorted_keys
+from ._contact_rows import chunk_count
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
 
 
@@ -81,12 +84,67 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
                         bp_multiplier, bp_moved, bp_moved_flag, bp_moved_meta, threads)
     proxy_keys, new_cand = tree_pairs_cached(bp_moving, bp_static, bp_lower, bp_upper, bp_flags, bp_leaf,
                                              bp_moved, bp_moved_flag, bp_moved_meta, bp_cand, threads)
-    keys = np.empty(proxy_keys.shape[0], np.int64)
+    P = proxy_keys.shape[0]
+    keys = np.empty(P, np.int64)
     jfirst = _joined_first(joined)
+    chunks = chunk_count(P, threads)
+    if chunks == 1:
+        K, ordered, _, _ = _shape_pairs_run(np.int64(0), P, proxy_keys, proxy_shape, shape_body, kind, plain,
+                                            shape_sensor, shape_category, shape_mask, shape_group, joined, jfirst,
+                                            keys, np.int64(0))
+    else:
+        # in parts, each writing its pairs from its own first proxy pair on, then moved down after the one before
+        # (a part has at most as many pairs as proxy pairs): the same keys in the same order
+        part = np.empty((chunks, 4), np.int64)
+        _shape_pairs_parts(chunks, proxy_keys, proxy_shape, shape_body, kind, plain, shape_sensor, shape_category,
+                           shape_mask, shape_group, joined, jfirst, keys, part)
+        K = np.int64(0)
+        ordered = True
+        last = np.int64(-1)
+        for ch in range(chunks):
+            q0 = ch * P // chunks
+            got = part[ch, 0]
+            if got == 0:
+                continue
+            ordered = ordered and part[ch, 1] != 0 and part[ch, 2] > last
+            last = part[ch, 3]
+            for c in range(got):
+                keys[K + c] = keys[q0 + c]
+            K += got
+    # proxies are usually numbered like their shapes, and then the pairs come out already in key order
+    if not ordered:
+        return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
+    return keys[:K], new_cand
+
+
+@pnjit
+def _shape_pairs_parts(chunks, proxy_keys, proxy_shape, shape_body, kind, plain, shape_sensor, shape_category,
+                       shape_mask, shape_group, joined, jfirst, keys, part):
+    """:func:`_shape_pairs_run` in ``chunks`` parallel parts of the proxy pairs, part ch writing its pairs to keys
+    from its first proxy pair's index on; ``part[ch]``: how many, whether in order, the first and the last."""
+    P = proxy_keys.shape[0]
+    for ch in prange(chunks):
+        q0 = ch * P // chunks
+        got, ordered, first, last = _shape_pairs_run(q0, (ch + 1) * P // chunks, proxy_keys, proxy_shape, shape_body,
+                                                     kind, plain, shape_sensor, shape_category, shape_mask,
+                                                     shape_group, joined, jfirst, keys, q0)
+        part[ch, 0] = got
+        part[ch, 1] = np.int64(ordered)
+        part[ch, 2] = first
+        part[ch, 3] = last
+
+
+@njit
+def _shape_pairs_run(q0, q1, proxy_keys, proxy_shape, shape_body, kind, plain, shape_sensor, shape_category,
+                     shape_mask, shape_group, joined, jfirst, keys, at):
+    """The shape pairs of proxy pairs q0 … q1 − 1 (``broad_stage``) that pass the filter, as keys written to
+    ``keys`` from index ``at`` on: (how many, whether in ascending order, the first, the last). Dropped: pairs of one body,
+    without a dynamic body, of two sensors, that the filter rule refuses, or of two bodies a joint keeps apart."""
     K = np.int64(0)          # (not a literal 0: _sorted_keys would be compiled for Literal[int](0) too)
     ordered = True
+    first = np.int64(-1)
     last = np.int64(-1)
-    for q in range(proxy_keys.shape[0]):
+    for q in range(q0, q1):
         # (indices as unsigned: no check for negative ones, ``index_range``)
         sa = proxy_shape[np.uint64(proxy_keys[q] >> KEY_SHIFT)]
         sb = proxy_shape[np.uint64(proxy_keys[q] & KEY_MASK)]
@@ -102,14 +160,13 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
         if joined.shape[0] > 0 and _joined_has(joined, jfirst, min(ba, bb), max(ba, bb)):
             continue
         key = (min(sa, sb) << KEY_SHIFT) | max(sa, sb)
-        keys[K] = key
+        keys[at + K] = key
+        if K == 0:
+            first = key
         K += 1
         ordered = ordered and key > last
         last = key
-    # proxies are usually numbered like their shapes, and then the pairs come out already in key order
-    if not ordered:
-        return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
-    return keys[:K], new_cand
+    return K, ordered, first, last
 
 
 @njit

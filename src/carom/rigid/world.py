@@ -33,8 +33,10 @@ from . import presolve as _presolve
 from .body import Body, unlocked as _unlocked
 from .events import (BEGIN_DTYPE, END_DTYPE, HIT_DTYPE, ContactEvents, ContactEvent, ContactData, EVENT_KINDS,
                      empty_contacts, no_colouring)
+from . import joints as _joints
 from .joints import Joint, JointEvent
 from .joints import bookkeeping as _joint_rows
+from .joints import many as _many_joints
 from .joints import _apart as _joints_apart
 from .mass import KINDS, KIND_NAMES, MASS_SET, INERTIA_SET, CENTER_SET
 from .shape import ShapeHandle
@@ -420,6 +422,8 @@ class World:
         ``definitions`` may also be the columns of many joints of one kind (``joints.Revolute.many(body_a=...,
         body_b=..., anchor=..., lower=...)``: one value for all the joints or one per joint), which makes no
         Python object per joint and checks each column as a whole: the same joints, for a fraction of the cost."""
+        if isinstance(definitions, _joints.Many):
+            return _many_joints.add(self, definitions)
         return _joint_rows.add_many(self, definitions)
 
 

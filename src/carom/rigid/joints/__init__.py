@@ -35,7 +35,7 @@ from ._common import (FILTER, DISTANCE, REVOLUTE, PRISMATIC, WHEEL, WELD, MOTOR,
 from . import (distance, revolute, prismatic, wheel, weld, motor, mouse, rotary_limit, rotary_spring, angular_motor,
                ratchet, gear, pulley)
 
-__all__ = ["Joint", "JointEvent", "Distance", "Revolute", "Prismatic", "Wheel", "Weld", "Motor", "Mouse",
+__all__ = ["Joint", "JointEvent", "Many", "Distance", "Revolute", "Prismatic", "Wheel", "Weld", "Motor", "Mouse",
            "RotaryLimit", "RotarySpring", "AngularMotor", "Ratchet", "Gear", "Pulley", "Filter"]
 
 INF = math.inf
@@ -209,7 +209,6 @@ class _Definition:
             pins = joints.Revolute.many(body_a=parents, body_b=children, anchor=points, lower=-0.5, upper=0.5)
             handles = world.add_joints(pins)
         """
-        from .many import Many
         return Many(cls, columns)
 
     def anchors(self, world: "Any", a: "int", b: "int") -> "Tuple[np.ndarray, np.ndarray]":
@@ -531,6 +530,56 @@ class Filter(_Definition):
 
 _KIND_CLASS = {cls.kind: cls for cls in (Revolute, Weld, Distance, Prismatic, Wheel, Motor, Mouse, RotaryLimit,
                                           RotarySpring, AngularMotor, Ratchet, Gear, Pulley, Filter)}
+
+
+#: columns that hold a point: one (x, y) for every joint, or an (n, 2) array
+POINT_COLUMNS = frozenset(("anchor", "anchor_a", "anchor_b", "local_anchor_a", "local_anchor_b", "axis",
+                           "local_axis_a", "target", "local_anchor", "linear_offset", "ground_a", "ground_b"))
+#: columns that hold a body
+BODY_COLUMNS = frozenset(("body_a", "body_b", "body"))
+
+
+def _per_joint(name, value):
+    """Whether column ``name`` gives one value per joint (else one for all)."""
+    if name == "data":
+        return value is not None
+    if name in BODY_COLUMNS:
+        return isinstance(value, (list, tuple, np.ndarray))
+    if isinstance(value, np.ndarray):
+        return value.ndim >= (2 if name in POINT_COLUMNS else 1)
+    if isinstance(value, (list, tuple)):
+        if name in POINT_COLUMNS:
+            return len(value) > 0 and isinstance(value[0], (list, tuple, np.ndarray))
+        return True
+    return False
+
+
+class Many:
+    """``count`` joints of the kind ``definition`` (a definition class such as ``joints.Revolute``) from
+    ``columns``: its constructor's arguments, each one value for every joint or one per joint (``joints.many``).
+    Made by the kinds' ``many``; ``World.add_joints`` takes it and returns a handle per joint, in order. Only the
+    columns' lengths are checked here; the values when it is added, as a definition's are."""
+
+    def __init__(self, definition: "Any", columns: dict):
+        if "data" in columns and columns["data"] is not None and not isinstance(columns["data"], (list, tuple)):
+            raise CaromError(f"data must be a list of one object per joint (or None), got {columns['data']!r}")
+        lengths = {name: len(value) for name, value in columns.items() if _per_joint(name, value)}
+        if not lengths:
+            raise CaromError(f"{definition.__name__}.many needs one column with a value per joint (bodies, anchors "
+                             "or settings), got one value for all in each")
+        if len(set(lengths.values())) > 1:
+            raise CaromError(f"{definition.__name__}.many: the columns differ in length: "
+                             + ", ".join(f"{name} {n}" for name, n in lengths.items()))
+        self.definition = definition
+        self.columns = dict(columns)
+        self.count = next(iter(lengths.values()))
+        self.per_joint = frozenset(lengths)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return f"<{self.definition.__name__}.many: {self.count} joints>"
 
 
 class Joint:

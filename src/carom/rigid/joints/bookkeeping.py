@@ -16,7 +16,6 @@ from ..tables import grow
 from . import (Joint, JointEvent, _Definition, MOUSE, REVOLUTE, Revolute, SETTINGS, _FLOAT_BOUNDS, _LIMIT, _point,
                revolute)
 from ._common import JointTable, LOCAL_WIDTH, PARAM_WIDTH
-from . import many
 
 
 def add(world, definition):
@@ -41,8 +40,6 @@ def add_many(world, definitions):
     chain's) is checked a column at a time (:func:`_plain_revolute_rows`), with the same rows."""
     t = world.tables
     t.check_unlocked()
-    if isinstance(definitions, many.Many):
-        return many.add(world, definitions)
     if isinstance(definitions, _Definition) or not hasattr(definitions, "__iter__"):
         raise CaromError(f"add_joints takes a sequence of joint definitions, got {definitions!r}")
     definitions = list(definitions)

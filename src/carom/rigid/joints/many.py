@@ -1,5 +1,5 @@
-"""Many joints of one kind from columns: ``joints.Revolute.many(body_a=..., body_b=..., anchor=..., lower=...)``,
-added by ``World.add_joints``.
+"""Many joints of one kind from columns: ``joints.Revolute.many(body_a=..., body_b=..., anchor=..., lower=...)``
+(a ``joints.Many``), added by ``World.add_joints`` (:func:`add`).
 
 A column is one value for every joint or one per joint: the bodies a sequence (``Body`` handles, ``None`` for the
 world's static body, body indices) or a 1-d integer array; a point (``anchor``, ``local_anchor_a``, ...) an (n, 2)
@@ -27,74 +27,28 @@ from ...errors import CaromError, SimulationError, StaleHandleError
 from .. import _step
 from ..body import Body
 from ..mass import KIND_NAMES
+from . import BODY_COLUMNS, bookkeeping, _per_joint
 from ._common import LOCAL_WIDTH, PARAM_WIDTH
 
-#: columns that hold a point: one (x, y) for every joint, or an (n, 2) array
-POINT_COLUMNS = frozenset(("anchor", "anchor_a", "anchor_b", "local_anchor_a", "local_anchor_b", "axis",
-                           "local_axis_a", "target", "local_anchor", "linear_offset", "ground_a", "ground_b"))
-#: columns that hold a body
-BODY_COLUMNS = frozenset(("body_a", "body_b", "body"))
 #: the options every kind takes (``joints`` module docstring)
 _COMMON = frozenset(("collide_connected", "enabled", "force_threshold", "torque_threshold", "on_threshold", "data"))
 
 
-def _per_joint(name, value):
-    """Whether column ``name`` gives one value per joint (else one for all)."""
-    if name == "data":
-        return value is not None
-    if name in BODY_COLUMNS:
-        return isinstance(value, (list, tuple, np.ndarray))
-    if isinstance(value, np.ndarray):
-        return value.ndim >= (2 if name in POINT_COLUMNS else 1)
-    if isinstance(value, (list, tuple)):
-        if name in POINT_COLUMNS:
-            return len(value) > 0 and isinstance(value[0], (list, tuple, np.ndarray))
-        return True
-    return False
-
-
-class Many:
-    """``count`` joints of the kind ``definition`` (a definition class such as ``joints.Revolute``) from
-    ``columns``: its constructor's arguments, each one value for every joint or one per joint (module docstring).
-    Made by the kinds' ``many``; ``World.add_joints`` takes it and returns a handle per joint, in order. Only the
-    columns' lengths are checked here; the values when it is added, as a definition's are."""
-
-    def __init__(self, definition, columns):
-        if "data" in columns and columns["data"] is not None and not isinstance(columns["data"], (list, tuple)):
-            raise CaromError(f"data must be a list of one object per joint (or None), got {columns['data']!r}")
-        lengths = {name: len(value) for name, value in columns.items() if _per_joint(name, value)}
-        if not lengths:
-            raise CaromError(f"{definition.__name__}.many needs one column with a value per joint (bodies, anchors "
-                             "or settings), got one value for all in each")
-        if len(set(lengths.values())) > 1:
-            raise CaromError(f"{definition.__name__}.many: the columns differ in length: "
-                             + ", ".join(f"{name} {n}" for name, n in lengths.items()))
-        self.definition = definition
-        self.columns = dict(columns)
-        self.count = next(iter(lengths.values()))
-        self.per_joint = frozenset(lengths)
-
-    def __len__(self):
-        return self.count
-
-    def __repr__(self):
-        return f"<{self.definition.__name__}.many: {self.count} joints>"
-
-    def definitions(self, world: "Any") -> list:
-        """The definitions of the joints one by one (a body index made the handle of that body of ``world``)."""
-        out = []
-        for k in range(self.count):
-            kw = {}
-            for name, value in self.columns.items():
-                if name in self.per_joint:
-                    value = value[k]
-                    if name in BODY_COLUMNS and not (value is None or isinstance(value, Body)):
-                        value = _body_handle(world, value, f"{name}[{k}]")
-                    elif isinstance(value, np.generic):
-                        value = value.item()
-                kw[name] = value
-            out.append(self.definition(**kw))
-        return out
+def definitions(world, many):
+    """The definitions of ``many``'s joints one by one (a body index made the handle of that body of ``world``)."""
+    out = []
+    for k in range(many.count):
+        kw = {}
+        for name, value in many.columns.items():
+            if name in many.per_joint:
+                value = value[k]
+                if name in BODY_COLUMNS and not (value is None or isinstance(value, Body)):
+                    value = _body_handle(world, value, f"{name}[{k}]")
+                elif isinstance(value, np.generic):
+                    value = value.item()
+            kw[name] = value
+        out.append(many.definition(**kw))
+    return out
 
 
 def _body_handle(world, value, name):
@@ -137,13 +91,12 @@ def _columnar(definition, many):
 def add(world, many):
     """``World.add_joints`` of a :class:`Many`: the joints' rows, as adding their definitions one at a time gives
     them (the same slots, rows and woken bodies), and their handles."""
-    from . import bookkeeping
     t = world.tables
     t.check_unlocked()
     definition = many.definition
     if not _columnar(definition, many):
         try:
-            return bookkeeping.add_many(world, many.definitions(world))
+            return bookkeeping.add_many(world, definitions(world, many))
         except CaromError as exc:
             text = str(exc)
             if text.startswith("definitions["):
