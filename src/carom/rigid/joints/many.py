@@ -14,9 +14,6 @@ columns the checks are a few array operations for all of them. Kinds whose rows 
 the others, and anchors other than one world ``anchor`` or both local anchors, are made joint by joint from their
 definitions, with the same outcome.
 """
-from typing import TYPE_CHECKING
-if TYPE_CHECKING:  # (annotations only)
-    from ..._types import Any
 import math
 
 import numpy as np
