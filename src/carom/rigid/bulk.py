@@ -11,7 +11,7 @@ import numpy as np
 from .. import _validate
 from ..constants import WORLD_LIMIT, FLOAT32_LIMIT, ANGLE_LIMIT, SLEEP_LINEAR_TOLERANCE
 from ..errors import CaromError, GeometryError, SimulationError, StaleHandleError
-from ..geometry.aabb import core_aabb, core_aabbs
+from ..geometry.aabb import core_aabbs
 from ..geometry.mass import shape_reach
 from . import _step
 from . import events as _events
@@ -367,9 +367,10 @@ def add_shapes(world, bodies: "Any", shape: "Any", density: "float" = 1.0, frict
     rows = rows_of(world, bodies, unique=True)
     k = rows.size
     shapes, which = _shapes_per_body(shape, k)
-    settings = [_shape.shape_settings(g, density, friction, restitution, sensor, category, mask, 0, tangent_speed,
-                                      rolling_resistance, one_way) for g in shapes]
-    d, f, e, is_sensor, cat, msk, _, ts, rr, ow = settings[0]
+    # (each distinct geometry checked; the settings are the same for all)
+    for g in shapes:
+        d, f, e, is_sensor, cat, msk, _, ts, rr, ow = _shape.shape_settings(
+            g, density, friction, restitution, sensor, category, mask, 0, tangent_speed, rolling_resistance, one_way)
     grp = _groups_per_body(group, k)
     if k == 0:
         return []
@@ -384,12 +385,7 @@ def add_shapes(world, bodies: "Any", shape: "Any", density: "float" = 1.0, frict
         if dynamic[j]:
             _mass.check_shape_mass(masses[-1], d, f"body {b}")
         origins.append(t.origin_transform(b))
-        x, y, c, s = origins[-1]
-        boxes[j] = core_aabb(g._kernel_vertices, g.radius, x, y, c, s)
-        lx, ly, ux, uy = boxes[j].tolist()
-        if max(-lx, -ly, ux, uy) > WORLD_LIMIT:
-            raise GeometryError(f"{g!r} on body {b} at ({x:g}, {y:g}) reaches beyond the world limit "
-                                f"{WORLD_LIMIT:g} m (its box spans ({lx:g}, {ly:g}) to ({ux:g}, {uy:g}))")
+        boxes[j] = _shape.placed_box(g, b, origins[-1])
     _events.settle(t)     # (the last step's events name shapes by slot, and this may reuse some)
     # the slots and vertex rows, shape after shape as add_shape takes them
     slots, offsets, counts = [], [], []

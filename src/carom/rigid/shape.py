@@ -244,6 +244,19 @@ def write_rows(t, s, b, o, count, radius, f, e, d, is_sensor, cat, msk, grp, ts,
     t.s_ghost[s] = 0.0
 
 
+def placed_box(shape, b, origin):
+    """The box (lx, ly, ux, uy) of ``shape`` on body b at its origin ``origin`` (``WorldTables.origin_transform``),
+    which must lie within the world limit. (The shape alone is checked against the limit in its body's frame:
+    placed on the body it can still reach beyond it, where positions lose their precision and the broad phase's
+    boxes overflow.)"""
+    x, y, c, s = origin
+    lx, ly, ux, uy = core_aabb(shape._kernel_vertices, shape.radius, x, y, c, s)
+    if max(-lx, -ly, ux, uy) > WORLD_LIMIT:
+        raise GeometryError(f"{shape!r} on body {b} at ({x:g}, {y:g}) reaches beyond the world limit "
+                            f"{WORLD_LIMIT:g} m (its box spans ({lx:g}, {ly:g}) to ({ux:g}, {uy:g}))")
+    return lx, ly, ux, uy
+
+
 def new_shape_row(t, shape):
     """(slot, vertex row) for a new shape of geometry ``shape``: the free list's last slot, else a new one (the
     table doubled when full), and its vertices and normals written at the end of the vertex table. The rest of
@@ -276,13 +289,7 @@ def add_shape(world, b, shape, density, friction, restitution, sensor, category,
     if kind == _step.DYNAMIC:
         _mass.check_shape_mass(mass, d, f"body {b}")
     origin = t.origin_transform(b)
-    x, y, c, sn = origin
-    lx, ly, ux, uy = core_aabb(shape._kernel_vertices, shape.radius, x, y, c, sn)
-    if max(-lx, -ly, ux, uy) > WORLD_LIMIT:
-        # (the shape alone is checked against the limit in its body's frame: placed on the body it can
-        # still reach beyond it, where positions lose their precision and the broad phase's boxes overflow)
-        raise GeometryError(f"{shape!r} on body {b} at ({x:g}, {y:g}) reaches beyond the world limit "
-                            f"{WORLD_LIMIT:g} m (its box spans ({lx:g}, {ly:g}) to ({ux:g}, {uy:g}))")
+    lx, ly, ux, uy = placed_box(shape, b, origin)
     n = shape.vertices.shape[0]
     _events.settle(t)     # the last step's events name shapes by slot, and this may reuse one
     s, o = new_shape_row(t, shape)
