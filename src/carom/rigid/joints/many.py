@@ -24,11 +24,9 @@ from ...errors import CaromError, SimulationError, StaleHandleError
 from .. import _step
 from ..body import Body
 from ..mass import KIND_NAMES
-from . import BODY_COLUMNS, bookkeeping, _per_joint
+from . import (BODY_COLUMNS, SETTINGS, _BOUNDS, _COMMON, _Definition, _LIMIT, _NONZERO, _ORDERED, bookkeeping,
+               _per_joint, _relative_angle, _setting)
 from ._common import LOCAL_WIDTH, PARAM_WIDTH
-
-#: the options every kind takes (``joints`` module docstring)
-_COMMON = frozenset(("collide_connected", "enabled", "force_threshold", "torque_threshold", "on_threshold", "data"))
 
 
 def definitions(world, many):
@@ -62,7 +60,6 @@ def _columnar(definition, many):
     (no axis, no anchors or finish of its own, defaults that are numbers or today's relative angle), its anchors
     one world ``anchor``, both local anchors or none given (B's origin), and no column but the bodies, those
     anchors, the common options and the kind's settings."""
-    from . import _Definition, _relative_angle, SETTINGS
     if (definition.takes_axis or definition.two_anchors or definition.anchors is not _Definition.anchors
             or definition.finish is not _Definition.finish or not isinstance(definition.defaults, dict)):
         return False
@@ -179,14 +176,13 @@ def _flags(value, name, n):
 
 def _thresholds(value, name, n):
     """A threshold column (``bookkeeping.threshold``: inf, or a number in [0, FLOAT32_LIMIT])."""
-    from .bookkeeping import threshold
     if not _per_joint(name, value):
-        return threshold(value, name)
+        return bookkeeping.threshold(value, name)
     arr = _column(value, name, n)
     bad = ~(((arr >= 0.0) & (arr <= FLOAT32_LIMIT)) | (arr == math.inf))
     if bad.any():
         k = int(np.argmax(bad))
-        threshold(float(arr[k]), f"{name}[{k}]")
+        bookkeeping.threshold(float(arr[k]), f"{name}[{k}]")
     return arr
 
 
@@ -244,7 +240,6 @@ def _anchors(t, cols, a, b, n):
 def _settings(t, definition, cols, a, b, n):
     """The (n, PARAM_WIDTH) settings: each column checked as ``joints._setting`` checks one value, the defaults
     filled in (today's relative angle where that is the default), the kind's ordered pairs checked."""
-    from . import SETTINGS, _BOUNDS, _LIMIT, _NONZERO, _ORDERED, _setting
     param = np.zeros((n, PARAM_WIDTH))
     for name, (col, check) in SETTINGS[definition.kind].items():
         value = cols[name] if name in cols else definition.defaults[name]
