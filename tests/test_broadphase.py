@@ -1229,7 +1229,7 @@ def test_the_broad_passes_in_two_threads_equal_one_thread():
     counts = np.empty((2, 2), np.int64)
     pairs = np.empty(cand.size, np.int64)
     assert K.run_parts(np.int64(K.UNMOVED_PAIRS), moving, static, lower, upper, flags, leaf, cand, lower, upper, 0.0,
-                       0.0, cand, pairs, counts, 2)
+                       0.0, cand, pairs, counts, 2, flags, pairs)
     assert K.joined_parts(pairs, counts, cand.size, 2)[0] == unmoved[0][0].size
     ids = np.arange(n, dtype=np.int64)
     shift = np.where(rng.random((n, 1)) < 0.1, rng.normal(0, 0.5, (n, 2)), rng.normal(0, 0.002, (n, 2)))
@@ -1243,6 +1243,87 @@ def test_the_broad_passes_in_two_threads_equal_one_thread():
         np.testing.assert_array_equal(a, b)
     pending = np.empty(n, np.int64)
     assert K.run_parts(np.int64(K.FAT_BOXES), *three[:6], ids, lowers, uppers, three[10], three[11], ids, pending,
-                       counts, 2)
+                       counts, 2, three[4], pending)
     count, _ = K.joined_parts(pending, counts, n, 2)
     np.testing.assert_array_equal(pending[:count], one[6][:one[8][0]])
+
+
+def test_the_merge_in_two_threads_equals_one_thread():
+    """The merge of the pair cache with the moved proxies' new pairs (``tree_pairs_cached`` when fewer than
+    ``SWEEP_FRACTION`` of the proxies left their fat boxes) split between two threads (``merge_run`` in parts by
+    ``broad_apart``) gives bitwise the pairs and the cache of one thread, and both are those of brute force over
+    the boxes: moved proxies whose new pairs are in the cache already, pairs that no longer fat-overlap, removed
+    proxies' pairs, static proxies among them; and the parts really run."""
+    rng = np.random.default_rng(11)
+    n = K.PARALLEL_ITEMS + 900
+    tree = DynamicTree()
+    side = int(math.ceil(math.sqrt(n)))
+    ids = []
+    for k in range(n):
+        lo = np.array([k % side, k // side], float) * 0.9 + rng.uniform(0, 0.05, 2)
+        ids.append(tree.insert(lo, lo + 1.0, static=k % 97 == 0))
+    tree.pairs()
+    for p in rng.choice(n, 25, replace=False):     # (their cached pairs are dead now)
+        if not tree.is_static(int(ids[p])):
+            tree.remove(int(ids[p]))
+    table = tree.step_table()
+    assert _tree_pairs.load_grid(table, 2)
+    live = np.array([p for p in range(n) if table[4][p] == K.MOVING])
+    movers = rng.choice(live, int(0.02 * n), replace=False)
+    lowers = np.ascontiguousarray(table[2][live])
+    uppers = np.ascontiguousarray(table[3][live])
+    shift = rng.normal(0, 0.6, (movers.size, 2))
+    where = np.searchsorted(live, movers)
+    lowers[where] += shift
+    uppers[where] += shift
+    got = []
+    for threads in (1, 2):
+        t = _copied(table)
+        K.tree_update(*t[:6], live.astype(np.int64), lowers, uppers, t[10], t[11], *t[6:9])
+        assert 0 < t[8][0] < K.SWEEP_FRACTION * n      # some moved, the merge's path (not the grid's)
+        pairs, cand = K.tree_pairs_cached(*t[:10], threads)
+        got.append((pairs.copy(), cand.copy(), t))
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+    for a, b in zip(_flat(got[0][2]), _flat(got[1][2])):
+        np.testing.assert_array_equal(a, b)
+    # brute force over the real boxes of the live proxies, a moving one in each pair
+    t = got[0][2]
+    lo, hi, flags = t[2], t[3], t[4]
+    alive = np.nonzero(flags != K.FREE)[0]
+    want = set()
+    for x in range(alive.size):
+        i = alive[x]
+        j = alive[x + 1:]
+        hit = j[(lo[j, 0] <= hi[i, 0]) & (lo[i, 0] <= hi[j, 0]) & (lo[j, 1] <= hi[i, 1]) & (lo[i, 1] <= hi[j, 1])
+                & ((flags[j] == K.MOVING) | (flags[i] == K.MOVING))]
+        want.update(int(i) << 32 | int(q) for q in hit)
+    assert set(got[0][0].tolist()) == want and np.all(np.diff(got[0][0]) > 0)
+    # the parts themselves, on the same cache and new keys
+    t = _copied(table)
+    K.tree_update(*t[:6], live.astype(np.int64), lowers, uppers, t[10], t[11], *t[6:9])
+    cand = t[9]
+    pick = np.sort(rng.choice(live, (400, 2)), axis=1)
+    made = (pick[:, 0].astype(np.int64) << 32) | pick[:, 1]
+    made = made[(pick[:, 0] != pick[:, 1]) & ~np.isin(made, cand)]
+    new = np.unique(np.concatenate([rng.choice(cand, 300, replace=False), made]))   # (in the cache, and not)
+    size = cand.size + new.size
+    out, pairs, counts = np.empty(size, np.int64), np.empty(size, np.int64), np.empty((2, 2), np.int64)
+    assert K.run_parts(np.int64(K.MERGE), *t[:6], new, t[2], t[3], 0.0, 0.0, cand, out, counts, 2, t[7], pairs)
+    o0, o1, p0, p1 = K.joined_merge(out, pairs, counts, cand, new, 2)
+    one_out, one_pairs = np.empty(size, np.int64), np.empty(size, np.int64)
+    m, r = K.merge_run(0, cand.size, 0, new.size, 0, False, cand, new, *t[:6], t[7], one_out, one_pairs)
+    np.testing.assert_array_equal(out[o0:o1], one_out[:m])
+    np.testing.assert_array_equal(pairs[p0:p1], one_pairs[:r])
+    assert m < size and r < m                      # (some keys dropped, some pairs without real overlap)
+    # backward, ending at the array's end: the same keys
+    back_out, back_pairs = np.empty(size, np.int64), np.empty(size, np.int64)
+    assert K.merge_run(0, cand.size, 0, new.size, size, True, cand, new, *t[:6], t[7], back_out, back_pairs) == (m, r)
+    np.testing.assert_array_equal(back_out[size - m:], one_out[:m])
+    np.testing.assert_array_equal(back_pairs[size - r:], one_pairs[:r])
+    # three parts: a glued pair and one alone, put together
+    counts3 = np.empty((3, 2), np.int64)
+    assert K.run_parts(np.int64(K.MERGE), *t[:6], new, t[2], t[3], 0.0, 0.0, cand, out, counts3, 3, t[7], pairs)
+    o0, o1, p0, p1 = K.joined_merge(out, pairs, counts3, cand, new, 3)
+    np.testing.assert_array_equal(out[o0:o1], one_out[:m])
+    np.testing.assert_array_equal(pairs[p0:p1], one_pairs[:r])

@@ -37,7 +37,8 @@ from ._tree_pairs import (  # noqa: F401
     _keys_in_order, _pairs_by_grid, _partition, _proxies_of, _query_box, _sample_median, _sort_range, _sorted_keys,
     _static_boxes, _static_cells_run, _static_cells_pairs, _static_grid_pairs,
     _unmoved_pairs, tree_pairs_cached, tree_update_threads, tree_parts, unmoved_run, joined_parts, broad_apart,
-    apart_args, apart_types, run_parts, PARALLEL_ITEMS, FAT_BOXES, UNMOVED_PAIRS, GRID)
+    apart_args, apart_types, run_parts, PARALLEL_ITEMS, PARALLEL_BOXES, FAT_BOXES, UNMOVED_PAIRS, GRID, MERGE, merge_run, merge_part,
+    joined_merge)
 from ._grid import (  # noqa: F401
     _CELL_CLAMP, _GRID_HASH_LOAD, _cell_range, _hash, _is_oversize, _owner_cell, _slot, cell_of, grid_build,
     grid_choose_cell, grid_pairs)

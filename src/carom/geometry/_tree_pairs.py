@@ -236,15 +236,8 @@ def _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads):
                 q = hits[c]
                 if q == p:
                     continue
-                # q's position in ids (ascending; q is a moving proxy, so it is there): binary search
-                lo = 0
-                hi = m
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if ids[mid] < q:
-                        lo = mid + 1
-                    else:
-                        hi = mid
+                # q's position in ids (ascending; q is a moving proxy, so it is there)
+                lo = _first_at_least(ids, np.int64(0), m, q)
                 if not binned[lo] and lo < a:
                     continue        # two unbinned proxies: the first one's test keeps the pair
                 if k >= keys.shape[0]:
@@ -784,7 +777,7 @@ def _unmoved_pairs(moving, static, lower, upper, flags, leaf_of, cand, threads):
     # (the arguments the pass does not read are others of the same types: ``broad_apart``)
     if threads > 1 and nc >= PARALLEL_ITEMS and run_parts(np.int64(UNMOVED_PAIRS), moving, static, lower, upper,
                                                           flags, leaf_of, cand, lower, upper, 0.0, 0.0, cand, pairs,
-                                                          counts, threads):
+                                                          counts, threads, flags, pairs):
         r, alive = joined_parts(pairs, counts, nc, threads)
     else:
         r, alive = unmoved_run(np.int64(0), nc, lower, upper, flags, cand, pairs)
@@ -833,9 +826,9 @@ def tree_update_threads(moving, static, lower, upper, flags, leaf_of, ids, lower
     m = ids.shape[0]
     pending = np.empty(m, np.int64)
     counts = np.empty((max(threads, 1), 2), np.int64)
-    if threads > 1 and m >= PARALLEL_ITEMS and run_parts(np.int64(FAT_BOXES), moving, static, lower, upper, flags,
+    if threads > 1 and m >= PARALLEL_BOXES and run_parts(np.int64(FAT_BOXES), moving, static, lower, upper, flags,
                                                          leaf_of, ids, lowers, uppers, margin, multiplier, ids, pending,
-                                                         counts, threads):
+                                                         counts, threads, flags, pending):
         count, count_static = joined_parts(pending, counts, m, threads)
     else:
         # (no flag per proxy against repeats: the step's ids are distinct)
@@ -844,22 +837,27 @@ def tree_update_threads(moving, static, lower, upper, flags, leaf_of, ids, lower
     reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
 
 
-#: the fewest items (proxies, cached pairs) :func:`tree_update_threads` and :func:`_unmoved_pairs` split
-#: between threads (below, waking the other thread costs about what it saves)
+#: the fewest items (proxies, cached pairs) :func:`tree_update_threads`, :func:`_unmoved_pairs` and the merge of
+#: :func:`tree_pairs_cached` split between threads (below, waking the other thread costs about what it saves)
 PARALLEL_ITEMS = 8192
 
+#: the fewest proxies the first pass of :func:`tree_update_threads` splits between threads: each costs about three
+#: times a cached pair, and the tall pyramid's 5,050 gained a tenth of its broad stage
+PARALLEL_BOXES = 4096
+
 #: the tasks of :func:`broad_apart`: the grid search, the first pass of :func:`tree_update_threads`, the
-#: cached pairs of :func:`_unmoved_pairs`
-GRID, FAT_BOXES, UNMOVED_PAIRS = 0, 1, 2
+#: cached pairs of :func:`_unmoved_pairs`, the merge of the cache with the moved proxies' new pairs
+#: (:func:`merge_run`)
+GRID, FAT_BOXES, UNMOVED_PAIRS, MERGE = 0, 1, 2, 3
 
 
 @njit
 def run_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
-              counts, threads):
+              counts, threads, marks, out2):
     """:func:`tree_parts` through :func:`broad_apart`, if that is loaded for these argument types; returns whether
     it ran (False: nothing was done, and the caller runs the pass in one thread)."""
     args = apart_args(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
-                      out, counts, False, threads)
+                      out, counts, False, threads, marks, out2)
     if not _apart_loaded(args):
         return False
     _apart(args)
@@ -868,36 +866,43 @@ def run_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, u
 
 @njit
 def apart_args(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
-               counts, real, threads):
+               counts, real, threads, marks, out2):
     """:func:`broad_apart`'s arguments as the one tuple its callers pass, each number of the type
     :func:`apart_types` gives. The function is found by its argument types, so a caller whose tuple differed
     (a literal ``False`` is typed as its value) would find nothing loaded and run its pass in one thread:
     every caller builds the tuple here."""
     return (np.int64(task), moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, np.float64(margin),
-            np.float64(multiplier), cand, out, counts, np.bool_(real), np.int64(threads))
+            np.float64(multiplier), cand, out, counts, np.bool_(real), np.int64(threads), marks, out2)
 
 
 @pnjit
 def tree_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
-               out, counts, threads):
+               out, counts, threads, marks, out2):
     """Part w of ``threads`` of a pass by thread w: ``task`` FAT_BOXES (``fat_boxes_run`` over part w of
-    ``ids``) or UNMOVED_PAIRS (:func:`unmoved_run` over part w of ``cand``), each writing its items to ``out``
-    from the part's start and its two counts to ``counts[w]`` (:func:`joined_parts` puts them together). One
-    parallel loop for both passes, alone in its function."""
+    ``ids``), UNMOVED_PAIRS (:func:`unmoved_run` over part w of ``cand``) or MERGE (:func:`merge_run` over part w
+    of ``cand`` and the new keys ``ids`` of its key range, the proxies' move marks ``marks``, the cache to ``out``
+    and the pairs to ``out2``), each writing its items from the part's start and its two counts to ``counts[w]``
+    (:func:`joined_parts`, :func:`joined_merge` put them together). One parallel loop for the three passes, alone
+    in its function."""
     for w in prange(threads):
         _tree_part(np.int64(w), task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin,
-                   multiplier, cand, out, counts, threads)
+                   multiplier, cand, out, counts, threads, marks, out2)
 
 
 @njit
 def _tree_part(w, task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
-               out, counts, threads):
+               out, counts, threads, marks, out2):
     """One part of :func:`tree_parts` (a call, so every name in it is private to its thread)."""
     if task == FAT_BOXES:
         m = ids.shape[0]
         # (no proxy is seen twice: the step's ids are distinct)
         a, b = fat_boxes_run(w * m // threads, (w + 1) * m // threads, moving, static, lower, upper, flags,
                              leaf_of, ids, lowers, uppers, margin, multiplier, out, np.zeros(0, np.int8))
+    elif task == MERGE:
+        c0, c1, n0, n1 = merge_part(w, threads, cand, ids)
+        backward = merge_glued(w, threads)
+        a, b = merge_run(c0, c1, n0, n1, c1 + n1 if backward else c0 + n0, backward, cand, ids, moving, static, lower,
+                         upper, flags, leaf_of, marks, out, out2)
     else:
         nc = cand.shape[0]
         a, b = unmoved_run(w * nc // threads, (w + 1) * nc // threads, lower, upper, flags, cand, out)
@@ -908,16 +913,170 @@ def _tree_part(w, task, moving, static, lower, upper, flags, leaf_of, ids, lower
 @njit
 def joined_parts(out, counts, size, threads):
     """Put together the parts :func:`tree_parts` wrote: part w's ``counts[w, 0]`` items, written from
-    w·size // threads, moved in order to follow the parts before it. Returns the totals of both counts."""
+    w·size // threads, moved in order to follow the parts before it (not moved where the parts before kept all
+    their items, as the cached pairs of a resting pile do). Returns the totals of both counts."""
     a = counts[0, 0]
     b = counts[0, 1]
     for w in range(1, threads):
         lo = w * size // threads
-        for c in range(counts[w, 0]):
-            out[a + c] = out[lo + c]
+        if lo != a:
+            for c in range(counts[w, 0]):
+                out[a + c] = out[lo + c]
         a += counts[w, 0]
         b += counts[w, 1]
     return a, b
+
+
+@njit
+def _first_at_least(keys, lo, hi, key):
+    """The first index i in lo … hi with keys[i] >= key (hi if none), keys sorted."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit
+def merge_part(w, threads, cand, new):
+    """Part w of ``threads`` of the merge (:func:`merge_run`): (c0, c1, n0, n1), the cached keys ``cand[c0:c1]``
+    (an even share) and the new keys ``new[n0:n1]`` of the same key range, from ``cand[c0]`` up to ``cand[c1]``.
+    The parts' key ranges do not overlap, so a key in both lists falls in one part, where it is kept once."""
+    nc = cand.shape[0]
+    k = new.shape[0]
+    c0 = w * nc // threads
+    c1 = (w + 1) * nc // threads
+    n0 = np.int64(0) if w == 0 else _first_at_least(new, np.int64(0), k, cand[c0])
+    n1 = k if w == threads - 1 else _first_at_least(new, n0, k, cand[c1])
+    return c0, c1, n0, n1
+
+
+@njit
+def merge_run(c0, c1, n0, n1, at, backward, cand, new, moving, static, lower, upper, flags, leaf_of, moved_flag, out,
+              pairs):
+    """The merge of :func:`tree_pairs_cached` for the cached keys ``cand[c0:c1]`` and the new ones ``new[n0:n1]``
+    (both sorted, without repeats): a key in both kept once, dead pairs dropped, and the pairs with a moved proxy
+    (``moved_flag``) kept only while their fat boxes still overlap; the kept keys (the new cache) written to ``out``
+    and those whose real boxes overlap to ``pairs``, in key order. Forward, from index ``at`` on; ``backward``, the
+    keys taken from the largest down and written to end just before index ``at`` (:func:`joined_merge`). The
+    arrays have room for every key either way. Returns (how many kept, how many overlap).
+
+    The new keys are few (the pairs of the proxies that left their fat boxes), so the cached keys are taken in
+    runs, those below (above, backward) the next new key, in a loop that compares each with one bound
+    (:func:`_merge_key`); a comparison of the two lists at every key took a fifth longer."""
+    # a proxy's fat box is read from its tree's arrays (a tree picked by a conditional expression, or a helper
+    # taking both trees, makes these loops markedly slower)
+    mlo, mhi, slo, shi = moving.lo, moving.hi, static.lo, static.hi
+    # as views without references (``borrowed``): each inlined :func:`_merge_key` would otherwise take and drop one
+    # on each of its arrays, two atomics per array per key (100 ns a key, against 3)
+    cand, new, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs = borrowed((
+        cand, new, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs))
+    m = at
+    r = at
+    if not backward:
+        a = c0
+        for b in range(n0, n1 + 1):
+            bound = new[b] if b < n1 else _NO_KEY
+            while a < c1 and cand[a] < bound:
+                m, r = _merge_key(cand[a], flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs,
+                                  m, r, 1)
+                a += 1
+            if b < n1:
+                if a < c1 and cand[a] == bound:
+                    a += 1                              # (in both lists: kept once)
+                m, r = _merge_key(bound, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs,
+                                  m, r, 1)
+        return m - at, r - at
+    a = c1 - 1
+    for b in range(n1 - 1, n0 - 2, -1):
+        bound = new[b] if b >= n0 else np.int64(-1)
+        while a >= c0 and cand[a] > bound:
+            m, r = _merge_key(cand[a], flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs, m,
+                              r, -1)
+            a -= 1
+        if b >= n0:
+            if a >= c0 and cand[a] == bound:
+                a -= 1
+            m, r = _merge_key(bound, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs, m, r,
+                              -1)
+    return at - m, at - r
+
+
+#: above every pair key (``i << 32 | j`` of proxy ids, which are below 2**31)
+_NO_KEY = np.int64(np.iinfo(np.int64).max)
+
+
+@inline_njit
+def _merge_key(key, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs, m, r, d):
+    """One key of :func:`merge_run`: dropped if a proxy is gone (or both are static), or if a proxy moved and the
+    fat boxes no longer overlap; else written to ``out``, and to ``pairs`` where the real boxes overlap, at m and r
+    going forward (``d`` = 1), just below them going backward (``d`` = −1). Returns the new (m, r)."""
+    i = key >> _KEY_SHIFT
+    j = key & _KEY_MASK
+    if flags[i] == FREE or flags[j] == FREE or (flags[i] == STATIC and flags[j] == STATIC):
+        return m, r
+    if moved_flag[i] or moved_flag[j]:
+        # a fat box changed: check that the pair still fat-overlaps (unmoved pairs still do)
+        li = leaf_of[i]
+        lj = leaf_of[j]
+        if flags[i] == STATIC:
+            ilx, ily, iux, iuy = slo[li, 0], slo[li, 1], shi[li, 0], shi[li, 1]
+        else:
+            ilx, ily, iux, iuy = mlo[li, 0], mlo[li, 1], mhi[li, 0], mhi[li, 1]
+        if flags[j] == STATIC:
+            jlx, jly, jux, juy = slo[lj, 0], slo[lj, 1], shi[lj, 0], shi[lj, 1]
+        else:
+            jlx, jly, jux, juy = mlo[lj, 0], mlo[lj, 1], mhi[lj, 0], mhi[lj, 1]
+        if jlx > iux or ilx > jux or jly > iuy or ily > juy:
+            return m, r
+    back = (d - 1) >> 1                # (0 forward, -1 backward)
+    out[m + back] = key
+    # the real-box test without branches, as in :func:`_unmoved_pairs`: the key is written to the next place and
+    # that place kept when the boxes overlap (going backward the next place, r - 1, is never below the part's
+    # start: it has as many places as keys)
+    ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
+          & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
+    pairs[r + back] = key
+    return m + d, r + d * np.int64(ok)
+
+
+@njit
+def merge_glued(w, threads):
+    """Whether part w of the merge runs backward (:func:`merge_run`): the even parts that have a next part, so that
+    each such pair of parts writes one unbroken run of keys, meeting at the second one's start."""
+    return (w & 1) == 0 and w + 1 < threads
+
+
+@njit
+def joined_merge(out, pairs, counts, cand, new, threads):
+    """Put together the parts of the merge (:func:`tree_parts` with MERGE), part w's counts in ``counts[w]``: each
+    pair of parts (:func:`merge_glued`) wrote one run of keys, and the runs after the first are moved to follow it.
+    With two threads there is one run and nothing moves (moving the second part's keys to follow the first's, they
+    were read from the other core's cache: half the time the parts saved). Returns where the kept keys and the
+    overlapping pairs are: (first, end) in ``out`` and (first, end) in ``pairs``."""
+    o0 = o1 = p0 = p1 = np.int64(0)
+    for w in range(0, threads, 2):
+        c0, c1, n0, n1 = merge_part(np.int64(w), threads, cand, new)
+        if merge_glued(w, threads):
+            # from the end of part w, its keys below and the next part's above
+            lo_o, hi_o = c1 + n1 - counts[w, 0], c1 + n1 + counts[w + 1, 0]
+            lo_p, hi_p = c1 + n1 - counts[w, 1], c1 + n1 + counts[w + 1, 1]
+        else:
+            lo_o, hi_o = c0 + n0, c0 + n0 + counts[w, 0]
+            lo_p, hi_p = c0 + n0, c0 + n0 + counts[w, 1]
+        if w == 0:
+            o0, o1, p0, p1 = lo_o, hi_o, lo_p, hi_p
+            continue
+        # (lo_o > o1: moved down, in order)
+        for c in range(hi_o - lo_o):
+            out[o1 + c] = out[lo_o + c]
+        for c in range(hi_p - lo_p):
+            pairs[p1 + c] = pairs[lo_p + c]
+        o1 += hi_o - lo_o
+        p1 += hi_p - lo_p
+    return o0, o1, p0, p1
 
 
 @njit
@@ -975,11 +1134,11 @@ def _insertion_sort(A, low, high):
 
 @apart_njit(lambda arg_types: numba.types.Array(numba.types.int64, 1, "C"))
 def broad_apart(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand,
-                out, counts, real, threads):
+                out, counts, real, threads, marks, out2):
     """The broad phase's code compiled apart (``carom._jit.apart_njit``): ``task`` GRID, :func:`_pairs_by_grid`
-    (of ``real`` boxes or fat ones; returns its pairs), or FAT_BOXES and UNMOVED_PAIRS, a pass in parallel parts
-    (:func:`tree_parts`; returns an empty array). Each caller passes every argument, those its task does not read
-    as arrays of the same types, so that one function, loaded once for one set of types, serves all three
+    (of ``real`` boxes or fat ones; returns its pairs), or FAT_BOXES, UNMOVED_PAIRS and MERGE, a pass in parallel
+    parts (:func:`tree_parts`; returns an empty array). Each caller passes every argument, those its task does not
+    read as arrays of the same types, so that one function, loaded once for one set of types, serves all four
     (:func:`apart_types`).
 
     Why: the grid search is a fifth of the step's cold compile (about 5 s), and the trees' queries find the
@@ -991,7 +1150,7 @@ def broad_apart(task, moving, static, lower, upper, flags, leaf_of, ids, lowers,
     if task == GRID:
         return _pairs_by_grid(moving, static, lower, upper, flags, leaf_of, real, threads)
     tree_parts(task, moving, static, lower, upper, flags, leaf_of, ids, lowers, uppers, margin, multiplier, cand, out,
-               counts, threads)
+               counts, threads, marks, out2)
     return cand[:0]
 
 
@@ -1006,7 +1165,8 @@ def apart_types(tree, threads):
     lower = numba.typeof(tree[2])
     return ((numba.types.int64,) + tuple(numba.typeof(a) for a in tuple(tree[:6]))
             + (ints, lower, lower, numba.types.float64, numba.types.float64, ints, ints,
-               numba.types.Array(numba.types.int64, 2, "C"), numba.types.boolean, numba.typeof(threads)))
+               numba.types.Array(numba.types.int64, 2, "C"), numba.types.boolean, numba.typeof(threads),
+               numba.typeof(tree[4]), ints))
 
 
 #: :func:`broad_apart` is loaded in this process (:func:`load_grid`)
@@ -1072,7 +1232,7 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
     busy = moved_meta[0] > SWEEP_FRACTION * live
     # (the arguments the grid does not read are others of the same types)
     grid = apart_args(np.int64(GRID), moving, static, lower, upper, flags, leaf_of, cand, lower, upper, 0.0, 0.0, cand,
-                      cand, np.empty((1, 2), np.int64), busy, threads)
+                      cand, np.empty((1, 2), np.int64), busy, threads, flags, cand)
     if (busy or moved_meta[1] != 0) and _apart_loaded(grid):
         # a grid: the pairs afresh (busy, real boxes), or the cache rebuilt and the pairs taken from it
         out = _apart(grid)
@@ -1138,53 +1298,24 @@ def tree_pairs_cached(moving, static, lower, upper, flags, leaf_of, moved, moved
             new[k] = (min(p, q) << _KEY_SHIFT) | max(p, q)
             k += 1
     new = _sorted_keys(new, k)
-    # merge the sorted cache and the sorted new keys, dropping duplicates and dead pairs. Both outputs are
-    # allocated at their largest size (every key kept), so the loop never checks for room, and they are
-    # returned as views of these buffers (a copy would cost about as much as the merge of an idle cache).
+    # merge the sorted cache and the sorted new keys (:func:`merge_run`), in parallel parts of the cache for a large
+    # one (the tall pyramid's cache of 15,000 pairs is merged at most steps, where a few dozen of its proxies leave
+    # their fat boxes: half its broad stage, in one thread). Both outputs are allocated at their largest size (every
+    # key kept), so the loop never checks for room, and they are returned as views of these buffers (a copy would
+    # cost about as much as the merge of an idle cache).
     nc = cand.shape[0]
     out = np.empty(nc + k, np.int64)
     pairs = np.empty(nc + k, np.int64)
-    m = 0
-    r = 0
-    a = 0
-    b = 0
-    last = np.int64(-1)
-    while a < nc or b < k:
-        if b >= k or (a < nc and cand[a] <= new[b]):
-            key = cand[a]
-            a += 1
-        else:
-            key = new[b]
-            b += 1
-        if key == last:
-            continue
-        last = key
-        i = key >> _KEY_SHIFT
-        j = key & _KEY_MASK
-        if flags[i] == FREE or flags[j] == FREE or (flags[i] == STATIC and flags[j] == STATIC):
-            continue
-        if moved_flag[i] or moved_flag[j]:
-            # a fat box changed: check that the pair still fat-overlaps (unmoved pairs still do)
-            li = leaf_of[i]
-            lj = leaf_of[j]
-            if flags[i] == STATIC:
-                ilx, ily, iux, iuy = slo[li, 0], slo[li, 1], shi[li, 0], shi[li, 1]
-            else:
-                ilx, ily, iux, iuy = mlo[li, 0], mlo[li, 1], mhi[li, 0], mhi[li, 1]
-            if flags[j] == STATIC:
-                jlx, jly, jux, juy = slo[lj, 0], slo[lj, 1], shi[lj, 0], shi[lj, 1]
-            else:
-                jlx, jly, jux, juy = mlo[lj, 0], mlo[lj, 1], mhi[lj, 0], mhi[lj, 1]
-            if jlx > iux or ilx > jux or jly > iuy or ily > juy:
-                continue
-        out[m] = key
-        m += 1
-        # the real-box test without branches, as in :func:`_unmoved_pairs`
-        ok = ((lower[j, 0] <= upper[i, 0]) & (lower[i, 0] <= upper[j, 0])
-              & (lower[j, 1] <= upper[i, 1]) & (lower[i, 1] <= upper[j, 1]))
-        pairs[r] = key
-        r += np.int64(ok)
+    counts = np.empty((max(threads, 1), 2), np.int64)
+    if threads > 1 and nc >= PARALLEL_ITEMS and run_parts(np.int64(MERGE), moving, static, lower, upper, flags,
+                                                          leaf_of, new, lower, upper, 0.0, 0.0, cand, out, counts,
+                                                          threads, moved_flag, pairs):
+        o0, o1, p0, p1 = joined_merge(out, pairs, counts, cand, new, threads)
+    else:
+        o0 = p0 = np.int64(0)
+        o1, p1 = merge_run(np.int64(0), nc, np.int64(0), k, np.int64(0), False, cand, new, moving, static, lower, upper,
+                           flags, leaf_of, moved_flag, out, pairs)
     for a in range(moved_meta[0]):
         moved_flag[moved[a]] = 0
     moved_meta[0] = 0
-    return pairs[:r], out[:m]
+    return pairs[p0:p1], out[o0:o1]

@@ -108,8 +108,9 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
                 continue
             ordered = ordered and part[ch, 1] != 0 and part[ch, 2] > last
             last = part[ch, 3]
-            for c in range(got):
-                keys[K + c] = keys[q0 + c]
+            if K != q0:           # (the parts before kept every pair, as a resting pile's do: in place already)
+                for c in range(got):
+                    keys[K + c] = keys[q0 + c]
             K += got
     # proxies are usually numbered like their shapes, and then the pairs come out already in key order
     if not ordered:
