@@ -1043,7 +1043,7 @@ def _tree_of(proxies, fat_lo, fat_hi, leaf_of):
         t.height[n:2 * n - 1] = 1         # (inner nodes: any height > 0 marks them for tree_rebuild)
         t.parent[:2 * n - 1] = -1
         leaf_of[proxies] = np.arange(n)
-        t.meta[:] = (0, 2 * n - 1, n, 0, 0)
+        t.meta[:] = (0, 2 * n - 1, n, 0, 0, 0)
         if n >= 2:
             tree_rebuild(t)
     return t
