@@ -1327,3 +1327,40 @@ def test_the_merge_in_two_threads_equals_one_thread():
     o0, o1, p0, p1 = K.joined_merge(out, pairs, counts3, cand, new, 3)
     np.testing.assert_array_equal(out[o0:o1], one_out[:m])
     np.testing.assert_array_equal(pairs[p0:p1], one_pairs[:r])
+
+
+def test_leaves_moved_in_place_keep_the_tree_whole_and_get_refitted():
+    """Fewer than ``SWEEP_FRACTION`` of the proxies leaving their fat boxes keep their leaves' places, the ancestors
+    grown to hold the new boxes (``_tree_enlarge_leaf``): parents still hold their children (``check_tree``), and the
+    pairs, queries and ray casts stay those of brute force, also for leaves moved far from their neighbours. Once more
+    than 1 / ``REFIT_AFTER`` of the leaves moved so, the tree is marked stale and its next reader refits it."""
+    rng = np.random.default_rng(5)
+    n = 1200
+    tree, ref = DynamicTree(), BruteForce()
+    for k in range(n):
+        lo = rng.uniform(-40, 40, 2)
+        hi = lo + rng.uniform(0.2, 2.0, 2)
+        assert tree.insert(lo, hi) == ref.insert(lo, hi)
+    tree.pairs()
+    moving = tree._trees[0]
+    loose = stale_seen = 0
+    for round_ in range(30):
+        ids = rng.choice(n, int(0.02 * n), replace=False).astype(np.int64)
+        far = rng.random(ids.size) < 0.3
+        shift = np.where(far[:, None], rng.uniform(-40, 40, (ids.size, 2)), rng.normal(0, 0.5, (ids.size, 2)))
+        lo = np.array([tree.box(int(p))[0] for p in ids]) + shift
+        hi = np.array([tree.box(int(p))[1] for p in ids]) + shift
+        before = int(moving.meta[5])
+        tree.update(ids, lo, hi)
+        ref.update(ids, lo, hi)
+        stale_seen += bool(moving.meta[4])
+        if not moving.meta[4]:
+            assert moving.meta[5] > before             # (moved in place, counted)
+            d = tree.nodes(False)
+            inner = np.flatnonzero(np.asarray(d["child1"]) >= 0)
+            c1, c2 = np.asarray(d["child1"])[inner], np.asarray(d["child2"])[inner]
+            union_lo = np.minimum(np.asarray(d["lower"])[c1], np.asarray(d["lower"])[c2])
+            loose += int(np.any(np.asarray(d["lower"])[inner] < union_lo))
+        check_tree_against_brute(tree, ref, rng, "uniform")
+        assert not moving.meta[4] and moving.meta[5] * K.REFIT_AFTER <= moving.meta[2]
+    assert loose > 0 and stale_seen > 0

@@ -23,7 +23,7 @@ from ._brute import (  # noqa: F401
 from ._sap import (  # noqa: F401
     SAP_AXIS_HYSTERESIS, SAP_SHIFT_BUDGET, sap_pairs, sap_sort)
 from ._tree import (  # noqa: F401
-    REFIT_QUALITY_FACTOR, SWEEP_FRACTION, Tree, _QUALITY_UNIT, _fat_box, _fat_box_keeps, _fit, _perimeter,
+    REFIT_AFTER, REFIT_QUALITY_FACTOR, SWEEP_FRACTION, Tree, _QUALITY_UNIT, _tree_enlarge_leaf, _fat_box, _fat_box_keeps, _fit, _perimeter,
     _radix_order, _refit_inner, _replace_child, _tree_alloc, _tree_balance, _tree_free, _tree_insert_leaf,
     _tree_remove_leaf, mark_moved, tree_create_leaf, tree_destroy_leaf, tree_destroy_leaves, tree_fit, tree_grow, tree_insert_pending,
     tree_move_leaf, tree_new, tree_rebuild, tree_refit_or_rebuild, tree_update, fat_boxes_run, reinsert_moved)
