@@ -329,13 +329,12 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
     fresh fat box (:func:`_fat_box`) and whether the leaf must move (:func:`_fat_box_keeps`, the rule of
     :func:`tree_move_leaf`); a leaf that must move gets its new fat box written at once, so a proxy listed
     twice is judged against the box its first entry gave it, as a sequence of moves would be. Then, if at
-    most ``SWEEP_FRACTION`` of the live proxies must move, they are removed and reinserted one by one
-    (their ancestors' boxes, stale meanwhile, are refitted by the removal, which walks to the root and
-    first fits a tree left stale: :func:`tree_fit`). If
-    more did, a tree in which more than that fraction of the leaves moved is marked stale: its inner boxes
-    are refitted, or the tree rebuilt (:func:`tree_refit_or_rebuild`), by the first reader that needs them
-    (:func:`tree_fit`), and the other tree's few movers are reinserted. The move buffer gets the moved
-    proxies in the order of ``ids`` either way.
+    most ``SWEEP_FRACTION`` of the live proxies must move, their leaves keep their places, the ancestors grown
+    to hold the new boxes (:func:`reinsert_moved`). If more did, a tree in which more than that fraction of
+    the leaves moved is marked stale: its inner boxes are refitted, or the tree rebuilt
+    (:func:`tree_refit_or_rebuild`), by the first reader that needs them (:func:`tree_fit`), and the other
+    tree's few movers keep their places likewise. The move buffer gets the moved proxies in the order of
+    ``ids`` either way.
 
     Why stale: in a busy step (a falling pile, a smash) the pairs come from a grid over the boxes
     (:func:`tree_pairs_cached`), and with static proxies of at most a grid cell (a floor of tiles: looked up in
@@ -404,8 +403,9 @@ def fat_boxes_run(lo, hi, moving, static, lower, upper, flags, leaf_of, ids, low
 @njit
 def reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static):
     """The second pass of :func:`tree_update`: the ``count`` proxies ``pending[:count]`` (``count_static`` of
-    them static) whose leaves got new fat boxes reinserted one by one, or their trees marked stale, and put on
-    the move buffer in that order."""
+    them static) whose leaves got new fat boxes moved in place one by one (:func:`_tree_enlarge_leaf`), or their
+    trees marked stale, and put on the move buffer in that order. A tree with more than 1 / ``REFIT_AFTER`` of its
+    leaves moved in place since its last refit is marked stale too."""
     if count == 0:
         return
     live = moving.meta[2] + static.meta[2]

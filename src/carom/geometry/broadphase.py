@@ -13,9 +13,12 @@ Four structures share one interface (:class:`BroadPhase`):
   proxy moving a little stays inside its leaf and the tree is not touched. Leaves are inserted where the
   perimeter (the 2D surface area) of the tree grows least, rebalanced by AVL rotations, and stored in a
   node pool with a free list. Static and moving proxies live in two trees, so static–static pairs cost
-  nothing. ``pairs()`` is incremental (Box2D's pair buffer): a sorted cache holds every pair whose fat
-  boxes overlap; only proxies whose leaf was reinserted since the last call query the trees for new
-  candidates, and each call filters the cache by the real boxes — O(candidates + reinserted · log n).
+  nothing. A proxy that leaves its fat box gets a new one and keeps its leaf's place, the leaf's ancestors
+  grown to hold the new box (Box2D's ``EnlargeProxy``); the tree is refitted, or rebuilt where it grew
+  markedly worse, once an eighth of its leaves moved so. ``pairs()`` is incremental (Box2D's pair buffer): a
+  sorted cache holds every pair whose fat boxes overlap; only proxies whose leaf got a new fat box since the
+  last call query the trees for new candidates, and each call filters the cache by the real boxes —
+  O(candidates + moved · log n).
   When many proxies move (more than ``SWEEP_FRACTION``, a 32nd, left their fat boxes), one-by-one work
   costs more than starting over: ``update`` rebuilds the tree from all its leaves (median split on the
   longer axis of the leaf centres, O(n log n), leaves keep their nodes) and the next ``pairs()`` finds every
@@ -47,10 +50,11 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
 * ``sap_pairs(lower, upper, flags, n, order, meta)`` — ``order: int64 (cap,)`` proxy ids of the sorted
   list, ``meta: int64 [count, axis]``; sorts in place, then sweeps.
 * ``Tree`` — namedtuple ``(lo, hi, parent, child1, child2, height, proxy, meta)`` of one node pool,
-  ``meta = [root, free_head, leaf_count, quality, stale]`` (quality: see ``tree_refit_or_rebuild``; stale:
-  inner boxes not yet refitted after a bulk move, see ``tree_fit``).
+  ``meta = [root, free_head, leaf_count, quality, stale, enlarged]`` (quality: see ``tree_refit_or_rebuild``;
+  stale: inner boxes not yet refitted after a bulk move, see ``tree_fit``; enlarged: leaves moved in place since
+  the last refit, see ``reinsert_moved``).
   ``tree_update(moving, static, lower, upper, flags, leaf_of,
-  ids, lowers, uppers, margin, multiplier, moved, moved_flag, moved_meta)`` (reinserted proxies are
+  ids, lowers, uppers, margin, multiplier, moved, moved_flag, moved_meta)`` (proxies given new fat boxes are
   appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy, ``moved_meta[1]``
   set while the cache holds only the last real pairs, see ``tree_pairs_cached``; ``mark_moved(moved,
   moved_flag, moved_meta, p)`` after creating a leaf); ``tree_pairs_cached(moving, static, lower, upper,

@@ -64,7 +64,7 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
     """Candidate shape pairs, sorted by key ``a << 32 | b`` (a < b), that pass the filter.
 
     The dynamic tree (carom.geometry.broadphase) keeps fat boxes: a shape that stays inside its fat box
-    costs nothing, and candidate pairs are cached between steps (only re-inserted leaves are queried).
+    costs nothing, and candidate pairs are cached between steps (only leaves given new fat boxes are queried).
     Pairs of one body, pairs without a dynamic body and sensor–sensor pairs are dropped, and so are pairs of two
     bodies a joint joins without ``collide_connected`` (``joined``: their body keys, sorted).
     """

@@ -238,7 +238,7 @@ def compile_late_stages(step_types):
     rows, f64 = shapes.types[ShapeTable._fields.index("verts")], numba.types.float64
     polygons = (rows, rows, f64, rows, rows, f64, f64, f64, f64, f64, f64, rows, rows)
     # a leaf's insertion into a dynamic tree (each tree of the broad phase's table has the same type), which the
-    # broad stage's deferred insertion and its reinsertion of moved leaves call
+    # broad stage's deferred insertion calls
     _tree_insert_leaf.compile((tree.types[0], numba.types.int64))
     collide_quadrilaterals.compile(polygons)
     collide_sat.compile(polygons)

@@ -5,8 +5,8 @@ Each query is one compiled call, after one more for the first query of a world s
 1. the first query after a step, or after anything that moved, added or removed a shape
    (``body.position = ...``), brings the broad phase up to date (:func:`_refresh`): the step leaves boxes
    that enclose its motion, not the shapes where they came to rest. Every live shape's box is recomputed
-   from the current body transforms and handed to ``tree_update``, which re-inserts only the proxies that
-   left their fat box (the rest cost a containment test). Moved proxies go on the tree's move buffer, so
+   from the current body transforms and handed to ``tree_update``, which gives new fat boxes only to the
+   proxies that left theirs (the rest cost a containment test). Moved proxies go on the tree's move buffer, so
    the next step finds their new candidate pairs as usual; the step rewrites every box anyway, so a query
    never changes what a step computes. The tight boxes are kept (``WorldTables.query_boxes``) until the world
    changes again, so the queries that follow skip this: it is O(shapes), about 0.15 ms for 2,000 shapes,
