@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import carom
 from carom.errors import SimulationError, StaleHandleError, GeometryError, WorldLockedError, CaromError
@@ -300,6 +301,41 @@ def test_bad_input_raises_and_leaves_world_unchanged(call, error):
     assert w.tables.n_shapes == n_shapes
     w.step(1 / 60)
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), n=st.integers(1, 40), bad=st.integers(0, 3))
+def test_the_quick_test_for_bad_bodies_agrees_with_the_search(seed, n, bad):
+    """``_step._any_bad_body`` (exponent bits, no branches) says there is a bad body exactly when the search of
+    ``first_bad_body`` finds one: NaN, ±inf in any column, a dynamic body without mass, finite extremes (the largest
+    float, subnormals, -0.0) that are not bad, and dead bodies' values, which are not looked at."""
+    from carom.rigid import _step
+    from carom.rigid._layout import DYNAMIC, STATIC
+    rng = np.random.default_rng(seed)
+    vel, force = rng.normal(0, 3, (n, 2)), rng.normal(0, 3, (n, 2))
+    angvel, torque = rng.normal(0, 3, n), rng.normal(0, 3, n)
+    inv_mass = rng.uniform(0.1, 2.0, n)
+    kind = rng.choice([DYNAMIC, STATIC], n).astype(np.int8)
+    alive = rng.random(n) < 0.8
+    odd = [np.nan, np.inf, -np.inf, np.finfo(float).max, -np.finfo(float).max, 5e-324, -0.0]
+    for _ in range(bad):
+        b = int(rng.integers(n))
+        which = int(rng.integers(5))
+        value = odd[int(rng.integers(len(odd)))]
+        if which == 0:
+            vel[b, int(rng.integers(2))] = value
+        elif which == 1:
+            force[b, int(rng.integers(2))] = value
+        elif which == 2:
+            angvel[b] = value
+        elif which == 3:
+            torque[b] = value
+        else:
+            inv_mass[b] = 0.0
+    kind = kind.astype(np.asarray(carom.World().tables.kind).dtype)
+    want = bool(np.any(alive & (~np.isfinite(vel).all(1) | ~np.isfinite(force).all(1) | ~np.isfinite(angvel)
+                                | ~np.isfinite(torque) | ((kind == DYNAMIC) & (inv_mass == 0.0)))))
+    assert _step._any_bad_body(vel, angvel, inv_mass, kind, alive, force, torque) == want
 
 def test_dynamic_body_without_mass_is_rejected_at_step():
     w = carom.World()

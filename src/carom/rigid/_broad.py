@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from .._jit import njit, pnjit, deref
+from .._jit import njit, pnjit, deref, index_range
 from ..geometry._tree import tree_insert_pending
 from ..geometry._tree_pairs import tree_pairs_cached, tree_update_threads, _sorted_keys
 from ._contact_rows import chunk_count
@@ -37,11 +37,12 @@ def live_proxy_boxes(shape_alive, shape_proxy, lower, upper, shape_sensor, shape
     zero = np.uint64(0)
     plain = True
     n = 0
-    for s in range(S):
-        if shape_alive[s]:
-            n += 1
-            plain = plain & (not shape_sensor[s]) & (shape_group[s] == 0) & (shape_mask[s] == all_bits) \
-                & (shape_category[s] != zero)
+    # (without branches, so that the compiler vectorizes the pass)
+    for s in index_range(0, S):
+        alive = shape_alive[s]
+        n += np.int64(alive)
+        plain &= (not alive) | ((not shape_sensor[s]) & (shape_group[s] == 0) & (shape_mask[s] == all_bits)
+                                & (shape_category[s] != zero))
     if n == S:
         return shape_proxy, lower, upper, plain
     ids = np.empty(n, np.int64)
