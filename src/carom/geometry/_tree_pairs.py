@@ -11,7 +11,8 @@ from numba import prange
 
 import numba
 
-from .._jit import njit, pnjit, inline_njit, borrowed, apart_njit, apart_caller, apart_loaded, index_range
+from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller, apart_loaded,
+                   index_range)
 from ._pairs import FREE, MOVING, STATIC, _KEY_MASK, _KEY_SHIFT, KEY_STRIDE, _grown, overlap, unpack_keys
 from ._tree import SWEEP_FRACTION, fat_boxes_run, reinsert_moved, tree_fit
 from ._tree_query import _tree_collect
@@ -981,38 +982,44 @@ def merge_run(c0, c1, n0, n1, at, backward, cand, new, moving, static, lower, up
             bound = new[b] if b < n1 else _NO_KEY
             while a < c1 and cand[a] < bound:
                 m, r = _merge_key(cand[a], flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs,
-                                  m, r, 1)
+                                  m, r, _FORWARD)
                 a += 1
             if b < n1:
                 if a < c1 and cand[a] == bound:
                     a += 1                              # (in both lists: kept once)
                 m, r = _merge_key(bound, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs,
-                                  m, r, 1)
+                                  m, r, _FORWARD)
         return m - at, r - at
     a = c1 - 1
     for b in range(n1 - 1, n0 - 2, -1):
         bound = new[b] if b >= n0 else np.int64(-1)
         while a >= c0 and cand[a] > bound:
             m, r = _merge_key(cand[a], flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs, m,
-                              r, -1)
+                              r, _BACKWARD)
             a -= 1
         if b >= n0:
             if a >= c0 and cand[a] == bound:
                 a -= 1
             m, r = _merge_key(bound, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs, m, r,
-                              -1)
+                              _BACKWARD)
     return at - m, at - r
 
 
 #: above every pair key (``i << 32 | j`` of proxy ids, which are below 2**31)
 _NO_KEY = np.int64(np.iinfo(np.int64).max)
 
+#: :func:`_merge_key`'s directions (int64 values: literals would type it once for each)
+_FORWARD, _BACKWARD = np.int64(1), np.int64(-1)
 
-@inline_njit
+
+@llvm_inline_njit
 def _merge_key(key, flags, leaf_of, moved_flag, mlo, mhi, slo, shi, lower, upper, out, pairs, m, r, d):
     """One key of :func:`merge_run`: dropped if a proxy is gone (or both are static), or if a proxy moved and the
     fat boxes no longer overlap; else written to ``out``, and to ``pairs`` where the real boxes overlap, at m and r
-    going forward (``d`` = 1), just below them going backward (``d`` = −1). Returns the new (m, r)."""
+    going forward (``d`` = 1), just below them going backward (``d`` = −1). Returns the new (m, r). (Typed once and
+    inlined by LLVM, :func:`carom._jit.llvm_inline_njit`: inlined by Numba at its four call sites, it was typed and
+    lowered four times, a second of the step's cold compile; the arrays are borrowed views, without reference
+    counts to take at a call.)"""
     i = key >> _KEY_SHIFT
     j = key & _KEY_MASK
     if flags[i] == FREE or flags[j] == FREE or (flags[i] == STATIC and flags[j] == STATIC):
