@@ -26,7 +26,7 @@ from ._tree import (  # noqa: F401
     REFIT_AFTER, REFIT_QUALITY_FACTOR, SWEEP_FRACTION, Tree, _QUALITY_UNIT, _tree_enlarge_leaf, _fat_box, _fat_box_keeps, _fit, _perimeter,
     _radix_order, _refit_inner, _replace_child, _tree_alloc, _tree_balance, _tree_free, _tree_insert_leaf,
     _tree_remove_leaf, mark_moved, tree_create_leaf, tree_destroy_leaf, tree_destroy_leaves, tree_fit, tree_grow, tree_insert_pending,
-    tree_move_leaf, tree_new, tree_rebuild, tree_refit_or_rebuild, tree_update, fat_boxes_run, reinsert_moved)
+    tree_move_leaf, tree_new, tree_rebuild, tree_refit_or_rebuild, tree_update, fat_boxes_run, move_leaves)
 from ._tree_query import (  # noqa: F401
     _boxes_walk, _tree_collect, _tree_ray, _tree_walk, _walk_room, tree_pairs, tree_query, tree_query_boxes,
     tree_raycast)

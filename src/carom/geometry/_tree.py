@@ -16,7 +16,7 @@ from ._pairs import FREE, STATIC, overlap
 #: indices (-1 for none; a free node's ``parent`` links the free list); ``height`` (leaf 0, free -1);
 #: ``proxy`` the proxy id of a leaf (-1 otherwise); ``meta = [root, free_head, leaf_count, quality, stale,
 #: enlarged]``: quality as in :func:`tree_refit_or_rebuild`, stale 1 while the inner nodes' boxes wait for a refit
-#: (:func:`tree_fit`), enlarged the leaves moved in place since the last refit (:func:`reinsert_moved`).
+#: (:func:`tree_fit`), enlarged the leaves moved in place since the last refit (:func:`move_leaves`).
 Tree = namedtuple("Tree", ["lo", "hi", "parent", "child1", "child2", "height", "proxy", "meta"])
 
 
@@ -330,7 +330,7 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
     :func:`tree_move_leaf`); a leaf that must move gets its new fat box written at once, so a proxy listed
     twice is judged against the box its first entry gave it, as a sequence of moves would be. Then, if at
     most ``SWEEP_FRACTION`` of the live proxies must move, their leaves keep their places, the ancestors grown
-    to hold the new boxes (:func:`reinsert_moved`). If more did, a tree in which more than that fraction of
+    to hold the new boxes (:func:`move_leaves`). If more did, a tree in which more than that fraction of
     the leaves moved is marked stale: its inner boxes are refitted, or the tree rebuilt
     (:func:`tree_refit_or_rebuild`), by the first reader that needs them (:func:`tree_fit`), and the other
     tree's few movers keep their places likewise. The move buffer gets the moved proxies in the order of
@@ -349,7 +349,7 @@ def tree_update(moving, static, lower, upper, flags, leaf_of, ids, lowers, upper
     pending = np.empty(m, np.int64)
     count, count_static = fat_boxes_run(np.int64(0), m, moving, static, lower, upper, flags, leaf_of, ids, lowers,
                                         uppers, margin, multiplier, pending, np.zeros(flags.shape[0], np.int8))
-    reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
+    move_leaves(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
 
 
 @njit
@@ -401,7 +401,7 @@ def fat_boxes_run(lo, hi, moving, static, lower, upper, flags, leaf_of, ids, low
 
 
 @njit
-def reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static):
+def move_leaves(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static):
     """The second pass of :func:`tree_update`: the ``count`` proxies ``pending[:count]`` (``count_static`` of
     them static) whose leaves got new fat boxes moved in place one by one (:func:`_tree_enlarge_leaf`), or their
     trees marked stale, and put on the move buffer in that order. A tree with more than 1 / ``REFIT_AFTER`` of its
@@ -447,7 +447,7 @@ def _tree_enlarge_leaf(t, leaf):
     ancestor twice, 0.8 µs a leaf, and the tall pyramid, swaying, moves some 50 leaves a step: a quarter of its broad
     stage. In place it is a few box unions. The ancestors' boxes then still hold the leaf's old box too (they only
     grow), and a leaf that went far keeps its old neighbours, so queries visit more nodes; the refit after
-    ``REFIT_AFTER`` (:func:`reinsert_moved`) shrinks the boxes back, and rebuilds the tree when its shape has grown
+    ``REFIT_AFTER`` (:func:`move_leaves`) shrinks the boxes back, and rebuilds the tree when its shape has grown
     markedly worse (:func:`tree_refit_or_rebuild`). A stale tree's inner boxes are all refitted by its next reader,
     so they need not be grown here."""
     t.meta[5] += 1

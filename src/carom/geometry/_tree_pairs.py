@@ -14,7 +14,7 @@ import numba
 from .._jit import (njit, pnjit, inline_njit, llvm_inline_njit, borrowed, apart_njit, apart_caller, apart_loaded,
                    index_range)
 from ._pairs import FREE, MOVING, STATIC, _KEY_MASK, _KEY_SHIFT, KEY_STRIDE, _grown, overlap, unpack_keys
-from ._tree import SWEEP_FRACTION, fat_boxes_run, reinsert_moved, tree_fit
+from ._tree import SWEEP_FRACTION, fat_boxes_run, move_leaves, tree_fit
 from ._tree_query import _tree_collect
 from ._grid import _hash, cell_of
 
@@ -835,7 +835,7 @@ def tree_update_threads(moving, static, lower, upper, flags, leaf_of, ids, lower
         # (no flag per proxy against repeats: the step's ids are distinct)
         count, count_static = fat_boxes_run(np.int64(0), m, moving, static, lower, upper, flags, leaf_of, ids,
                                             lowers, uppers, margin, multiplier, pending, np.zeros(0, np.int8))
-    reinsert_moved(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
+    move_leaves(moving, static, flags, leaf_of, moved, moved_flag, moved_meta, pending, count, count_static)
 
 
 #: the fewest items (proxies, cached pairs) :func:`tree_update_threads`, :func:`_unmoved_pairs` and the merge of
@@ -913,9 +913,10 @@ def _tree_part(w, task, moving, static, lower, upper, flags, leaf_of, ids, lower
 
 @njit
 def joined_parts(out, counts, size, threads):
-    """Put together the parts :func:`tree_parts` wrote: part w's ``counts[w, 0]`` items, written from
-    w·size // threads, moved in order to follow the parts before it (not moved where the parts before kept all
-    their items, as the cached pairs of a resting pile do). Returns the totals of both counts."""
+    """Put together the parts :func:`tree_parts` (or the broad stage's filter, ``carom.rigid._broad``) wrote: part
+    w's ``counts[w, 0]`` items, written from w·size // threads, moved in order to follow the parts before it (not
+    moved where the parts before kept all their items, as the cached pairs of a resting pile do). Returns the
+    totals of both counts."""
     a = counts[0, 0]
     b = counts[0, 1]
     for w in range(1, threads):

@@ -52,7 +52,7 @@ storage is ``lower, upper: float64 (cap, 2)``, ``flags: int8 (cap,)`` with ``FRE
 * ``Tree`` — namedtuple ``(lo, hi, parent, child1, child2, height, proxy, meta)`` of one node pool,
   ``meta = [root, free_head, leaf_count, quality, stale, enlarged]`` (quality: see ``tree_refit_or_rebuild``;
   stale: inner boxes not yet refitted after a bulk move, see ``tree_fit``; enlarged: leaves moved in place since
-  the last refit, see ``reinsert_moved``).
+  the last refit, see ``move_leaves``).
   ``tree_update(moving, static, lower, upper, flags, leaf_of,
   ids, lowers, uppers, margin, multiplier, moved, moved_flag, moved_meta)`` (proxies given new fat boxes are
   appended to the move buffer ``moved[:moved_meta[0]]``, ``moved_flag`` int8 per proxy, ``moved_meta[1]``

@@ -8,7 +8,7 @@ from numba import prange
 
 from .._jit import njit, pnjit, deref, index_range
 from ..geometry._tree import tree_insert_pending
-from ..geometry._tree_pairs import tree_pairs_cached, tree_update_threads, _sorted_keys
+from ..geometry._tree_pairs import tree_pairs_cached, tree_update_threads, joined_parts, _sorted_keys
 from ._contact_rows import chunk_count
 from ._layout import DYNAMIC, KEY_SHIFT, KEY_MASK
 
@@ -99,20 +99,13 @@ def broad_stage(bodies, shapes, tree, shape_proxy, proxy_shape, lower, upper, th
         part = np.empty((chunks, 4), np.int64)
         _shape_pairs_parts(chunks, proxy_keys, proxy_shape, shape_body, kind, plain, shape_sensor, shape_category,
                            shape_mask, shape_group, joined, jfirst, keys, part)
-        K = np.int64(0)
+        K, _ = joined_parts(keys, part, P, chunks)
         ordered = True
         last = np.int64(-1)
         for ch in range(chunks):
-            q0 = ch * P // chunks
-            got = part[ch, 0]
-            if got == 0:
-                continue
-            ordered = ordered and part[ch, 1] != 0 and part[ch, 2] > last
-            last = part[ch, 3]
-            if K != q0:           # (the parts before kept every pair, as a resting pile's do: in place already)
-                for c in range(got):
-                    keys[K + c] = keys[q0 + c]
-            K += got
+            if part[ch, 0] != 0:
+                ordered = ordered and part[ch, 1] != 0 and part[ch, 2] > last
+                last = part[ch, 3]
     # proxies are usually numbered like their shapes, and then the pairs come out already in key order
     if not ordered:
         return _sorted_keys(keys, K), new_cand        # (Numba's np.sort: a second of cold compile)
